@@ -1,0 +1,33 @@
+"""Input checks on concrete params, run before any tracing, with messages that say what to do."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def check_range(learner: str, name: str, value, lo=None, hi=None, lo_open: bool = False,
+                hint: str = "") -> None:
+    """Raise ValueError naming the learner, the parameter and the offending value(s).
+
+    Args:
+      learner: learner name (for the message).
+      name: parameter name.
+      value: scalar or array of values (a grid).
+      lo, hi: inclusive bounds (lo exclusive when `lo_open`); None = unbounded.
+      hint: what the user should do instead.
+    """
+    a = np.asarray(value)
+    bad = np.zeros(a.shape, bool)
+    if lo is not None:
+        bad |= (a <= lo) if lo_open else (a < lo)
+    if hi is not None:
+        bad |= a > hi
+    if bad.any():
+        shown = np.unique(a[bad]).tolist()[:5]
+        lo_s = "-inf" if lo is None else f"{lo}"
+        hi_s = "inf" if hi is None else f"{hi}"
+        bracket = "(" if lo_open or lo is None else "["
+        raise ValueError(
+            f"{learner}: parameter {name}={shown} is out of range {bracket}{lo_s}, {hi_s}]."
+            + (f" {hint}" if hint else "")
+        )

@@ -1,0 +1,96 @@
+"""Linear-bandit references (family F3).
+
+`eps_greedy`: ridge least squares on the pulled arms, kept as A^{-1} by Sherman-Morrison (B11),
+with epsilon-greedy exploration: with probability eps_t = min(1, eps (t+1)^(-alpha)) pull a
+uniformly random arm, otherwise argmax_a <x_a, theta_hat>, theta_hat = A^{-1} b,
+A = lam I + sum x x^T, b = sum r x.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from oslr.checks import check_range
+from oslr.primitives import sherman_morrison_update
+from oslr.types import BANDIT, Array, Learner
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class EpsGreedyParams:
+    """Attributes:
+    eps: () float32, exploration rate scale.
+    alpha: () float32, decay exponent of eps_t (0 = constant).
+    lam: () float32, ridge regulariser of A.
+    """
+
+    eps: Array
+    alpha: Array
+    lam: Array
+
+
+def eps_greedy_params(eps: float = 0.1, alpha: float = 0.0, lam: float = 1.0) -> EpsGreedyParams:
+    return EpsGreedyParams(
+        eps=jnp.asarray(eps, jnp.float32),
+        alpha=jnp.asarray(alpha, jnp.float32),
+        lam=jnp.asarray(lam, jnp.float32),
+    )
+
+
+class EpsGreedyState(NamedTuple):
+    """Attributes:
+    a_inv: (d, d) float32, (lam I + sum x x^T)^{-1}.
+    b: (d,) float32, sum of reward-weighted pulled features.
+    t: () int32, rounds played.
+    """
+
+    a_inv: Array
+    b: Array
+    t: Array
+
+
+def eps_greedy(d: int) -> Learner:
+    """Epsilon-greedy ridge least squares for linear bandits with finite arm sets."""
+
+    def init(key: Array, params: EpsGreedyParams) -> EpsGreedyState:
+        del key
+        return EpsGreedyState(
+            a_inv=jnp.eye(d, dtype=jnp.float32) / params.lam,
+            b=jnp.zeros(d, jnp.float32),
+            t=jnp.zeros((), jnp.int32),
+        )
+
+    def step(key: Array, state: EpsGreedyState, rnd, params: EpsGreedyParams) -> EpsGreedyState:
+        k_coin, k_arm = jax.random.split(key)
+        arms = rnd.arms
+        theta = state.a_inv @ state.b
+        greedy = jnp.argmax(arms @ theta)
+        eps_t = jnp.minimum(1.0, params.eps * (state.t + 1.0) ** (-params.alpha))
+        explore = jax.random.bernoulli(k_coin, eps_t)
+        random_arm = jax.random.randint(k_arm, (), 0, rnd.n_arms)
+        arm = jnp.where(explore, random_arm, greedy)
+        reward = rnd.pull(arm)
+        x = arms[arm]
+        return EpsGreedyState(
+            a_inv=sherman_morrison_update(state.a_inv, x),
+            b=state.b + reward * x,
+            t=state.t + 1,
+        )
+
+    def budget(params: EpsGreedyParams) -> Array:
+        del params
+        return jnp.asarray(1, jnp.int32)
+
+    def check(params: EpsGreedyParams, d_problem: int) -> None:
+        check_range("eps-greedy", "eps", params.eps, lo=0.0, hi=1.0)
+        check_range("eps-greedy", "alpha", params.alpha, lo=0.0, hi=1.0)
+        check_range("eps-greedy", "lam", params.lam, lo=0.0, lo_open=True,
+                    hint="The ridge regulariser must be > 0 so that A is invertible.")
+
+    return Learner(
+        init=init, step=step, family=BANDIT, budget=budget, name="eps-greedy", check=check
+    )

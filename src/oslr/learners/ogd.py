@@ -1,0 +1,119 @@
+"""Online gradient descent references for limited-feature prediction (family F1).
+
+* `ogd_full`: full-information projected OGD on the square loss, the *upper* reference: it reads
+  every feature (budget d).
+* `ogd_random_subset`: the *lower* reference: each round it queries a fresh uniformly random
+  k-subset S_t, predicts with w restricted to S_t and takes the gradient step of that restricted
+  predictor, (x_t restricted to S_t) (ŷ_t - y_t), on the observed coordinates only.
+
+Update (both): w_{t+1} = Pi_{||w||_2 <= D}(w_t - eta_t * 2 (ŷ_t - y_t) x_obs), eta_t = eta / sqrt(t+1)
+(Zinkevich 2003), with the schedule and the step from optax.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from oslr.checks import check_range
+from oslr.primitives import random_subset_mask
+from oslr.types import PREDICTION, Array, Learner
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class OgdParams:
+    """Sweepable parameters of the OGD references.
+
+    Attributes:
+      eta: () float32, base step size; the step at round t (0-based) is eta / sqrt(t + 1).
+      radius: () float32, radius D of the l2 ball the iterates are projected on.
+      k: () int32, features queried per round (traced; `ogd_full` uses k = d).
+    """
+
+    eta: Array
+    radius: Array
+    k: Array
+
+
+def ogd_params(eta: float = 0.05, radius: float = 1.0, k: int = 1) -> OgdParams:
+    """Build `OgdParams` with explicit dtypes (float32 / int32)."""
+    return OgdParams(
+        eta=jnp.asarray(eta, jnp.float32),
+        radius=jnp.asarray(radius, jnp.float32),
+        k=jnp.asarray(k, jnp.int32),
+    )
+
+
+class OgdState(NamedTuple):
+    """State of the OGD references.
+
+    Attributes:
+      w: (d,) float32 current weights.
+      opt: optax state of the step-size schedule (holds the () int32 step count).
+    """
+
+    w: Array
+    opt: Any
+
+
+def _optimizer(params: OgdParams) -> optax.GradientTransformation:
+    return optax.sgd(learning_rate=lambda n: params.eta / jnp.sqrt(n + 1.0))
+
+
+def _ogd(d: int, max_k: int, full: bool, name: str) -> Learner:
+    def init(key: Array, params: OgdParams) -> OgdState:
+        del key
+        w = jnp.zeros(d, jnp.float32)
+        return OgdState(w=w, opt=_optimizer(params).init(w))
+
+    def step(key: Array, state: OgdState, rnd, params: OgdParams) -> OgdState:
+        if full:
+            del key
+            query = jnp.ones(d, bool)
+        else:
+            query = random_subset_mask(key, d, params.k, max_k)
+        x_obs = rnd.observe(query)
+        y_hat = jnp.dot(state.w, x_obs)
+        y = rnd.commit(y_hat)
+        grad = 2.0 * (y_hat - y) * x_obs
+        tx = _optimizer(params)
+        updates, opt = tx.update(grad, state.opt, state.w)
+        w = optax.apply_updates(state.w, updates)
+        w = optax.projections.projection_l2_ball(w, params.radius)
+        return OgdState(w=w.astype(jnp.float32), opt=opt)
+
+    def budget(params: OgdParams) -> Array:
+        return jnp.asarray(d, jnp.int32) if full else params.k
+
+    def check(params: OgdParams, d_problem: int) -> None:
+        check_range(name, "eta", params.eta, lo=0.0, lo_open=True, hint="Use a step size > 0.")
+        check_range(name, "radius", params.radius, lo=0.0, lo_open=True)
+        if not full:
+            check_range(name, "k", params.k, lo=1, hi=max_k,
+                        hint=f"k is the number of features queried per round (1 <= k <= {max_k}).")
+
+    return Learner(init=init, step=step, family=PREDICTION, budget=budget, name=name, check=check)
+
+
+def ogd_full(d: int) -> Learner:
+    """Full-information projected OGD on the square loss (upper reference, budget d).
+
+    Args:
+      d: number of features (static).
+    """
+    return _ogd(d, d, full=True, name="ogd-full")
+
+
+def ogd_random_subset(d: int, max_k: int | None = None) -> Learner:
+    """Projected OGD that observes a fresh uniform k-subset each round (lower reference).
+
+    Args:
+      d: number of features (static).
+      max_k: static bound on the traced k (default d).
+    """
+    return _ogd(d, d if max_k is None else max_k, full=False, name="ogd-random-subset")

@@ -1,0 +1,106 @@
+"""Streaming metrics reduced inside the scan: memory is fixed, whatever the horizon.
+
+A tracker keeps running sums per run and copies them into fixed-size buffers at `C` log-spaced
+checkpoint rounds (ALGORITHMS.md R1: 50 log-spaced points plus T). What it sums depends on the
+family:
+
+* prediction (F1): learner loss (ŷ - y)^2; the true model's loss (y_clean - y)^2 (R3); optionally
+  the sufficient statistics G = X^T X, c = X^T y, s = y^T y of the prefix, from which `oslr.regret`
+  computes the best k-sparse least-squares loss in hindsight (R1/R2);
+* linear (F2): reward y <w, x> and Theta = sum y x, whose top-k norm is the best sparse action (R4);
+* bandit (F3): reward and pseudo-regret max_a <x_a, theta*> - <x_pulled, theta*> (R5).
+
+Every family also counts queried features and over-budget rounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from oslr.types import BANDIT, LINEAR, PREDICTION, Array
+
+
+def checkpoint_rounds(horizon: int, n: int = 50) -> np.ndarray:
+    """Log-spaced round counts in [1, horizon], always ending with `horizon` (int64, sorted)."""
+    pts = np.unique(np.round(np.logspace(0.0, np.log10(horizon), n)).astype(np.int64))
+    return np.unique(np.concatenate([pts[(pts >= 1) & (pts <= horizon)], [horizon]]))
+
+
+def _float() -> Any:
+    return jnp.zeros(()).dtype  # float64 under jax_enable_x64, float32 otherwise
+
+
+def running_names(family: str, stats: bool) -> tuple[str, ...]:
+    """Names of the running sums a tracker of `family` keeps (each also checkpointed)."""
+    if family == PREDICTION:
+        base = ("loss", "loss_wstar", "queries", "over_budget")
+        return base + (("gram", "xy", "yy") if stats else ())
+    if family == LINEAR:
+        return ("reward", "theta_sum", "queries", "over_budget")
+    if family == BANDIT:
+        return ("reward", "pseudo_regret")
+    raise ValueError(f"unknown family {family!r}")
+
+
+def init(family: str, d: int, n_ckpt: int, stats: bool) -> dict[str, dict[str, Array]]:
+    """Zero running sums and checkpoint buffers for one run."""
+    f = _float()
+    shapes = {"gram": (d, d), "xy": (d,), "theta_sum": (d,)}
+    run = {n: jnp.zeros(shapes.get(n, ()), f) for n in running_names(family, stats)}
+    ckpt = {n: jnp.zeros((n_ckpt,) + v.shape, f) for n, v in run.items()}
+    return {"run": run, "ckpt": ckpt}
+
+
+def increments(family: str, example: Any, record: Any, stats: bool) -> dict[str, Array]:
+    """This round's contribution to every running sum."""
+    f = _float()
+    if family == PREDICTION:
+        x, y = example.x.astype(f), example.y.astype(f)
+        inc = {
+            "loss": (record.prediction.astype(f) - y) ** 2,
+            "loss_wstar": (example.y_clean.astype(f) - y) ** 2,
+            "queries": record.n_queried.astype(f),
+            "over_budget": record.over_budget.astype(f),
+        }
+        if stats:
+            inc.update(gram=jnp.outer(x, x), xy=y * x, yy=y * y)
+        return inc
+    if family == LINEAR:
+        x, y = example.x.astype(f), example.y.astype(f)
+        return {
+            "reward": y * jnp.sum(record.w.astype(f) * x),
+            "theta_sum": y * x,
+            "queries": record.n_queried.astype(f),
+            "over_budget": record.over_budget.astype(f),
+        }
+    means = example.means.astype(f)
+    return {
+        "reward": example.rewards[record.arm].astype(f),
+        "pseudo_regret": jnp.max(means) - means[record.arm],
+    }
+
+
+def update(
+    family: str, mstate: dict, example: Any, record: Any, t: Array, ckpts: Array, stats: bool
+) -> dict:
+    """Add this round's increments and copy the sums into the buffer if round t+1 is a checkpoint."""
+    inc = increments(family, example, record, stats)
+    run = {n: mstate["run"][n] + inc[n] for n in mstate["run"]}
+    ck = ckpts
+    n = t + 1
+    i = jnp.clip(jnp.searchsorted(ck, n), 0, ck.shape[0] - 1)
+    hit = ck[i] == n
+    ckpt = {
+        name: buf.at[i].set(jnp.where(hit, run[name], buf[i]))
+        for name, buf in mstate["ckpt"].items()
+    }
+    return {"run": run, "ckpt": ckpt}
+
+
+def tree_select(pred: Array, new: Any, old: Any) -> Any:
+    """`new` where `pred` else `old`, leaf by leaf (used to freeze runs past the horizon)."""
+    return jax.tree.map(lambda a, b: jnp.where(pred, a, b), new, old)

@@ -1,0 +1,1 @@
+"""Data streams: synthetic regression streams, dataset replay and linear-bandit environments."""

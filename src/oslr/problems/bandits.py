@@ -1,0 +1,67 @@
+"""Synthetic linear bandits (family F3, [KPM] setting (b)).
+
+theta* is uniform on the unit sphere; each round has K arms with unit-norm features (drawn once at
+the start, or afresh every round with `changing=True`); the reward of arm a is
+<x_a, theta*> + xi with xi ~ U[-noise, noise] (bounded, zero mean, as [KPM] assume).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from oslr.types import Array, BanditExample, Problem
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class BanditParams:
+    """Attributes: noise: () float32, half-width of the uniform reward noise."""
+
+    noise: Array
+
+
+def bandit_params(noise: float = 0.5) -> BanditParams:
+    return BanditParams(noise=jnp.asarray(noise, jnp.float32))
+
+
+class BanditState(NamedTuple):
+    """Attributes: theta: (d,) float32 hidden parameter; arms: (K, d) fixed arm set."""
+
+    theta: Array
+    arms: Array
+
+
+def _unit_rows(key: Array, shape: tuple[int, ...]) -> Array:
+    z = jax.random.normal(key, shape, jnp.float32)
+    return z / jnp.linalg.norm(z, axis=-1, keepdims=True)
+
+
+def linear_bandit(d: int, n_arms: int = 10, changing: bool = False) -> Problem:
+    """Linear bandit with a fixed (or per-round) finite set of `n_arms` unit-norm arms."""
+
+    def init(key: Array, params: BanditParams) -> BanditState:
+        del params
+        k_theta, k_arms = jax.random.split(key)
+        return BanditState(theta=_unit_rows(k_theta, (d,)), arms=_unit_rows(k_arms, (n_arms, d)))
+
+    def sample(key: Array, state: BanditState, t: Array, params: BanditParams):
+        del t
+        k_arms, k_noise = jax.random.split(key)
+        arms = _unit_rows(k_arms, (n_arms, d)) if changing else state.arms
+        means = arms @ state.theta
+        xi = jax.random.uniform(k_noise, (n_arms,), jnp.float32, -1.0, 1.0) * params.noise
+        return state, BanditExample(arms=arms, rewards=means + xi, means=means)
+
+    return Problem(
+        init=init,
+        sample=sample,
+        kind="bandit",
+        d=d,
+        name="linear-bandit",
+        n_arms=n_arms,
+        info={"changing": changing},
+    )

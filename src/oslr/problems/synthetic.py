@@ -1,0 +1,152 @@
+"""Synthetic labelled streams for families F1 and F2.
+
+Every stream is a pure function of (key, t): the simulator passes `fold_in(stream_key, t)`, so all
+learners in a comparison see the same examples (common random numbers) and a run can be replayed
+alone.
+
+* `sparse_linear`: realizable y = <w*, x> + sigma * eps, w* k-sparse (support uniform, N(0,1)
+  entries, ||w*||_1 = 1), x from an RIP-friendly design: "gaussian" N(0, I) or "rademacher" +-1
+  (||x||_inf = 1, the [KKLP] E4 design).
+* `agnostic`: misspecified labels y = sign(<w*, x>), each flipped with probability `flip`.
+* `drifting`: w* random-walks on its support, w*_{t+1} = w*_t + drift * N(0, I) on the support
+  (renormalised to ||w*||_1 = 1), the [KPM] drifting least-squares setting.
+* `add_redundant_features`: append m standard-normal features ([WLL] App. B), scaled by 1/4 and
+  clipped to [-1, 1] so that ||theta||_inf <= 1 still holds (the paper scales by the block max,
+  which a stream cannot know in advance; departure noted).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from oslr.primitives import random_subset_mask
+from oslr.types import Array, Problem, StreamExample
+
+DESIGNS = ("gaussian", "rademacher")
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class SyntheticParams:
+    """Sweepable parameters of the synthetic streams.
+
+    Attributes:
+      k: () int32, sparsity of w* (traced).
+      sigma: () float32, label noise standard deviation.
+      drift: () float32, per-round random-walk scale of w* (`drifting` only).
+      flip: () float32, label flip probability (`agnostic` only).
+    """
+
+    k: Array
+    sigma: Array
+    drift: Array
+    flip: Array
+
+
+def synthetic_params(k: int = 3, sigma: float = 0.1, drift: float = 0.0, flip: float = 0.0):
+    return SyntheticParams(
+        k=jnp.asarray(k, jnp.int32),
+        sigma=jnp.asarray(sigma, jnp.float32),
+        drift=jnp.asarray(drift, jnp.float32),
+        flip=jnp.asarray(flip, jnp.float32),
+    )
+
+
+class SyntheticState(NamedTuple):
+    """Attributes: w_star: (d,) float32, the current hidden parameter; support: (d,) bool."""
+
+    w_star: Array
+    support: Array
+
+
+def _draw_x(key: Array, d: int, design: str) -> Array:
+    if design == "gaussian":
+        return jax.random.normal(key, (d,), jnp.float32)
+    return jax.random.rademacher(key, (d,), jnp.float32)
+
+
+def _l1_normalise(w: Array) -> Array:
+    n = jnp.sum(jnp.abs(w))
+    return w / jnp.where(n > 0, n, 1.0)
+
+
+def _stream(d: int, design: str, mode: str, name: str) -> Problem:
+    if design not in DESIGNS:
+        raise ValueError(f"unknown design {design!r}; choose one of {DESIGNS}.")
+
+    def init(key: Array, params: SyntheticParams) -> SyntheticState:
+        k_sup, k_val = jax.random.split(key)
+        support = random_subset_mask(k_sup, d, params.k, d)
+        w = jnp.where(support, jax.random.normal(k_val, (d,), jnp.float32), 0.0)
+        return SyntheticState(w_star=_l1_normalise(w), support=support)
+
+    def sample(key: Array, state: SyntheticState, t: Array, params: SyntheticParams):
+        del t
+        k_x, k_noise, k_drift = jax.random.split(key, 3)
+        x = _draw_x(k_x, d, design)
+        clean = jnp.dot(state.w_star, x)
+        if mode == "agnostic":
+            sign = jnp.where(clean >= 0, 1.0, -1.0)
+            flip = jax.random.bernoulli(k_noise, params.flip)
+            y = jnp.where(flip, -sign, sign)
+            example = StreamExample(x=x, y=y, y_clean=y)
+        else:
+            y = clean + params.sigma * jax.random.normal(k_noise, (), jnp.float32)
+            example = StreamExample(x=x, y=y, y_clean=clean)
+        if mode == "drifting":
+            step = params.drift * jax.random.normal(k_drift, (d,), jnp.float32)
+            w = _l1_normalise(jnp.where(state.support, state.w_star + step, 0.0))
+            state = SyntheticState(w_star=w, support=state.support)
+        return state, example
+
+    return Problem(
+        init=init,
+        sample=sample,
+        kind="stream",
+        d=d,
+        name=name,
+        realizable=mode != "agnostic",
+        info={"design": design, "mode": mode},
+    )
+
+
+def sparse_linear(d: int, design: str = "gaussian") -> Problem:
+    """Realizable k-sparse linear model with Gaussian noise."""
+    return _stream(d, design, "realizable", "sparse-linear")
+
+
+def agnostic(d: int, design: str = "rademacher") -> Problem:
+    """Misspecified sign labels of a sparse linear model, with random flips."""
+    return _stream(d, design, "agnostic", "agnostic")
+
+
+def drifting(d: int, design: str = "gaussian") -> Problem:
+    """Realizable stream whose k-sparse w* random-walks on its support."""
+    return _stream(d, design, "drifting", "drifting")
+
+
+_REDUNDANT_STREAM = 0x5EED
+
+
+def add_redundant_features(problem: Problem, n_extra: int) -> Problem:
+    """Append `n_extra` independent standard-normal features to every example ([WLL] Fig. 1e-f).
+
+    The base stream is unchanged (its key is not touched); the extra block uses its own stream.
+    """
+    if n_extra < 0:
+        raise ValueError(f"n_extra must be >= 0, got {n_extra}.")
+    if n_extra == 0:
+        return problem
+
+    def sample(key, state, t, params):
+        state, ex = problem.sample(key, state, t, params)
+        z = jax.random.normal(jax.random.fold_in(key, _REDUNDANT_STREAM), (n_extra,), ex.x.dtype)
+        x = jnp.concatenate([ex.x, jnp.clip(z / 4.0, -1.0, 1.0)])
+        return state, StreamExample(x=x, y=ex.y, y_clean=ex.y_clean)
+
+    info = dict(problem.info or {}, n_redundant=n_extra)
+    return problem._replace(sample=sample, d=problem.d + n_extra, info=info)

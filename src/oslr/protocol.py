@@ -1,0 +1,220 @@
+"""The information protocol: round objects the harness hands to `Learner.step`.
+
+The harness, not the learner, enforces what a learner may see. A round object is built from the
+traced example of the round and exposes the data only through methods that must be called in
+order, once each; a wrong order fails with `ProtocolError` at trace time:
+
+* `PredictionRound` (family F1): `observe(mask, forms=None)` returns the queried features (zeros
+  elsewhere), then `commit(prediction)` returns the label. The committed value is what the harness
+  scores, and it is computed before the label exists in the trace, so it cannot depend on it.
+* `LinearRound` (family F2, [WLL]): `play(w, support=None)` commits the sparse action and returns
+  theta = -y x on the selected support only.
+* `BanditRound` (family F3, [KPM]): `arms` is visible; `pull(arm)` returns that arm's reward.
+
+Budgets are enforced structurally: queries beyond the budget are dropped (coordinates in index order
+after linear forms) and the round records `over_budget`, which the contract suite requires to stay
+False. The harness scores decisions itself (losses are never reported by the learner).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax.numpy as jnp
+
+from oslr.types import BANDIT, LINEAR, PREDICTION, Array, BanditExample, Learner, StreamExample
+
+
+class ProtocolError(RuntimeError):
+    """A learner used a round object out of order (raised while tracing)."""
+
+
+class PredictionRecord(NamedTuple):
+    """What the harness keeps from an F1 round.
+
+    Attributes:
+      prediction: () the committed prediction.
+      query: (d,) bool, the coordinates revealed.
+      n_queried: () int32, observations requested (coordinates plus nonzero linear forms).
+      over_budget: () bool, whether the request exceeded the budget (it was truncated).
+    """
+
+    prediction: Array
+    query: Array
+    n_queried: Array
+    over_budget: Array
+
+
+class LinearRecord(NamedTuple):
+    """What the harness keeps from an F2 round: the played (d,) `w` and its (d,) `query`."""
+
+    w: Array
+    query: Array
+    n_queried: Array
+    over_budget: Array
+
+
+class BanditRecord(NamedTuple):
+    """What the harness keeps from an F3 round: the pulled `arm` () int32."""
+
+    arm: Array
+
+
+def _truncate(mask: Array, allowed: Array) -> Array:
+    """Keep the first `allowed` True entries of `mask` (index order)."""
+    return mask & (jnp.cumsum(mask.astype(jnp.int32)) <= allowed)
+
+
+class PredictionRound:
+    """F1 round: observe at most `budget` features (or linear forms), predict, then see y."""
+
+    def __init__(self, example: StreamExample, budget: Array):
+        self._x = example.x
+        self._y = example.y
+        self._budget = jnp.asarray(budget, jnp.int32)
+        self._stage = 0
+        self._record: PredictionRecord | None = None
+        self._query = jnp.zeros(self.d, bool)
+        self._n_queried = jnp.zeros((), jnp.int32)
+        self._over = jnp.zeros((), bool)
+
+    @property
+    def d(self) -> int:
+        """Number of features (static)."""
+        return self._x.shape[-1]
+
+    def observe(self, mask: Array, forms: Array | None = None) -> Any:
+        """Reveal the queried coordinates (and optionally linear forms) of this round's x.
+
+        Args:
+          mask: (d,) bool, coordinates to observe.
+          forms: optional (m, d) rows a_j; each nonzero row counts as one observation and reveals
+            <a_j, x> ([ITO] observation maps).
+
+        Returns:
+          (d,) x with unqueried coordinates set to 0; with `forms`, also the (m,) values <a_j, x>
+          (0 for rows dropped by the budget).
+        """
+        if self._stage != 0:
+            raise ProtocolError("observe() may be called once per round, before commit().")
+        self._stage = 1
+        mask = jnp.asarray(mask).astype(bool)
+        if mask.shape != (self.d,):
+            raise ProtocolError(f"observe() expects a ({self.d},) mask, got shape {mask.shape}.")
+        requested = jnp.sum(mask, dtype=jnp.int32)
+        used = jnp.zeros((), jnp.int32)
+        values = None
+        if forms is not None:
+            forms = jnp.asarray(forms, self._x.dtype)
+            nonzero = jnp.any(forms != 0, axis=-1)
+            keep_forms = _truncate(nonzero, self._budget)
+            used = jnp.sum(keep_forms, dtype=jnp.int32)
+            requested = requested + jnp.sum(nonzero, dtype=jnp.int32)
+            values = jnp.where(keep_forms, forms @ self._x, 0.0)
+        keep = _truncate(mask, self._budget - used)
+        self._query = keep
+        self._n_queried = requested
+        self._over = requested > self._budget
+        x_obs = jnp.where(keep, self._x, jnp.zeros_like(self._x))
+        return x_obs if values is None else (x_obs, values)
+
+    def commit(self, prediction: Array) -> Array:
+        """Commit the prediction for this round and receive the label y (a () array)."""
+        if self._stage == 2:
+            raise ProtocolError("commit() may be called once per round.")
+        self._stage = 2
+        prediction = jnp.asarray(prediction, self._x.dtype)
+        if prediction.shape != ():
+            raise ProtocolError(f"commit() expects a scalar prediction, got {prediction.shape}.")
+        self._record = PredictionRecord(prediction, self._query, self._n_queried, self._over)
+        return self._y
+
+
+class LinearRound:
+    """F2 round ([WLL]): play w with |support| <= budget, observe theta = -y x on the support."""
+
+    def __init__(self, example: StreamExample, budget: Array):
+        self._theta = -example.y * example.x
+        self._budget = jnp.asarray(budget, jnp.int32)
+        self._record: LinearRecord | None = None
+
+    @property
+    def d(self) -> int:
+        """Number of coordinates (static)."""
+        return self._theta.shape[-1]
+
+    def play(self, w: Array, support: Array | None = None) -> Array:
+        """Play `w` (d,) and receive theta on `support` (default: the nonzeros of w).
+
+        `support` is the selected index set Q_t of [WLL]; entries of w outside the kept support are
+        set to 0 (and counted as a budget violation).
+
+        Returns:
+          (d,) theta_t with coordinates outside the support set to 0.
+        """
+        if self._record is not None:
+            raise ProtocolError("play() may be called once per round.")
+        w = jnp.asarray(w, self._theta.dtype)
+        if w.shape != (self.d,):
+            raise ProtocolError(f"play() expects a ({self.d},) action, got shape {w.shape}.")
+        support = (w != 0) if support is None else jnp.asarray(support).astype(bool)
+        keep = _truncate(support, self._budget)
+        requested = jnp.sum(support | (w != 0), dtype=jnp.int32)
+        over = (requested > self._budget) | jnp.any((w != 0) & ~keep)
+        w_played = jnp.where(keep, w, 0.0)
+        self._record = LinearRecord(w_played, keep, requested, over)
+        return jnp.where(keep, self._theta, 0.0)
+
+
+class BanditRound:
+    """F3 round ([KPM]): arm features are visible; pull one arm and receive its reward."""
+
+    def __init__(self, example: BanditExample):
+        self._example = example
+        self._record: BanditRecord | None = None
+
+    @property
+    def arms(self) -> Array:
+        """(K, d) features of this round's arms."""
+        return self._example.arms
+
+    @property
+    def n_arms(self) -> int:
+        return self._example.arms.shape[0]
+
+    def pull(self, arm: Array) -> Array:
+        """Pull `arm` (() int) and receive its realised reward (() float)."""
+        if self._record is not None:
+            raise ProtocolError("pull() may be called once per round.")
+        arm = jnp.clip(jnp.asarray(arm, jnp.int32), 0, self.n_arms - 1)
+        if arm.shape != ():
+            raise ProtocolError(f"pull() expects a scalar arm index, got shape {arm.shape}.")
+        self._record = BanditRecord(arm)
+        return self._example.rewards[arm]
+
+
+def make_round(family: str, example: Any, budget: Array):
+    """Build the round object of `family` for `example`."""
+    if family == PREDICTION:
+        return PredictionRound(example, budget)
+    if family == LINEAR:
+        return LinearRound(example, budget)
+    if family == BANDIT:
+        return BanditRound(example)
+    raise ValueError(f"unknown family {family!r}")
+
+
+def play_round(learner: Learner, key: Array, state: Any, example: Any, params: Any):
+    """Run one protocol round: build the round, call `learner.step`, return (state, record).
+
+    Raises:
+      ProtocolError: at trace time if the learner never committed / played / pulled.
+    """
+    rnd = make_round(learner.family, example, learner.budget(params))
+    new_state = learner.step(key, state, rnd, params)
+    if rnd._record is None:
+        raise ProtocolError(
+            f"learner {learner.name!r} returned without committing a decision "
+            "(call round.commit / round.play / round.pull exactly once)."
+        )
+    return new_state, rnd._record

@@ -1,0 +1,237 @@
+"""Registry: `make(name, d)` -> (learner, default params); `make_problem(name, ...)`; listings.
+
+Add a learner by writing its module under `oslr/learners/` and one `register_learner` call here
+with a factory `d -> Learner`, a default-params builder and a second params point (used by the
+contract suite to check vmap over params).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from oslr.learners.bandits import eps_greedy, eps_greedy_params
+from oslr.learners.ogd import ogd_full, ogd_params, ogd_random_subset
+from oslr.learners.uniform import uniform_params, uniform_subset
+from oslr.problems.bandits import bandit_params, linear_bandit
+from oslr.problems.datasets import DATASETS, dataset_params, dataset_replay
+from oslr.problems.synthetic import (
+    add_redundant_features,
+    agnostic,
+    drifting,
+    sparse_linear,
+    synthetic_params,
+)
+from oslr.types import BANDIT, LINEAR, PREDICTION, Learner, Problem
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """A registered learner.
+
+    Attributes:
+      name: registry name.
+      family: protocol family.
+      description: one line for `oslr list`.
+      factory: `factory(d, **options) -> Learner`.
+      params: `params(d, **overrides) -> params` (defaults; overrides by field name).
+      alt_params: a second, different params point for `d` (contract suite).
+      reference: paper / algorithm it implements.
+    """
+
+    name: str
+    family: str
+    description: str
+    factory: Callable[..., Learner]
+    params: Callable[..., Any]
+    alt_params: Callable[[int], Any]
+    reference: str = ""
+
+
+@dataclass(frozen=True)
+class ProblemSpec:
+    """A registered problem: `factory(**options) -> (Problem, params)`."""
+
+    name: str
+    kind: str
+    description: str
+    factory: Callable[..., tuple[Problem, Any]]
+
+
+LEARNERS: dict[str, LearnerSpec] = {}
+PROBLEMS: dict[str, ProblemSpec] = {}
+
+
+def register_learner(spec: LearnerSpec) -> None:
+    LEARNERS[spec.name] = spec
+
+
+def register_problem(spec: ProblemSpec) -> None:
+    PROBLEMS[spec.name] = spec
+
+
+def _unknown(kind: str, name: str, table: dict) -> ValueError:
+    return ValueError(f"unknown {kind} {name!r}; available: {', '.join(sorted(table))}.")
+
+
+def make(name: str, d: int, **overrides) -> tuple[Learner, Any]:
+    """Build learner `name` for dimension `d` with its default params (fields overridable).
+
+    Example:
+      learner, params = oslr.make("ogd-random-subset", d=20, k=4)
+    """
+    if name not in LEARNERS:
+        raise _unknown("learner", name, LEARNERS)
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise ValueError(f"d must be a positive integer, got {d!r}.")
+    spec = LEARNERS[name]
+    return spec.factory(d), spec.params(d, **overrides)
+
+
+def make_problem(name: str, **options) -> tuple[Problem, Any]:
+    """Build problem `name` and its default params.
+
+    Synthetic streams take d, k, sigma, design, drift, flip, n_redundant; datasets take cycle and
+    n_redundant; `linear-bandit` takes d, n_arms, changing, noise.
+    """
+    if name not in PROBLEMS:
+        raise _unknown("problem", name, PROBLEMS)
+    return PROBLEMS[name].factory(**options)
+
+
+def list_learners() -> list[dict]:
+    """Registered learners as dicts (name, family, description, reference)."""
+    return [
+        {"name": s.name, "family": s.family, "description": s.description,
+         "reference": s.reference}
+        for s in LEARNERS.values()
+    ]
+
+
+def list_problems() -> list[dict]:
+    """Registered problems as dicts (name, kind, description)."""
+    return [{"name": s.name, "kind": s.kind, "description": s.description}
+            for s in PROBLEMS.values()]
+
+
+# --------------------------------------------------------------------------- learners
+
+
+def _default_k(d: int) -> int:
+    return max(1, d // 4)
+
+
+def _with(builder, defaults: dict, overrides: dict):
+    unknown = set(overrides) - set(defaults)
+    if unknown:
+        raise ValueError(
+            f"unknown parameter(s) {sorted(unknown)}; parameters: {', '.join(sorted(defaults))}."
+        )
+    return builder(**{**defaults, **overrides})
+
+
+register_learner(LearnerSpec(
+    name="ogd-full",
+    family=PREDICTION,
+    description="full-information projected OGD on the square loss (upper reference, budget d)",
+    factory=ogd_full,
+    params=lambda d, **o: _with(ogd_params, dict(eta=0.5 / d, radius=1.0, k=d), o),
+    alt_params=lambda d: ogd_params(eta=0.1 / d, radius=2.0, k=d),
+    reference="Zinkevich 2003",
+))
+register_learner(LearnerSpec(
+    name="ogd-random-subset",
+    family=PREDICTION,
+    description="OGD observing a fresh uniform random k-subset each round (lower reference)",
+    factory=ogd_random_subset,
+    params=lambda d, **o: _with(ogd_params, dict(eta=0.5 / d, radius=1.0, k=_default_k(d)), o),
+    alt_params=lambda d: ogd_params(eta=0.1 / d, radius=2.0, k=max(1, d // 2)),
+    reference="lower reference (ALGORITHMS.md F1)",
+))
+register_learner(LearnerSpec(
+    name="uniform-subset",
+    family=LINEAR,
+    description="plays k^(-1/b) on a fresh uniform k-subset (F2 lower reference)",
+    factory=uniform_subset,
+    params=lambda d, **o: _with(uniform_params, dict(k=_default_k(d)), o),
+    alt_params=lambda d: uniform_params(k=max(1, d // 2)),
+    reference="[WLL] Alg. 1 exploration law",
+))
+register_learner(LearnerSpec(
+    name="eps-greedy",
+    family=BANDIT,
+    description="epsilon-greedy ridge least squares (Sherman-Morrison) for linear bandits",
+    factory=eps_greedy,
+    params=lambda d, **o: _with(eps_greedy_params, dict(eps=0.1, alpha=0.0, lam=1.0), o),
+    alt_params=lambda d: eps_greedy_params(eps=0.3, alpha=0.5, lam=2.0),
+    reference="ALGORITHMS.md F3",
+))
+
+
+# --------------------------------------------------------------------------- problems
+
+
+def _synthetic(builder):
+    def factory(d: int = 16, k: int = 3, sigma: float = 0.1, design: str | None = None,
+                drift: float = 0.01, flip: float = 0.1, n_redundant: int = 0):
+        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+            raise ValueError(f"d must be a positive integer, got {d!r}.")
+        if not 1 <= k <= d:
+            raise ValueError(f"sparsity k={k} must satisfy 1 <= k <= d={d}.")
+        if sigma < 0:
+            raise ValueError(f"noise sigma={sigma} must be >= 0.")
+        if not 0 <= flip <= 1:
+            raise ValueError(f"flip probability {flip} must lie in [0, 1].")
+        problem = builder(d) if design is None else builder(d, design=design)
+        problem = add_redundant_features(problem, n_redundant)
+        return problem, synthetic_params(k=k, sigma=sigma, drift=drift, flip=flip)
+
+    return factory
+
+
+register_problem(ProblemSpec(
+    "sparse-linear", "stream",
+    "realizable k-sparse linear model, Gaussian or Rademacher design, Gaussian noise",
+    _synthetic(sparse_linear)))
+register_problem(ProblemSpec(
+    "agnostic", "stream", "sign labels of a sparse linear model with random flips (misspecified)",
+    _synthetic(agnostic)))
+register_problem(ProblemSpec(
+    "drifting", "stream", "realizable stream whose sparse w* random-walks on its support",
+    _synthetic(drifting)))
+
+
+def _dataset(name: str):
+    def factory(cycle: bool = False, n_redundant: int = 0):
+        problem = add_redundant_features(dataset_replay(name, cycle=cycle), n_redundant)
+        return problem, dataset_params(name)
+
+    return factory
+
+
+_DATASET_TEXT = {
+    "a9a": "LIBSVM a9a (UCI Adult), 48,842 x 123, +-1 labels",
+    "connect4": "UCI Connect-4 one-hot without draws, 61,108 x 126, +-1 labels",
+    "covtype": "covtype.binary fixed-seed subset, 58,100 x 54, +-1 labels",
+    "mnist35": "MNIST 3 vs 5, 13,454 x 784, +-1 labels",
+    "kegg": "UCI KEGG metabolic network (undirected), 63,608 x 26, real target",
+}
+for _name in DATASETS:
+    register_problem(ProblemSpec(_name, "stream", f"replay of {_DATASET_TEXT[_name]}",
+                                 _dataset(_name)))
+
+
+def _bandit(d: int = 10, n_arms: int = 10, changing: bool = False, noise: float = 0.5):
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise ValueError(f"d must be a positive integer, got {d!r}.")
+    if n_arms < 2:
+        raise ValueError(f"a bandit needs n_arms >= 2, got {n_arms}.")
+    if not 0 <= noise <= 1:
+        raise ValueError(f"noise half-width {noise} must lie in [0, 1] ([KPM] assume |xi| <= 1).")
+    return linear_bandit(d, n_arms=n_arms, changing=changing), bandit_params(noise)
+
+
+register_problem(ProblemSpec(
+    "linear-bandit", "bandit",
+    "linear bandit, unit-norm theta* and K unit-norm arms (fixed or changing), uniform noise",
+    _bandit))

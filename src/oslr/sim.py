@@ -1,0 +1,436 @@
+"""The simulator: chunked `lax.scan` over rounds inside `jit(vmap(...))` over runs x grid points.
+
+Randomness (STYLE.md): run r of a study with seed s uses `run_key = fold_in(key(s), r)`, split into
+four streams (problem init, problem rounds, learner init, learner rounds); round t uses
+`fold_in(stream, t)`. Hence:
+
+* every learner and every grid point sees the same stream in run r (common random numbers);
+* results do not depend on the chunk size, on how many runs share a batch, or on the device count;
+* a study killed mid-way resumes from its last saved chunk bit-for-bit.
+
+Memory does not grow with the horizon: the scan carries the learner state, the problem state and
+the streaming metrics of `oslr.metrics` (running sums plus fixed-size checkpoint buffers).
+The runs axis is sharded over all devices of `jax.devices()` (or those given) with
+`jax.sharding.NamedSharding`, so one code path serves one CPU, a multi-GPU host and, after
+`jax.distributed.initialize()`, several hosts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from oslr import metrics, regret
+from oslr.protocol import play_round
+from oslr.types import BANDIT, LINEAR, PREDICTION, Learner, Problem, PyTree
+
+#: Above this many supports the F1 comparator switches from exact enumeration to greedy.
+ENUMERATION_LIMIT = 200_000
+#: Gram-statistics buffers (runs x checkpoints x d x d) above this size are not tracked.
+STATS_BYTES_LIMIT = 512 * 2**20
+
+
+# --------------------------------------------------------------------------- params and grids
+
+
+def stack_params(params_list: Sequence[PyTree]) -> PyTree:
+    """Stack a list of params pytrees along a new leading (grid) axis."""
+    return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *params_list)
+
+
+def grid_params(base: PyTree, grid: dict[str, Sequence[Any]] | None) -> tuple[list[dict], PyTree]:
+    """Cartesian product of `grid` values applied to the dataclass `base`.
+
+    Args:
+      base: a params dataclass (e.g. from `oslr.make`).
+      grid: field name -> values; None or {} gives the single point `base`.
+
+    Returns:
+      labels: one dict per grid point (field -> value); params: the stacked params (G, ...).
+    """
+    grid = dict(grid or {})
+    names = {f.name for f in dataclasses.fields(base)}
+    for key in grid:
+        if key not in names:
+            raise ValueError(
+                f"grid key {key!r} is not a parameter of this learner; parameters: "
+                f"{', '.join(sorted(names))}."
+            )
+    labels, points = [], []
+    for combo in itertools.product(*grid.values()) if grid else [()]:
+        label = dict(zip(grid.keys(), combo))
+        repl = {
+            k: jnp.asarray(v, getattr(base, k).dtype) for k, v in label.items()
+        }
+        labels.append(label)
+        points.append(dataclasses.replace(base, **repl))
+    return labels, stack_params(points)
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class SimResult:
+    """Output of `simulate`: streaming metrics per grid point and run.
+
+    Attributes:
+      learner, problem, family: names.
+      horizon, n_runs, seed: study settings.
+      ckpts: (C,) int64 checkpoint round counts (1-based, last = horizon).
+      grid: G dicts labelling the grid points.
+      final: name -> (G, R, ...) running sums at the horizon.
+      curves: name -> (G, R, C, ...) running sums at the checkpoints.
+      params: the (G, ...) learner params as numpy.
+      comparator_k: sparsity of the F1 comparator class (None when not computed).
+      info: extra labels (problem info, timings, devices).
+    """
+
+    learner: str
+    problem: str
+    family: str
+    horizon: int
+    n_runs: int
+    seed: int
+    ckpts: np.ndarray
+    grid: list[dict]
+    final: dict[str, np.ndarray]
+    curves: dict[str, np.ndarray]
+    params: Any
+    comparator_k: int | None = None
+    comparator_radius: float | None = None
+    realizable: bool = False
+    info: dict = field(default_factory=dict)
+
+    def regret_curves(self) -> dict[str, np.ndarray]:
+        """Regret at every checkpoint, (G, R, C) per quantity, computed in float64.
+
+        Returns a dict with the quantities that apply (ALGORITHMS.md section 2):
+          F1: `regret` (exact best k-sparse LS, R1) or `regret_lb_greedy` (R2, a lower bound), and
+              `regret_wstar` (R3) on realizable streams; F2: `regret` (R4);
+          F3: `pseudo_regret` (R5).
+        """
+        out: dict[str, np.ndarray] = {}
+        c = self.curves
+        if self.family == PREDICTION:
+            loss = c["loss"].astype(np.float64)
+            if self.realizable:
+                out["regret_wstar"] = loss - c["loss_wstar"]
+            if "gram" in c and self.comparator_k is not None:
+                best, exact = regret.best_sparse_ls_loss(
+                    c["gram"], c["xy"], c["yy"], self.comparator_k,
+                    radius=self.comparator_radius, enumeration_limit=ENUMERATION_LIMIT,
+                )
+                out["regret" if exact else "regret_lb_greedy"] = loss - best
+        elif self.family == LINEAR:
+            k = np.asarray(self.params.k).reshape(-1, 1, 1)
+            b = float(self.info.get("b", 2.0))
+            best = regret.best_sparse_linear_reward(c["theta_sum"], k, b)
+            out["regret"] = best - c["reward"]
+        else:
+            out["pseudo_regret"] = c["pseudo_regret"].astype(np.float64)
+        return out
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _check_positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    return int(value)
+
+
+def _check_finite(name: str, tree: PyTree) -> None:
+    for path, leaf in jax.tree_util.tree_leaves_with_path(tree):
+        a = np.asarray(leaf)
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            where = jax.tree_util.keystr(path)
+            raise ValueError(f"{name}{where} contains NaN or inf; give finite values.")
+
+
+def validate(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
+             horizon: int, n_runs: int) -> None:
+    """Raise ValueError with a clear message for bad input, before any tracing."""
+    _check_positive_int("horizon", horizon)
+    _check_positive_int("n_runs", n_runs)
+    if not problem.supports(learner.family):
+        raise ValueError(
+            f"learner {learner.name!r} ({learner.family} family) cannot run on problem "
+            f"{problem.name!r} (a {problem.kind} problem)."
+        )
+    if problem.n_rows is not None and horizon > problem.n_rows and not problem.cycle:
+        raise ValueError(
+            f"horizon {horizon} exceeds the {problem.n_rows} rows of dataset {problem.name!r}; "
+            "lower the horizon or allow cycling (cycle=True / --cycle)."
+        )
+    _check_finite("learner params", params)
+    _check_finite("problem params", problem_params)
+    if learner.check is not None:
+        learner.check(params, problem.d)
+
+
+# --------------------------------------------------------------------------- core
+
+
+def _keys(seed: jax.Array, run_id: jax.Array) -> jax.Array:
+    return jax.random.split(jax.random.fold_in(jax.random.key(seed), run_id), 4)
+
+
+def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
+    """Per-run building blocks of `simulate` (unbatched, unjitted).
+
+    Returns:
+      init(seed, run_id, params, problem_params) -> carry, and
+      chunk(carry, start, horizon, ckpts, seed, run_id, params, problem_params, length) -> carry,
+      which plays rounds start .. start + length - 1 (rounds >= horizon leave the carry as is).
+      Only `length` is static; seed, horizon and the checkpoint rounds are traced.
+    """
+    family = learner.family
+
+    def init(seed, run_id, lp, pp):
+        ks = _keys(seed, run_id)
+        return (
+            learner.init(ks[2], lp),
+            problem.init(ks[0], pp),
+            metrics.init(family, problem.d, n_ckpt, stats),
+        )
+
+    def chunk(carry, start, horizon, ckpts, seed, run_id, lp, pp, length: int):
+        ks = _keys(seed, run_id)
+
+        def body(c, i):
+            t = start + i
+            ls, ps, ms = c
+            ps_new, example = problem.sample(jax.random.fold_in(ks[1], t), ps, t, pp)
+            ls_new, record = play_round(learner, jax.random.fold_in(ks[3], t), ls, example, lp)
+            ms_new = metrics.update(family, ms, example, record, t, ckpts, stats)
+            return metrics.tree_select(t < horizon, (ls_new, ps_new, ms_new), c), None
+
+        carry, _ = lax.scan(body, carry, jnp.arange(length, dtype=jnp.int32))
+        return carry
+
+    return init, chunk
+
+
+_COMPILED: dict[tuple, tuple] = {}
+
+
+def _batched_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
+    """jit(vmap(...)) of the run functions, cached per (learner, problem, shapes)."""
+    key = (id(learner.step), id(learner.init), id(problem.sample), id(problem.init), n_ckpt,
+           stats)
+    if key not in _COMPILED:
+        init_one, chunk_one = make_run_fns(learner, problem, n_ckpt, stats)
+        init_b = jax.jit(jax.vmap(init_one, in_axes=(None, 0, 0, None)))
+        chunk_b = jax.jit(
+            jax.vmap(chunk_one, in_axes=(0, None, None, None, None, 0, 0, None, None)),
+            static_argnums=(8,),
+        )
+        # keep the learner and problem alive so that their ids stay unique
+        _COMPILED[key] = (init_b, chunk_b, learner, problem)
+    return _COMPILED[key][:2]
+
+
+def _fingerprint(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        if isinstance(p, (str, int, float, type(None))):
+            h.update(repr(p).encode())
+        else:
+            for leaf in jax.tree.leaves(p):
+                a = np.ascontiguousarray(np.asarray(leaf))
+                h.update(str((a.shape, a.dtype)).encode())
+                h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _save_checkpoint(path: Path, carry: PyTree, t_done: int, fingerprint: str) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    leaves = [np.asarray(x) for x in jax.tree.leaves(carry)]
+    tmp = path / "carry.tmp.npz"
+    np.savez(tmp, *leaves)
+    os.replace(tmp, path / "carry.npz")
+    meta = {"t_done": t_done, "fingerprint": fingerprint}
+    (path / "meta.tmp.json").write_text(json.dumps(meta))
+    os.replace(path / "meta.tmp.json", path / "meta.json")
+
+
+def _load_checkpoint(path: Path, like: PyTree, fingerprint: str) -> tuple[PyTree, int] | None:
+    meta_file = path / "meta.json"
+    if not meta_file.is_file():
+        return None
+    meta = json.loads(meta_file.read_text())
+    if meta.get("fingerprint") != fingerprint:
+        raise ValueError(
+            f"checkpoint in {path} belongs to a different study (settings changed); "
+            "delete the folder or choose another checkpoint path."
+        )
+    with np.load(path / "carry.npz") as z:
+        leaves = [z[f"arr_{i}"] for i in range(len(z.files))]
+    treedef = jax.tree.structure(like)
+    return jax.tree.unflatten(treedef, leaves), int(meta["t_done"])
+
+
+def simulate(
+    learner: Learner,
+    problem: Problem,
+    params: PyTree,
+    problem_params: PyTree,
+    *,
+    horizon: int,
+    n_runs: int,
+    seed: int = 0,
+    grid: list[dict] | None = None,
+    chunk_size: int | None = None,
+    n_checkpoints: int = 50,
+    comparator_k: int | None = None,
+    comparator_radius: float | None = None,
+    track_stats: bool | None = None,
+    progress: bool = False,
+    checkpoint_path: str | os.PathLike | None = None,
+    run_offset: int = 0,
+    devices: Sequence[jax.Device] | None = None,
+) -> SimResult:
+    """Run `n_runs` independent runs of `learner` on `problem` for every grid point.
+
+    Args:
+      learner, problem: from `oslr.make` / `oslr.make_problem`.
+      params: learner params; a single point, or stacked (G, ...) when `grid` is given.
+      problem_params: problem params (broadcast to every run).
+      horizon: rounds T.
+      n_runs: independent runs R per grid point (run r uses `fold_in(key(seed), run_offset + r)`).
+      seed: root seed.
+      grid: G label dicts matching the leading axis of `params` (see `grid_params`).
+      chunk_size: rounds per jitted chunk (progress and checkpoints happen between chunks).
+      n_checkpoints: log-spaced checkpoints for the regret curves.
+      comparator_k: sparsity of the F1 comparator (default: the problem's `k` param if any).
+      comparator_radius: l2 bound of the F1 comparator (None = unbounded).
+      track_stats: keep the F1 Gram statistics for the exact comparator (default: when small).
+      progress: show a tqdm bar over chunks.
+      checkpoint_path: folder to save the carry after each chunk and resume from.
+      run_offset: index of the first run (to split a study across processes).
+      devices: devices to shard the runs axis over (default: all of `jax.devices()`).
+
+    Returns:
+      A `SimResult`.
+    """
+    if grid is None:
+        grid = [{}]
+        params = stack_params([params])
+    n_grid = len(grid)
+    lead = {np.shape(x)[0] if np.ndim(x) else None for x in jax.tree.leaves(params)}
+    if lead != {n_grid}:
+        raise ValueError(f"params must have a leading grid axis of size {n_grid}; got {lead}.")
+    validate(learner, problem, params, problem_params, horizon, n_runs)
+    horizon, n_runs = int(horizon), int(n_runs)
+    ckpts = metrics.checkpoint_rounds(horizon, n_checkpoints)
+    chunk_size = min(horizon, _check_positive_int("chunk_size", chunk_size or 1000))
+
+    family = learner.family
+    if comparator_k is None and family == PREDICTION and hasattr(problem_params, "k"):
+        comparator_k = int(np.asarray(problem_params.k))
+    n_total = n_grid * n_runs
+    if track_stats is None:
+        itemsize = np.dtype(jnp.zeros(()).dtype).itemsize
+        size = n_total * (len(ckpts) + 1) * problem.d**2 * itemsize
+        track_stats = family == PREDICTION and comparator_k is not None and (
+            size <= STATS_BYTES_LIMIT
+        )
+    stats = bool(track_stats and family == PREDICTION)
+
+    # flat batch: element i is grid point i // R, run run_offset + i % R
+    run_ids = np.tile(np.arange(n_runs), n_grid) + run_offset
+    pidx = np.repeat(np.arange(n_grid), n_runs)
+    devices = list(devices) if devices is not None else jax.devices()
+    n_dev = len(devices)
+    pad = (-n_total) % n_dev
+    run_ids = np.concatenate([run_ids, np.repeat(run_ids[-1:], pad)]).astype(np.int32)
+    pidx = np.concatenate([pidx, np.repeat(pidx[-1:], pad)])
+    lp = jax.tree.map(lambda a: jnp.asarray(a)[pidx], params)
+    mesh = Mesh(np.array(devices), ("runs",))
+    shard = NamedSharding(mesh, PartitionSpec("runs"))
+    replicated = NamedSharding(mesh, PartitionSpec())
+    run_ids_d = jax.device_put(jnp.asarray(run_ids), shard)
+    lp = jax.device_put(lp, shard)
+    pp = jax.device_put(problem_params, replicated)
+
+    init_b, chunk_b = _batched_fns(learner, problem, len(ckpts), stats)
+    seed_a = jnp.asarray(seed, jnp.uint32)
+    horizon_a = jnp.asarray(horizon, jnp.int32)
+    ckpts_a = jnp.asarray(ckpts, jnp.int32)
+    carry = init_b(seed_a, run_ids_d, lp, pp)
+    t_done = 0
+    fingerprint = _fingerprint(
+        learner.name, problem.name, problem.d, horizon, seed, run_offset, n_total, stats,
+        n_checkpoints, params, problem_params, repr(problem.info),
+    )
+    ckpt_dir = Path(checkpoint_path) if checkpoint_path is not None else None
+    if ckpt_dir is not None:
+        loaded = _load_checkpoint(ckpt_dir, carry, fingerprint)
+        if loaded is not None:
+            carry = jax.device_put(loaded[0], shard)
+            t_done = loaded[1]
+
+    starts = range(t_done, horizon, chunk_size)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=horizon, initial=t_done, unit="round", desc=f"{learner.name}",
+                   leave=False)
+    for start in starts:
+        carry = chunk_b(carry, jnp.asarray(start, jnp.int32), horizon_a, ckpts_a, seed_a,
+                        run_ids_d, lp, pp, chunk_size)
+        done = min(start + chunk_size, horizon)
+        if ckpt_dir is not None:
+            _save_checkpoint(ckpt_dir, carry, done, fingerprint)
+        if bar is not None:
+            jax.block_until_ready(carry)
+            bar.update(done - start)
+    if bar is not None:
+        bar.close()
+
+    ms = jax.tree.map(lambda a: np.asarray(a)[:n_total], carry[2])
+
+    def shape(a: np.ndarray) -> np.ndarray:
+        return a.reshape((n_grid, n_runs) + a.shape[1:])
+
+    info = dict(problem.info or {})
+    info.update(learner.info or {})
+    info.update(devices=[str(d) for d in devices], d=problem.d)
+    return SimResult(
+        learner=learner.name,
+        problem=problem.name,
+        family=family,
+        horizon=horizon,
+        n_runs=n_runs,
+        seed=seed,
+        ckpts=ckpts,
+        grid=list(grid),
+        final={k: shape(v) for k, v in ms["run"].items()},
+        curves={k: shape(v) for k, v in ms["ckpt"].items()},
+        params=jax.tree.map(np.asarray, params),
+        comparator_k=comparator_k if stats else None,
+        comparator_radius=comparator_radius,
+        realizable=problem.realizable,
+        info=info,
+    )
+
+
+def n_supports(d: int, k: int) -> int:
+    """C(d, k), the number of supports the exact F1 comparator enumerates."""
+    return math.comb(d, k)

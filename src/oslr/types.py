@@ -1,0 +1,128 @@
+"""Core types: the learner and problem contracts shared by every part of `oslr`.
+
+A learner is a pair of pure functions over a state pytree (optax / gymnax style):
+
+    state = learner.init(key, params)
+    state = learner.step(key, state, round, params)
+
+`params` is a pytree of arrays (everything a user may sweep: sparsity k, step sizes, ...), so
+`jax.vmap` maps seeds and hyper-parameters independently. `round` is built by the harness
+(`oslr.protocol`) from the traced example of this round; it is the *only* way a learner sees data,
+and it hands over the queried features before the label, in order, once.
+
+A problem is a pure stream of examples, `pstate, example = problem.sample(key, pstate, t, params)`,
+with its own key, so that every learner in a comparison sees the same stream (common random
+numbers).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple, Protocol
+
+import jax
+
+Array = jax.Array
+PyTree = Any
+
+#: The three protocols (see ALGORITHMS.md section 1).
+PREDICTION = "prediction"  # F1: query <= budget features, predict, then see y (square loss)
+LINEAR = "linear"  # F2: play a k-sparse w, see theta = -y x on its support (linear loss)
+BANDIT = "bandit"  # F3: see arm features, pull one arm, see its reward
+FAMILIES = (PREDICTION, LINEAR, BANDIT)
+
+
+class InitFn(Protocol):
+    def __call__(self, key: Array, params: PyTree) -> PyTree: ...
+
+
+class StepFn(Protocol):
+    def __call__(self, key: Array, state: PyTree, round: Any, params: PyTree) -> PyTree: ...
+
+
+class Learner(NamedTuple):
+    """A learner: pure `init`/`step` functions plus the facts the harness needs.
+
+    Attributes:
+      init: `init(key, params) -> state`.
+      step: `step(key, state, round, params) -> state`; talks to the data only through `round`.
+      family: one of `FAMILIES`; decides which round type the harness builds.
+      budget: `budget(params) -> () int32`, the number of observations the learner may make per
+        round (features for `prediction`, support size for `linear`). The harness enforces it.
+      name: registry name, for labels.
+      check: optional `check(params, d)` on concrete (batched) params that raises ValueError with
+        a clear message for values out of range; called by the simulator before any tracing.
+      info: static settings recorded in result files (e.g. the norm exponent b).
+    """
+
+    init: InitFn
+    step: StepFn
+    family: str
+    budget: Callable[[PyTree], Array]
+    name: str = "learner"
+    check: Callable[[PyTree, int], None] | None = None
+    info: dict | None = None
+
+
+class StreamExample(NamedTuple):
+    """One round of a labelled stream, used by the `prediction` and `linear` families.
+
+    Attributes:
+      x: (d,) features.
+      y: () label.
+      y_clean: () noise-free label <x, w*> for realizable streams (equals `y` otherwise).
+    """
+
+    x: Array
+    y: Array
+    y_clean: Array
+
+
+class BanditExample(NamedTuple):
+    """One round of a linear bandit.
+
+    Attributes:
+      arms: (K, d) arm features, visible before the pull.
+      rewards: (K,) realised reward of each arm this round (only the pulled one is revealed).
+      means: (K,) expected reward of each arm (for pseudo-regret; never shown to the learner).
+    """
+
+    arms: Array
+    rewards: Array
+    means: Array
+
+
+class Problem(NamedTuple):
+    """A data stream: pure `init`/`sample` functions over a problem-state pytree.
+
+    Attributes:
+      init: `init(key, params) -> pstate` (hidden parameter, permutation of a dataset, ...).
+      sample: `sample(key, pstate, t, params) -> (pstate, example)` for round `t` (0-based).
+      kind: "stream" (StreamExample; serves `prediction` and `linear` learners) or "bandit".
+      d: feature dimension (static).
+      name: registry name.
+      n_rows: rows of a replayed dataset (None for synthetic streams).
+      realizable: whether `y_clean` is the noise-free label of a known w*.
+      n_arms: arms per round for bandit problems (0 otherwise).
+      sparsity: sparsity of the comparator class (k of the best k-sparse predictor), if fixed by
+        the problem.
+      cycle: whether a replayed dataset may be cycled past its length.
+      info: extra labels recorded in result files (scale factors, design, ...).
+    """
+
+    init: Callable[[Array, PyTree], PyTree]
+    sample: Callable[[Array, PyTree, Array, PyTree], tuple[PyTree, Any]]
+    kind: str
+    d: int
+    name: str = "problem"
+    n_rows: int | None = None
+    realizable: bool = False
+    n_arms: int = 0
+    sparsity: int | None = None
+    cycle: bool = False
+    info: dict | None = None
+
+    def supports(self, family: str) -> bool:
+        """Whether a learner of `family` can run on this problem."""
+        if self.kind == "bandit":
+            return family == BANDIT
+        return family in (PREDICTION, LINEAR)
