@@ -36,6 +36,7 @@ class LearnerSpec:
       factory: `factory(d, **options) -> Learner`.
       params: `params(d, **overrides) -> params` (defaults; overrides by field name).
       alt_params: a second, different params point for `d` (contract suite).
+      sweepable: params fields that change the learner's behaviour (grid keys of `oslr run`).
       reference: paper / algorithm it implements.
     """
 
@@ -45,6 +46,7 @@ class LearnerSpec:
     factory: Callable[..., Learner]
     params: Callable[..., Any]
     alt_params: Callable[[int], Any]
+    sweepable: tuple[str, ...] = ()
     reference: str = ""
 
 
@@ -103,14 +105,17 @@ def list_learners() -> list[dict]:
     """Registered learners as dicts (name, family, description, reference)."""
     return [
         {"name": s.name, "family": s.family, "description": s.description,
-         "reference": s.reference}
+         "params": list(s.sweepable), "reference": s.reference}
         for s in LEARNERS.values()
     ]
 
 
 def list_problems() -> list[dict]:
-    """Registered problems as dicts (name, kind, description)."""
-    return [{"name": s.name, "kind": s.kind, "description": s.description}
+    """Registered problems as dicts (name, kind, description, options)."""
+    import inspect
+
+    return [{"name": s.name, "kind": s.kind, "description": s.description,
+             "options": list(inspect.signature(s.factory).parameters)}
             for s in PROBLEMS.values()]
 
 
@@ -137,6 +142,7 @@ register_learner(LearnerSpec(
     factory=ogd_full,
     params=lambda d, **o: _with(ogd_params, dict(eta=0.5 / d, radius=1.0, k=d), o),
     alt_params=lambda d: ogd_params(eta=0.1 / d, radius=2.0, k=d),
+    sweepable=("eta", "radius"),
     reference="Zinkevich 2003",
 ))
 register_learner(LearnerSpec(
@@ -146,6 +152,7 @@ register_learner(LearnerSpec(
     factory=ogd_random_subset,
     params=lambda d, **o: _with(ogd_params, dict(eta=0.5 / d, radius=1.0, k=_default_k(d)), o),
     alt_params=lambda d: ogd_params(eta=0.1 / d, radius=2.0, k=max(1, d // 2)),
+    sweepable=("eta", "radius", "k"),
     reference="lower reference (ALGORITHMS.md F1)",
 ))
 register_learner(LearnerSpec(
@@ -155,6 +162,7 @@ register_learner(LearnerSpec(
     factory=uniform_subset,
     params=lambda d, **o: _with(uniform_params, dict(k=_default_k(d)), o),
     alt_params=lambda d: uniform_params(k=max(1, d // 2)),
+    sweepable=("k",),
     reference="[WLL] Alg. 1 exploration law",
 ))
 register_learner(LearnerSpec(
@@ -164,6 +172,7 @@ register_learner(LearnerSpec(
     factory=eps_greedy,
     params=lambda d, **o: _with(eps_greedy_params, dict(eps=0.1, alpha=0.0, lam=1.0), o),
     alt_params=lambda d: eps_greedy_params(eps=0.3, alpha=0.5, lam=2.0),
+    sweepable=("eps", "alpha", "lam"),
     reference="ALGORITHMS.md F3",
 ))
 

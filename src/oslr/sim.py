@@ -114,6 +114,7 @@ class SimResult:
     comparator_radius: float | None = None
     realizable: bool = False
     info: dict = field(default_factory=dict)
+    _regret: dict | None = field(default=None, repr=False, compare=False)
 
     def regret_curves(self) -> dict[str, np.ndarray]:
         """Regret at every checkpoint, (G, R, C) per quantity, computed in float64.
@@ -121,8 +122,13 @@ class SimResult:
         Returns a dict with the quantities that apply (ALGORITHMS.md section 2):
           F1: `regret` (exact best k-sparse LS, R1) or `regret_lb_greedy` (R2, a lower bound), and
               `regret_wstar` (R3) on realizable streams; F2: `regret` (R4);
-          F3: `pseudo_regret` (R5).
+          F3: `pseudo_regret` (R5). Computed once and cached.
         """
+        if self._regret is None:
+            self._regret = self._compute_regret()
+        return self._regret
+
+    def _compute_regret(self) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         c = self.curves
         if self.family == PREDICTION:

@@ -1,0 +1,271 @@
+"""The `oslr` command: `oslr list` and `oslr run` (a Monte-Carlo regret study).
+
+    oslr list [--json]
+    oslr run [--config study.toml] [--problem NAME] [--learners A,B] [--horizon T] [--runs R]
+             [--grid eta=0.01,0.1] [--set k=4] [--d 16] [--k 3] [--seed 0] [--out DIR] [--json]
+
+With no arguments `oslr run` runs a small default study (sparse linear regression, d = 16, k = 3,
+the two OGD references, 2000 rounds x 100 runs). Every input is checked before anything is traced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from oslr.problems.datasets import DataError
+
+DEFAULT_STUDY: dict[str, Any] = {
+    "problem": "sparse-linear",
+    "problem_options": {"d": 16, "k": 3, "sigma": 0.1, "design": "gaussian"},
+    "learners": ["ogd-full", "ogd-random-subset"],
+    "horizon": 2000,
+    "runs": 100,
+    "seed": 0,
+    "grid": {},
+    "params": {"k": 4},
+    "chunk": 500,
+}
+
+
+class UsageError(ValueError):
+    """Bad command-line input."""
+
+
+def _parse_value(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return text
+
+
+def _parse_assignments(items: list[str] | None, multi: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise UsageError(f"expected name=value, got {item!r}.")
+        name, _, value = item.partition("=")
+        values = [_parse_value(v) for v in value.split(",") if v != ""]
+        if not values:
+            raise UsageError(f"no value given for {name!r}.")
+        out[name.strip()] = values if multi else values[0]
+    return out
+
+
+def _load_config(path: str) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"config file {path} not found.")
+    with p.open("rb") as f:
+        return tomllib.load(f)
+
+
+def build_study(args: argparse.Namespace) -> dict[str, Any]:
+    """Merge the default study, the TOML config and the flags (flags win)."""
+    study = json.loads(json.dumps(DEFAULT_STUDY))
+    if args.config:
+        cfg = _load_config(args.config)
+        unknown = set(cfg) - set(study) - {"out", "comparator_k", "comparator_radius"}
+        if unknown:
+            raise UsageError(f"unknown config keys {sorted(unknown)}; known: {sorted(study)}.")
+        if "problem" in cfg and cfg["problem"] != study["problem"]:
+            study["problem_options"] = {}
+            study["params"] = {}
+        study.update({k: v for k, v in cfg.items() if k not in ("problem_options",)})
+        study["problem_options"].update(cfg.get("problem_options", {}))
+    if args.problem:
+        if args.problem != study["problem"]:
+            study["problem_options"] = {}
+            study["params"] = {}
+        study["problem"] = args.problem
+    for flag in ("d", "k", "sigma", "design", "n_redundant", "n_arms"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            study["problem_options"][flag] = value
+    if args.cycle:
+        study["problem_options"]["cycle"] = True
+    if args.learners:
+        study["learners"] = [s.strip() for s in args.learners.split(",") if s.strip()]
+    for key in ("horizon", "runs", "seed", "chunk", "out", "comparator_k"):
+        value = getattr(args, key, None)
+        if value is not None:
+            study[key] = value
+    study["grid"] = {**study.get("grid", {}), **_parse_assignments(args.grid, multi=True)}
+    study["params"] = {**study.get("params", {}), **_parse_assignments(args.set, multi=False)}
+    return study
+
+
+def prepare(study: dict[str, Any]):
+    """Build problem, learners and params for a study; raise ValueError for any bad input."""
+    import oslr
+    from oslr.registry import LEARNERS, PROBLEMS
+    from oslr.sim import grid_params, validate
+
+    name = study["problem"]
+    if name not in PROBLEMS:
+        raise UsageError(f"unknown problem {name!r}; available: {', '.join(sorted(PROBLEMS))}.")
+    accepted = inspect.signature(PROBLEMS[name].factory).parameters
+    options = dict(study.get("problem_options", {}))
+    bad = set(options) - set(accepted)
+    if bad:
+        raise UsageError(
+            f"problem {name!r} does not take option(s) {sorted(bad)}; it takes {list(accepted)}."
+        )
+    problem, pp = oslr.make_problem(name, **options)
+    if not study["learners"]:
+        raise UsageError("no learners given.")
+    plans = []
+    for lname in study["learners"]:
+        if lname not in LEARNERS:
+            raise UsageError(
+                f"unknown learner {lname!r}; available: {', '.join(sorted(LEARNERS))}."
+            )
+        spec = LEARNERS[lname]
+        if not problem.supports(spec.family):
+            raise UsageError(
+                f"learner {lname!r} ({spec.family}) cannot run on problem {name!r} "
+                f"({problem.kind}); pick learners of a matching family (oslr list)."
+            )
+        fixed = {k: v for k, v in study.get("params", {}).items() if k in spec.sweepable}
+        grid = {k: v for k, v in study.get("grid", {}).items() if k in spec.sweepable}
+        learner, base = oslr.make(lname, d=problem.d, **fixed)
+        labels, params = grid_params(base, grid)
+        validate(learner, problem, params, pp, study["horizon"], study["runs"])
+        plans.append((learner, labels, params))
+    for key in set(study.get("grid", {})) | set(study.get("params", {})):
+        if not any(key in LEARNERS[n].sweepable for n in study["learners"]):
+            raise UsageError(
+                f"parameter {key!r} is not a parameter of any chosen learner "
+                f"({', '.join(study['learners'])}); see `oslr list`."
+            )
+    return problem, pp, plans
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from oslr.registry import list_learners, list_problems
+
+    data = {"learners": list_learners(), "problems": list_problems()}
+    if args.json:
+        print(json.dumps(data, indent=1))
+        return 0
+    print("Learners:")
+    for item in data["learners"]:
+        print(f"  {item['name']:<20} [{item['family']}] {item['description']}")
+        print(f"  {'':<20} params: {', '.join(item['params'])}")
+    print("Problems:")
+    for item in data["problems"]:
+        print(f"  {item['name']:<20} [{item['kind']}] {item['description']}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    study = build_study(args)
+    problem, pp, plans = prepare(study)  # every check happens here, before tracing
+
+    import oslr
+    from oslr import report
+
+    out = Path(study.get("out") or Path("oslr-results") / time.strftime("run-%Y%m%d-%H%M%S"))
+    log = sys.stderr
+    print(f"oslr run: {problem.name} (d={problem.d}), {len(plans)} learner(s), "
+          f"T={study['horizon']}, {study['runs']} runs, seed {study['seed']}", file=log)
+    results = []
+    t0 = time.perf_counter()
+    for learner, labels, params in plans:
+        t1 = time.perf_counter()
+        res = oslr.simulate(
+            learner, problem, params, pp, horizon=study["horizon"], n_runs=study["runs"],
+            seed=study["seed"], grid=labels, chunk_size=study.get("chunk"),
+            comparator_k=study.get("comparator_k"),
+            comparator_radius=study.get("comparator_radius"),
+            progress=not args.no_progress,
+        )
+        res.info["wall_seconds"] = round(time.perf_counter() - t1, 3)
+        results.append(res)
+        print(f"  {learner.name}: {len(labels)} grid point(s) x {study['runs']} runs in "
+              f"{res.info['wall_seconds']:.1f} s", file=log)
+    files = report.save_study(results, out, config=study, plot=not args.no_plot)
+    summary = report.summary_frame(results)
+    if args.json:
+        print(summary.to_json(orient="records", indent=1))
+    else:
+        primary = summary[summary["primary"]]
+        cols = ["learner", "params", "metric", "mean", "ci_low", "ci_high", "n_runs"]
+        print(f"\nFinal regret at T={study['horizon']} (mean and 95% t-interval over runs):")
+        print(primary[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        other = summary[~summary["primary"]]
+        if len(other):
+            print("\nOther regret quantities:")
+            print(other[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        print(f"\nwrote {', '.join(sorted(files))} to {out} "
+              f"({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="oslr", description="Monte-Carlo regret studies for online learning with limited "
+        "feature access (JAX)."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_list = sub.add_parser("list", help="list registered learners and problems")
+    p_list.add_argument("--json", action="store_true", help="print JSON")
+    p_list.set_defaults(func=cmd_list)
+
+    p_run = sub.add_parser("run", help="run a regret study (a small default one without flags)")
+    p_run.add_argument("--config", help="TOML study file (flags override it)")
+    p_run.add_argument("--problem", help="problem name (oslr list)")
+    p_run.add_argument("--learners", help="comma-separated learner names")
+    p_run.add_argument("--horizon", type=int, help="rounds T")
+    p_run.add_argument("--runs", type=int, help="independent runs per grid point")
+    p_run.add_argument("--seed", type=int, help="root seed")
+    p_run.add_argument("--grid", action="append", metavar="NAME=V1,V2",
+                       help="sweep a learner parameter (repeatable; cartesian product)")
+    p_run.add_argument("--set", action="append", metavar="NAME=V",
+                       help="fix a learner parameter (repeatable)")
+    p_run.add_argument("--d", type=int, help="feature dimension (synthetic problems)")
+    p_run.add_argument("--k", type=int, help="sparsity of w* and of the comparator")
+    p_run.add_argument("--sigma", type=float, help="label noise (synthetic problems)")
+    p_run.add_argument("--design", help="gaussian or rademacher (synthetic problems)")
+    p_run.add_argument("--n-redundant", dest="n_redundant", type=int,
+                       help="append this many standard-normal features")
+    p_run.add_argument("--n-arms", dest="n_arms", type=int, help="arms (bandit problems)")
+    p_run.add_argument("--cycle", action="store_true",
+                       help="allow horizons longer than a dataset (rows repeat)")
+    p_run.add_argument("--comparator-k", dest="comparator_k", type=int,
+                       help="sparsity of the best-in-hindsight comparator (prediction family)")
+    p_run.add_argument("--chunk", type=int, help="rounds per jitted chunk")
+    p_run.add_argument("--out", help="output folder (default oslr-results/run-<time>)")
+    p_run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p_run.add_argument("--no-plot", action="store_true", help="skip the regret plot")
+    p_run.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p_run.set_defaults(func=cmd_run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, KeyError, DataError) as err:  # bad input: a clear message, no traceback
+        msg = err.args[0] if err.args else str(err)
+        print(f"oslr: error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,276 @@
+"""The public contract suite: checks any learner against the `oslr` learner contract.
+
+    from oslr.testing import check_learner
+    check_learner(learner, params, alt_params, problem, problem_params)
+
+runs every check below and raises `ContractError` naming the first one that fails:
+
+* `check_jit_matches_eager`: a jitted episode equals the same episode under `jax.disable_jit()`;
+* `check_vmap_seeds`: `vmap` over runs equals a Python loop over runs;
+* `check_vmap_params`: `vmap` over two params points equals a loop over them;
+* `check_no_retrace`: a second call with new values (same shapes) does not trace again;
+* `check_state_stable`: `step` returns a state of the same structure, shapes and dtypes as `init`;
+* `check_finite`: every float in the state and the decisions is finite;
+* `check_budget`: no round asks for more than `learner.budget(params)` observations;
+* `check_blind`: the decision does not change when the label (or reward) or any unqueried
+  feature of the round is perturbed (and the query itself does not depend on the round's data).
+
+An episode plays `n_rounds` rounds of `problem` with the simulator's key discipline.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from oslr.protocol import play_round
+from oslr.sim import _keys, stack_params
+from oslr.types import BANDIT, LINEAR, PREDICTION, Learner, Problem, PyTree
+
+
+class ContractError(AssertionError):
+    """A learner broke the contract; the message says which check and how."""
+
+
+def episode_fn(learner: Learner, problem: Problem, n_rounds: int) -> Callable:
+    """`run(seed, run_id, params, problem_params) -> (final learner state, stacked records)`."""
+
+    def run(seed, run_id, lp, pp):
+        ks = _keys(seed, run_id)
+        carry = (learner.init(ks[2], lp), problem.init(ks[0], pp))
+
+        def body(c, t):
+            ls, ps = c
+            ps, ex = problem.sample(jax.random.fold_in(ks[1], t), ps, t, pp)
+            ls, rec = play_round(learner, jax.random.fold_in(ks[3], t), ls, ex, lp)
+            return (ls, ps), rec
+
+        (ls, _), recs = lax.scan(body, carry, jnp.arange(n_rounds, dtype=jnp.int32))
+        return ls, recs
+
+    return run
+
+
+_RUNNERS: dict[tuple, Any] = {}
+
+
+def _runner(learner: Learner, problem: Problem, n_rounds: int, in_axes=None):
+    """Cached jit (optionally of a vmap) of the episode; its step counts its own traces."""
+    key = (id(learner.step), id(learner.init), id(problem.sample), n_rounds, in_axes)
+    if key not in _RUNNERS:
+        count = [0]
+
+        def counted_step(k, state, rnd, p):
+            count[0] += 1
+            return learner.step(k, state, rnd, p)
+
+        run = episode_fn(learner._replace(step=counted_step), problem, n_rounds)
+        fn = jax.jit(run if in_axes is None else jax.vmap(run, in_axes))
+        _RUNNERS[key] = (fn, count, learner, problem)  # keep objects alive: ids stay unique
+    return _RUNNERS[key][:2]
+
+
+def _seed(seed: int) -> jax.Array:
+    return jnp.asarray(seed, jnp.uint32)
+
+
+def _assert_trees_close(name: str, a: PyTree, b: PyTree, rtol: float, atol: float) -> None:
+    la, ta = jax.tree.flatten(a)
+    lb, tb = jax.tree.flatten(b)
+    if ta != tb:
+        raise ContractError(f"{name}: pytree structures differ: {ta} vs {tb}.")
+    for i, (x, y) in enumerate(zip(la, lb)):
+        x, y = np.asarray(x), np.asarray(y)
+        if x.shape != y.shape:
+            raise ContractError(f"{name}: leaf {i} shapes differ: {x.shape} vs {y.shape}.")
+        if x.dtype.kind in "fc":
+            if not np.allclose(x, y, rtol=rtol, atol=atol, equal_nan=True):
+                err = np.max(np.abs(x.astype(np.float64) - y.astype(np.float64)))
+                raise ContractError(f"{name}: leaf {i} differs (max abs diff {err:.3g}).")
+        elif not np.array_equal(x, y):
+            raise ContractError(f"{name}: leaf {i} differs.")
+
+
+def check_jit_matches_eager(learner, params, problem, pp, n_rounds=4, rtol=1e-5, atol=1e-5):
+    """A jitted episode equals the eager (`jax.disable_jit`) one."""
+    jitted = _runner(learner, problem, n_rounds)[0](_seed(0), 1, params, pp)
+    with jax.disable_jit():
+        eager = episode_fn(learner, problem, n_rounds)(_seed(0), 1, params, pp)
+    _assert_trees_close("jit vs no-jit", jitted, eager, rtol, atol)
+
+
+def check_vmap_seeds(learner, params, problem, pp, n_rounds=4, n_seeds=3, rtol=1e-5, atol=1e-6):
+    """`vmap` over run ids equals a Python loop over them."""
+    run = _runner(learner, problem, n_rounds)[0]
+    ids = jnp.arange(n_seeds, dtype=jnp.int32)
+    batched = _runner(learner, problem, n_rounds, (None, 0, None, None))[0](
+        _seed(3), ids, params, pp
+    )
+    looped = stack_params([run(_seed(3), i, params, pp) for i in ids])
+    _assert_trees_close("vmap over seeds vs loop", batched, looped, rtol, atol)
+
+
+def check_vmap_params(learner, params, alt_params, problem, pp, n_rounds=4, rtol=1e-5,
+                      atol=1e-6):
+    """`vmap` over a stack of two params points equals a loop over them."""
+    run = _runner(learner, problem, n_rounds)[0]
+    stacked = stack_params([params, alt_params])
+    batched = _runner(learner, problem, n_rounds, (None, None, 0, None))[0](
+        _seed(5), 2, stacked, pp
+    )
+    looped = stack_params([run(_seed(5), 2, p, pp) for p in (params, alt_params)])
+    _assert_trees_close("vmap over params vs loop", batched, looped, rtol, atol)
+
+
+def check_no_retrace(learner, params, alt_params, problem, pp, n_rounds=4):
+    """Calling the jitted episode again with other values (same shapes) does not retrace."""
+    run, count = _runner(learner, problem, n_rounds)
+    jax.block_until_ready(run(_seed(0), 0, params, pp))
+    first = count[0]
+    jax.block_until_ready(run(_seed(1), 7, alt_params, pp))
+    if first < 1 or count[0] != first:
+        raise ContractError(
+            f"no retrace: step was traced {first} time(s) on the first call and "
+            f"{count[0] - first} more on the second; make every swept number a params leaf "
+            "(not a Python value) and avoid Python branching on params."
+        )
+
+
+def check_state_stable(learner, params, problem, pp):
+    """One step maps the init state to a state with identical structure, shapes and dtypes."""
+    ks = _keys(_seed(0), 0)
+
+    def one(lp, ppar):
+        ls = learner.init(ks[2], lp)
+        ps = problem.init(ks[0], ppar)
+        _, ex = problem.sample(ks[1], ps, jnp.int32(0), ppar)
+        new, _ = play_round(learner, ks[3], ls, ex, lp)
+        return ls, new
+
+    before, after = jax.eval_shape(one, params, pp)
+    if jax.tree.structure(before) != jax.tree.structure(after):
+        raise ContractError("state structure changes across step.")
+    for i, (a, b) in enumerate(zip(jax.tree.leaves(before), jax.tree.leaves(after))):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            raise ContractError(
+                f"state leaf {i} changes from {a.shape} {a.dtype} to {b.shape} {b.dtype}."
+            )
+
+
+def check_finite(learner, params, problem, pp, n_rounds=4):
+    """Every float in the final state and the decisions is finite."""
+    out = _runner(learner, problem, n_rounds)[0](_seed(2), 0, params, pp)
+    for i, leaf in enumerate(jax.tree.leaves(out)):
+        a = np.asarray(leaf)
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            raise ContractError(f"finite: output leaf {i} holds NaN or inf.")
+
+
+def check_budget(learner, params, problem, pp, n_rounds=4):
+    """No round requests more observations than `learner.budget(params)`."""
+    if learner.family == BANDIT:
+        return
+    _, recs = _runner(learner, problem, n_rounds)[0](_seed(4), 0, params, pp)
+    budget = int(np.asarray(learner.budget(params)))
+    n_q = np.asarray(recs.n_queried)
+    if np.asarray(recs.over_budget).any() or (n_q > budget).any():
+        raise ContractError(
+            f"budget: a round requested {int(n_q.max())} observations with budget {budget}."
+        )
+    revealed = np.asarray(recs.query).sum(axis=-1)
+    if (revealed > budget).any():
+        raise ContractError(f"budget: {int(revealed.max())} features revealed > budget {budget}.")
+
+
+def _perturb(key, a, scale=3.0):
+    return a + scale * (1.0 + jnp.abs(a)) * jax.random.normal(key, a.shape, a.dtype)
+
+
+def check_blind(learner, params, problem, pp, warmup=4):
+    """The decision ignores the label/reward and every unqueried feature of its round."""
+    ks = _keys(_seed(6), 0)
+    ps = problem.init(ks[0], pp)
+    ls, _ = _runner(learner, problem, warmup)[0](_seed(6), 0, params, pp)
+    _, ex = problem.sample(ks[1], ps, jnp.int32(warmup), pp)
+    step = jax.jit(lambda e: play_round(learner, ks[3], ls, e, params)[1])
+    base = step(ex)
+    kp = jax.random.split(jax.random.key(99), 3)
+    if learner.family == BANDIT:
+        alt = ex._replace(rewards=_perturb(kp[0], ex.rewards), means=_perturb(kp[1], ex.means))
+        changed = step(alt)
+        if int(changed.arm) != int(base.arm):
+            raise ContractError("blind: the pulled arm depends on this round's rewards.")
+        return
+    if learner.family == PREDICTION:
+        hidden = ~base.query
+        x_alt = jnp.where(hidden, _perturb(kp[0], ex.x), ex.x)
+        alt = ex._replace(x=x_alt, y=_perturb(kp[1], ex.y), y_clean=_perturb(kp[2], ex.y_clean))
+        changed = step(alt)
+        if not np.array_equal(np.asarray(changed.prediction), np.asarray(base.prediction)):
+            raise ContractError(
+                "blind: the prediction changes when the label or an unqueried feature changes."
+            )
+        all_x = ex._replace(x=_perturb(kp[0], ex.x))
+        if not np.array_equal(np.asarray(step(all_x).query), np.asarray(base.query)):
+            raise ContractError("blind: the query depends on this round's features.")
+        return
+    if learner.family == LINEAR:
+        alt = ex._replace(x=_perturb(kp[0], ex.x), y=_perturb(kp[1], ex.y))
+        changed = step(alt)
+        if not (np.array_equal(np.asarray(changed.w), np.asarray(base.w))
+                and np.array_equal(np.asarray(changed.query), np.asarray(base.query))):
+            raise ContractError("blind: the played action depends on this round's theta.")
+
+
+def check_learner(learner: Learner, params: Any, alt_params: Any, problem: Problem,
+                  problem_params: Any, n_rounds: int = 4) -> list[str]:
+    """Run the whole contract suite; raise `ContractError` on the first failure.
+
+    Args:
+      learner: the learner under test.
+      params, alt_params: two different params points of the same shapes.
+      problem, problem_params: a problem the learner's family can run on.
+      n_rounds: rounds per checked episode.
+
+    Returns:
+      The names of the checks that passed.
+    """
+    if not problem.supports(learner.family):
+        raise ValueError(f"problem {problem.name!r} cannot host a {learner.family} learner.")
+    pp = problem_params
+    checks = [
+        ("state_stable", lambda: check_state_stable(learner, params, problem, pp)),
+        ("jit_matches_eager", lambda: check_jit_matches_eager(learner, params, problem, pp,
+                                                              n_rounds)),
+        ("vmap_seeds", lambda: check_vmap_seeds(learner, params, problem, pp, n_rounds)),
+        ("vmap_params", lambda: check_vmap_params(learner, params, alt_params, problem, pp,
+                                                  n_rounds)),
+        ("no_retrace", lambda: check_no_retrace(learner, params, alt_params, problem, pp)),
+        ("finite", lambda: check_finite(learner, params, problem, pp)),
+        ("budget", lambda: check_budget(learner, params, problem, pp)),
+        ("blind", lambda: check_blind(learner, params, problem, pp)),
+    ]
+    passed = []
+    for name, fn in checks:
+        fn()
+        passed.append(name)
+    return passed
+
+
+__all__ = [
+    "ContractError",
+    "check_blind",
+    "check_budget",
+    "check_finite",
+    "check_jit_matches_eager",
+    "check_learner",
+    "check_no_retrace",
+    "check_state_stable",
+    "check_vmap_params",
+    "check_vmap_seeds",
+    "episode_fn",
+]
