@@ -1,0 +1,82 @@
+"""Every registered learner passes the public contract suite; cheaters are caught."""
+
+import jax.numpy as jnp
+import pytest
+
+import oslr
+from oslr.registry import LEARNERS
+from oslr.testing import ContractError, check_budget, check_learner, check_no_retrace
+from oslr.testing import check_state_stable
+from oslr.types import BANDIT
+
+
+def _problem_for(family):
+    if family == BANDIT:
+        return oslr.make_problem("linear-bandit", d=6, n_arms=5)
+    return oslr.make_problem("sparse-linear", d=8, k=2)
+
+
+@pytest.mark.parametrize("name", sorted(LEARNERS))
+def test_contract__registered_learner_passes(name):
+    spec = LEARNERS[name]
+    problem, pp = _problem_for(spec.family)
+    learner, params = oslr.make(name, d=problem.d)
+    passed = check_learner(learner, params, spec.alt_params(problem.d), problem, pp)
+    assert len(passed) == 8
+
+
+def _ogd():
+    learner, params = oslr.make("ogd-random-subset", d=8, k=2)
+    alt = LEARNERS["ogd-random-subset"].alt_params(8)
+    problem, pp = oslr.make_problem("sparse-linear", d=8, k=2)
+    return learner, params, alt, problem, pp
+
+
+def test_contract__greedy_query_beyond_budget_is_caught():
+    learner, params, _, problem, pp = _ogd()
+
+    def step(key, state, rnd, p):
+        x = rnd.observe(jnp.ones(8, bool))  # asks for all 8 with budget k = 2
+        rnd.commit(jnp.sum(x))
+        return state
+
+    with pytest.raises(ContractError, match="budget"):
+        check_budget(learner._replace(step=step), params, problem, pp)
+
+
+def test_contract__python_value_in_step_causes_retrace_and_is_caught():
+    learner, params, alt, problem, pp = _ogd()
+
+    def step(key, state, rnd, p):
+        k = int(p.k)  # concretises a param: fails under jit or retraces per value
+        x = rnd.observe(jnp.arange(8) < k)
+        rnd.commit(jnp.sum(x))
+        return state
+
+    with pytest.raises(Exception):
+        check_no_retrace(learner._replace(step=step), params, alt, problem, pp)
+
+
+def test_contract__state_dtype_drift_is_caught():
+    learner, params, _, problem, pp = _ogd()
+
+    def step(key, state, rnd, p):
+        learner.step(key, state, rnd, p)
+        return state._replace(w=state.w.astype(jnp.float16))
+
+    with pytest.raises(ContractError, match="state leaf"):
+        check_state_stable(learner._replace(step=step), params, problem, pp)
+
+
+def test_contract__peeking_at_private_round_data_is_caught():
+    from oslr.testing import check_blind
+
+    learner, params, _, problem, pp = _ogd()
+
+    def step(key, state, rnd, p):
+        rnd.observe(jnp.zeros(8, bool))
+        rnd.commit(rnd._y + rnd._x[0])  # reads the label and an unqueried feature
+        return state
+
+    with pytest.raises(ContractError, match="blind"):
+        check_blind(learner._replace(step=step), params, problem, pp)

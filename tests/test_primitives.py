@@ -1,0 +1,89 @@
+import itertools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from tests.helpers import x64
+
+from oslr.primitives import (
+    random_subset_mask,
+    sherman_morrison_update,
+    sparse_oracle,
+    sparse_oracle_value,
+    top_k_mask,
+)
+
+
+def test_top_k_mask__exact_count_for_traced_k():
+    score = jnp.asarray(np.random.default_rng(1).normal(size=12), jnp.float32)
+    ks = jnp.arange(0, 9, dtype=jnp.int32)
+    masks = jax.jit(jax.vmap(lambda k: top_k_mask(score, k, 8)))(ks)
+    assert masks.sum(axis=1).tolist() == list(range(9))
+    order = np.argsort(-np.asarray(score), kind="stable")
+    for k in range(9):
+        assert set(np.flatnonzero(masks[k])) == set(order[:k])
+
+
+def test_top_k_mask__ties_go_to_lower_index():
+    mask = top_k_mask(jnp.ones(6), jnp.int32(2), 4)
+    assert np.flatnonzero(mask).tolist() == [0, 1]
+
+
+def test_random_subset_mask__uniform_frequencies():
+    d, k, n = 7, 3, 20000
+    keys = jax.random.split(jax.random.key(0), n)
+    masks = np.asarray(jax.jit(jax.vmap(lambda kk: random_subset_mask(kk, d, jnp.int32(k), d)))(
+        keys))
+    assert (masks.sum(1) == k).all()
+    freq = masks.mean(0)
+    se = math.sqrt(k / d * (1 - k / d) / n)
+    assert np.all(np.abs(freq - k / d) < 5 * se)
+
+
+def _brute_oracle(v, k, b):
+    best = np.inf
+    d = len(v)
+    a = math.inf if b == 1 else (1.0 if math.isinf(b) else b / (b - 1))
+    for size in range(1, k + 1):
+        for sup in itertools.combinations(range(d), size):
+            vs = np.abs(v[list(sup)])
+            val = vs.max() if math.isinf(a) else np.sum(vs**a) ** (1 / a)
+            best = min(best, -val)
+    return best
+
+
+@pytest.mark.parametrize("b", [1.0, 1.5, 2.0, 3.0, math.inf])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sparse_oracle__matches_brute_force(b, seed):
+    rng = np.random.default_rng(seed)
+    d = 7
+    v = rng.normal(size=d)
+    for k in (1, 2, 4):
+        w, q = sparse_oracle(jnp.asarray(v, jnp.float32), jnp.int32(k), d, b)
+        w = np.asarray(w, np.float64)
+        assert np.count_nonzero(w) <= k
+        norm = np.abs(w).max() if math.isinf(b) else np.sum(np.abs(w) ** b) ** (1 / b)
+        assert norm <= 1 + 1e-5
+        assert w @ v == pytest.approx(_brute_oracle(v, k, b), rel=1e-5, abs=1e-5)
+        value = float(sparse_oracle_value(jnp.asarray(v, jnp.float32), jnp.int32(k), d, b))
+        assert -value == pytest.approx(_brute_oracle(v, k, b), rel=1e-5)
+
+
+def test_sparse_oracle__zero_vector_gives_zero_action():
+    w, _ = sparse_oracle(jnp.zeros(5), jnp.int32(2), 5, 2.0)
+    assert np.all(np.asarray(w) == 0)
+
+
+def test_sherman_morrison__float64_matches_inverse_after_many_updates():
+    with x64():
+        rng = np.random.default_rng(0)
+        d = 6
+        xs = jnp.asarray(rng.normal(size=(10_000, d)) / np.sqrt(d))
+        a_inv = jnp.eye(d, dtype=jnp.float64)
+        a_inv = jax.lax.fori_loop(0, xs.shape[0],
+                                  lambda i, m: sherman_morrison_update(m, xs[i]), a_inv)
+        a = np.eye(d) + np.asarray(xs).T @ np.asarray(xs)
+        np.testing.assert_allclose(np.asarray(a_inv), np.linalg.inv(a), atol=1e-9)

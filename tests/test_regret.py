@@ -1,0 +1,124 @@
+"""Comparators against brute-force NumPy computations."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import oslr
+from oslr import regret
+from tests.helpers import stream
+
+
+def _brute_ls(x, y, k, radius=None):
+    best = np.inf
+    for sup in itertools.combinations(range(x.shape[1]), k):
+        xs = x[:, list(sup)]
+        if radius is None:
+            w = np.linalg.lstsq(xs, y, rcond=None)[0]
+        else:  # projected gradient descent on the ball, many iterations (float64)
+            w = np.zeros(k)
+            step = 0.5 / np.linalg.eigvalsh(xs.T @ xs).max()
+            for _ in range(20000):
+                w = w - step * 2 * xs.T @ (xs @ w - y)
+                n = np.linalg.norm(w)
+                if n > radius:
+                    w *= radius / n
+        best = min(best, np.sum((xs @ w - y) ** 2))
+    return best
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_exact_sparse_ls__matches_brute_force_lstsq(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(40, 7))
+    x[:, 5] = x[:, 4]  # a singular support: the pseudo-inverse branch
+    y = x[:, [1, 4]] @ [1.0, -2.0] + 0.3 * rng.normal(size=40)
+    g, c, s = x.T @ x, x.T @ y, y @ y
+    for k in (1, 2, 3):
+        got = regret.exact_sparse_ls_loss(g[None], c[None], np.array([s]), k)[0]
+        assert got == pytest.approx(_brute_ls(x, y, k), rel=1e-9)
+
+
+def test_exact_sparse_ls__norm_bound_matches_projected_gradient():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(30, 5))
+    y = x @ [2.0, 0, 0, 1.0, 0] + 0.1 * rng.normal(size=30)
+    g, c, s = x.T @ x, x.T @ y, y @ y
+    got = regret.exact_sparse_ls_loss(g[None], c[None], np.array([s]), 2, radius=1.0)[0]
+    assert got == pytest.approx(_brute_ls(x, y, 2, radius=1.0), rel=1e-6)
+    free = regret.exact_sparse_ls_loss(g[None], c[None], np.array([s]), 2)[0]
+    assert got > free  # the bound binds here (||w*|| > 1)
+
+
+def test_greedy_sparse_ls__never_below_exact_optimum(rng):
+    for _ in range(5):
+        x = rng.normal(size=(25, 8))
+        y = rng.normal(size=25)
+        g, c, s = x.T @ x, x.T @ y, y @ y
+        exact = regret.exact_sparse_ls_loss(g[None], c[None], np.array([s]), 3)[0]
+        greedy = regret.greedy_sparse_ls_loss(g[None], c[None], np.array([s]), 3)[0]
+        assert greedy >= exact - 1e-9
+
+
+def test_best_sparse_ls__labels_greedy_as_inexact_above_limit(rng):
+    x = rng.normal(size=(20, 12))
+    y = rng.normal(size=20)
+    g, c, s = x.T @ x, x.T @ y, y @ y
+    _, exact = regret.best_sparse_ls_loss(g[None], c[None], np.array([s]), 4,
+                                          enumeration_limit=100)
+    assert not exact
+
+
+@pytest.mark.parametrize("b", [1.0, 2.0, 3.0, math.inf])
+def test_best_sparse_linear_reward__matches_brute_force(b, rng):
+    theta = rng.normal(size=6)
+    a = math.inf if b == 1 else (1.0 if math.isinf(b) else b / (b - 1))
+    for k in (1, 2, 4):
+        brute = max(
+            (np.abs(theta[list(sup)]).max() if math.isinf(a)
+             else np.sum(np.abs(theta[list(sup)]) ** a) ** (1 / a))
+            for sup in itertools.combinations(range(6), k)
+        )
+        assert regret.best_sparse_linear_reward(theta, k, b) == pytest.approx(brute)
+
+
+def test_simulated_f1_regret__equals_brute_force_on_the_same_stream():
+    d, T = 6, 300
+    problem, pp = oslr.make_problem("sparse-linear", d=d, k=2)
+    learner, params = oslr.make("ogd-full", d=d)
+    res = oslr.simulate(learner, problem, params, pp, horizon=T, n_runs=2, seed=5)
+    exs = stream(problem, pp, 5, 1, T)
+    x, y = np.asarray(exs.x, np.float64), np.asarray(exs.y, np.float64)
+    n = res.ckpts[-5]
+    cum = res.curves["loss"][0, 1, -5]
+    expected = cum - _brute_ls(x[:n], y[:n], 2)
+    assert res.regret_curves()["regret"][0, 1, -5] == pytest.approx(expected, rel=1e-4, abs=1e-3)
+    wstar = np.sum((np.asarray(exs.y_clean[:T], np.float64) - y) ** 2)
+    assert res.final["loss_wstar"][0, 1] == pytest.approx(wstar, rel=1e-4)
+
+
+def test_simulated_f2_and_f3_regret__equal_brute_force():
+    d, T = 6, 200
+    problem, pp = oslr.make_problem("sparse-linear", d=d, k=2)
+    learner, params = oslr.make("uniform-subset", d=d, k=2)
+    res = oslr.simulate(learner, problem, params, pp, horizon=T, n_runs=1, seed=2)
+    exs = stream(problem, pp, 2, 0, T)
+    theta_sum = np.sum(np.asarray(exs.y, np.float64)[:, None] * np.asarray(exs.x), axis=0)
+    best = max(np.linalg.norm(theta_sum[list(s)]) for s in itertools.combinations(range(d), 2))
+    reg = res.regret_curves()["regret"][0, 0, -1]
+    assert reg == pytest.approx(best - res.final["reward"][0, 0], rel=1e-4)
+
+    bproblem, bpp = oslr.make_problem("linear-bandit", d=4, n_arms=5)
+    blearner, bparams = oslr.make("eps-greedy", d=4)
+    bres = oslr.simulate(blearner, bproblem, bparams, bpp, horizon=T, n_runs=1, seed=2)
+    from oslr.testing import episode_fn
+    import jax
+    import jax.numpy as jnp
+
+    _, recs = jax.jit(episode_fn(blearner, bproblem, T))(jnp.uint32(2), 0, bparams, bpp)
+    bex = stream(bproblem, bpp, 2, 0, T)
+    means = np.asarray(bex.means, np.float64)
+    pseudo = np.sum(means.max(1) - means[np.arange(T), np.asarray(recs.arm)])
+    assert bres.final["pseudo_regret"][0, 0] == pytest.approx(pseudo, rel=1e-4)
