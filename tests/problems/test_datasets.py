@@ -1,0 +1,65 @@
+import shutil
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import oslr
+from oslr.problems import datasets
+
+EXPECTED = {
+    "a9a": (48_842, 123),
+    "connect4": (61_108, 126),
+    "covtype": (58_100, 54),
+    "mnist35": (13_454, 784),
+    "kegg": (63_608, 26),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_dataset__shape_labels_and_scaling(name):
+    x, y = datasets.load_dataset(name)
+    assert x.shape == EXPECTED[name] and y.shape == (EXPECTED[name][0],)
+    assert x.dtype == np.float32 and np.isfinite(x).all()
+    assert np.abs(x).max() <= 1.0 + 1e-6
+    if name == "kegg":
+        assert np.linalg.norm(x, axis=1).max() == pytest.approx(1.0, rel=1e-5)
+        assert np.abs(y).max() == pytest.approx(1.0)
+    else:
+        assert set(np.unique(y).tolist()) == {-1.0, 1.0}
+
+
+def test_dataset__class_counts_match_the_sources():
+    _, y = datasets.load_dataset("connect4")
+    assert (y == 1).sum() == 44_473 and (y == -1).sum() == 16_635
+    _, y = datasets.load_dataset("mnist35")
+    assert (y == 1).sum() == 7_141 and (y == -1).sum() == 6_313
+    _, y = datasets.load_dataset("a9a")
+    assert (y == 1).sum() == 7_841 + 3_846
+
+
+def test_dataset__missing_and_corrupt_files_name_the_file_and_the_fix(tmp_path, monkeypatch):
+    monkeypatch.setenv("OSLR_DATA_DIR", str(tmp_path))
+    with pytest.raises(datasets.DataError, match="mnist_3vs5.npz is missing.*git checkout"):
+        datasets.data_path("mnist/mnist_3vs5.npz")
+    (tmp_path / "mnist").mkdir()
+    src = datasets.data_path.__globals__["resources"].files("oslr") / "data/mnist/mnist_3vs5.npz"
+    shutil.copy(str(src), tmp_path / "mnist" / "mnist_3vs5.npz")
+    with open(tmp_path / "mnist" / "mnist_3vs5.npz", "r+b") as f:
+        f.seek(100)
+        f.write(b"\x00\x01\x02")
+    with pytest.raises(datasets.DataError, match="corrupt"):
+        datasets.data_path("mnist/mnist_3vs5.npz")
+
+
+def test_replay__each_run_is_a_permutation_shared_by_learners():
+    problem, pp = oslr.make_problem("kegg")
+    states = [problem.init(jax.random.key(s), pp) for s in (0, 1)]
+    orders = [np.asarray(s.order) for s in states]
+    assert sorted(orders[0].tolist()) == list(range(problem.n_rows))
+    assert not np.array_equal(orders[0], orders[1])
+    _, ex = problem.sample(jax.random.key(5), states[0], jnp.int32(3), pp)
+    x, y = datasets.load_dataset("kegg")
+    np.testing.assert_array_equal(np.asarray(ex.x), x[orders[0][3]])
+    assert float(ex.y) == y[orders[0][3]]

@@ -1,0 +1,69 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import oslr
+from tests.helpers import stream
+
+
+@pytest.mark.parametrize("design", ["gaussian", "rademacher"])
+def test_sparse_linear__realizable_k_sparse_with_unit_l1(design):
+    problem, pp = oslr.make_problem("sparse-linear", d=12, k=4, sigma=0.2, design=design)
+    state = problem.init(jax.random.key(0), pp)
+    w = np.asarray(state.w_star)
+    assert (w != 0).sum() == 4 and np.abs(w).sum() == pytest.approx(1.0, rel=1e-6)
+    exs = stream(problem, pp, 0, 0, 2000)
+    x = np.asarray(exs.x)
+    if design == "rademacher":
+        assert set(np.unique(x).tolist()) == {-1.0, 1.0}
+    clean = np.asarray(exs.y_clean)
+    noise = np.asarray(exs.y) - clean
+    assert noise.std() == pytest.approx(0.2, rel=0.1)
+
+
+def test_sparse_linear__traced_k_under_vmap():
+    problem, pp = oslr.make_problem("sparse-linear", d=10, k=3)
+    pps = oslr.stack_params([pp.__class__(k=jnp.int32(k), sigma=pp.sigma, drift=pp.drift,
+                                          flip=pp.flip) for k in (1, 5, 10)])
+    states = jax.vmap(problem.init, (None, 0))(jax.random.key(1), pps)
+    assert (np.asarray(states.w_star) != 0).sum(1).tolist() == [1, 5, 10]
+
+
+def test_agnostic__sign_labels_with_flip_rate():
+    problem, pp = oslr.make_problem("agnostic", d=8, k=2, flip=0.2)
+    exs = stream(problem, pp, 0, 0, 4000)
+    state = problem.init(jax.random.split(jax.random.fold_in(jax.random.key(0), 0), 4)[0], pp)
+    y = np.asarray(exs.y)
+    assert set(np.unique(y).tolist()) == {-1.0, 1.0}
+    sign = np.where(np.asarray(exs.x) @ np.asarray(state.w_star) >= 0, 1.0, -1.0)
+    assert (y != sign).mean() == pytest.approx(0.2, abs=0.03)
+
+
+def test_drifting__w_star_moves_but_keeps_support():
+    problem, pp = oslr.make_problem("drifting", d=8, k=3, drift=0.05)
+    state = problem.init(jax.random.key(0), pp)
+    new, _ = problem.sample(jax.random.key(1), state, jnp.int32(0), pp)
+    assert not np.array_equal(np.asarray(new.w_star), np.asarray(state.w_star))
+    assert np.array_equal(np.asarray(new.w_star) != 0, np.asarray(state.w_star) != 0)
+
+
+def test_redundant_features__appended_and_base_stream_unchanged():
+    base, pp = oslr.make_problem("sparse-linear", d=6, k=2)
+    wide, _ = oslr.make_problem("sparse-linear", d=6, k=2, n_redundant=4)
+    assert wide.d == 10
+    a = stream(base, pp, 3, 1, 50)
+    b = stream(wide, pp, 3, 1, 50)
+    np.testing.assert_array_equal(np.asarray(b.x)[:, :6], np.asarray(a.x))
+    np.testing.assert_array_equal(np.asarray(b.y), np.asarray(a.y))
+    assert np.abs(np.asarray(b.x)[:, 6:]).max() <= 1.0
+
+
+def test_linear_bandit__means_are_arm_features_times_theta():
+    problem, pp = oslr.make_problem("linear-bandit", d=5, n_arms=7, changing=True)
+    state = problem.init(jax.random.key(0), pp)
+    _, ex = problem.sample(jax.random.key(1), state, jnp.int32(0), pp)
+    np.testing.assert_allclose(np.asarray(ex.means), np.asarray(ex.arms) @ np.asarray(state.theta),
+                               rtol=1e-5)
+    assert np.abs(np.asarray(ex.rewards - ex.means)).max() <= 0.5 + 1e-6
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(ex.arms), axis=1), 1.0, rtol=1e-5)

@@ -1,0 +1,74 @@
+import json
+
+import pandas as pd
+import pytest
+
+from oslr.cli import main
+
+
+def test_list_json__shows_reference_learners_and_problems(capsys):
+    assert main(["list", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    learners = {item["name"]: item["family"] for item in data["learners"]}
+    assert learners["ogd-full"] == "prediction"
+    assert learners["ogd-random-subset"] == "prediction"
+    assert learners["eps-greedy"] == "bandit"
+    problems = {item["name"] for item in data["problems"]}
+    assert {"sparse-linear", "a9a", "connect4", "covtype", "mnist35", "kegg",
+            "linear-bandit"} <= problems
+
+
+def test_run__small_study_writes_labelled_results(tmp_path, capsys):
+    out = tmp_path / "study"
+    code = main(["run", "--horizon", "120", "--runs", "4", "--grid", "eta=0.01,0.05",
+                 "--out", str(out), "--json", "--no-progress"])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    primary = [row for row in summary if row["primary"]]
+    assert {(r["learner"], r["params"]) for r in primary} == {
+        ("ogd-full", "eta=0.01"), ("ogd-full", "eta=0.05"),
+        ("ogd-random-subset", "eta=0.01"), ("ogd-random-subset", "eta=0.05")}
+    assert all(r["ci_low"] <= r["mean"] <= r["ci_high"] for r in primary)
+    for name in ("summary.csv", "curves.csv", "runs.csv", "config.json", "regret.png"):
+        assert (out / name).is_file()
+    curves = pd.read_csv(out / "curves.csv")
+    assert curves["t"].max() == 120
+    runs = pd.read_csv(out / "runs.csv")
+    assert len(runs[runs.metric == "regret"]) == 4 * 4
+
+
+def test_run__toml_config(tmp_path, capsys):
+    cfg = tmp_path / "study.toml"
+    cfg.write_text(
+        'problem = "linear-bandit"\nlearners = ["eps-greedy"]\nhorizon = 80\nruns = 3\n'
+        '[problem_options]\nd = 4\nn_arms = 5\n[grid]\neps = [0.05, 0.2]\n'
+    )
+    assert main(["run", "--config", str(cfg), "--out", str(tmp_path / "o"), "--json",
+                 "--no-progress", "--no-plot"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert {r["metric"] for r in summary} == {"pseudo_regret"}
+    assert len(summary) == 2
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--learners", "nope"], "unknown learner 'nope'; available:"),
+        (["--problem", "nope"], "unknown problem 'nope'"),
+        (["--k", "40"], "1 <= k <= d"),
+        (["--runs", "0"], "n_runs must be a positive integer"),
+        (["--horizon", "-5"], "horizon must be a positive integer"),
+        (["--set", "k=0"], "k=[0] is out of range"),
+        (["--grid", "eta=0.1,-1"], "eta=[-1.0] is out of range"),
+        (["--set", "eta=nan"], "NaN"),
+        (["--grid", "bogus=1"], "'bogus' is not a parameter"),
+        (["--problem", "mnist35", "--horizon", "20000"], "allow cycling"),
+        (["--problem", "linear-bandit"], "cannot run on problem"),
+        (["--problem", "a9a", "--d", "5"], "does not take option"),
+    ],
+)
+def test_run__bad_input_gets_a_clear_error(argv, message, capsys, tmp_path):
+    assert main(["run", "--out", str(tmp_path), "--no-progress", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("oslr: error:")
+    assert message in err

@@ -1,0 +1,166 @@
+"""Simulator: determinism, chunking, batching, resume, sharding, streaming memory, input errors."""
+
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+import oslr
+from oslr import sim
+
+
+def _setup(name="ogd-random-subset", d=8):
+    problem, pp = oslr.make_problem("sparse-linear", d=d, k=2)
+    learner, params = oslr.make(name, d=d, k=3)
+    return learner, params, problem, pp
+
+
+def _assert_same(a, b):
+    for key in a.curves:
+        np.testing.assert_array_equal(a.curves[key], b.curves[key], err_msg=key)
+        np.testing.assert_array_equal(a.final[key], b.final[key], err_msg=key)
+
+
+def test_simulate__identical_whatever_the_chunk_size():
+    learner, params, problem, pp = _setup()
+    runs = [oslr.simulate(learner, problem, params, pp, horizon=300, n_runs=4, chunk_size=c)
+            for c in (300, 64, 7)]
+    _assert_same(runs[0], runs[1])
+    _assert_same(runs[0], runs[2])
+
+
+def test_simulate__identical_however_runs_are_batched():
+    learner, params, problem, pp = _setup()
+    whole = oslr.simulate(learner, problem, params, pp, horizon=200, n_runs=6)
+    first = oslr.simulate(learner, problem, params, pp, horizon=200, n_runs=2)
+    rest = oslr.simulate(learner, problem, params, pp, horizon=200, n_runs=4, run_offset=2)
+    for key in whole.final:
+        np.testing.assert_array_equal(
+            whole.final[key], np.concatenate([first.final[key], rest.final[key]], axis=1)
+        )
+
+
+def test_simulate__grid_points_share_the_stream_common_random_numbers():
+    learner, params, problem, pp = _setup("ogd-full")
+    labels, grid = oslr.grid_params(params, {"eta": [0.01, 0.1]})
+    res = oslr.simulate(learner, problem, grid, pp, horizon=100, n_runs=3, grid=labels)
+    # the true model's loss depends only on the stream: equal across grid points
+    np.testing.assert_array_equal(res.final["loss_wstar"][0], res.final["loss_wstar"][1])
+    assert not np.array_equal(res.final["loss"][0], res.final["loss"][1])
+
+
+def test_simulate__resume_after_kill_is_bit_identical(tmp_path, monkeypatch):
+    learner, params, problem, pp = _setup()
+    ref = oslr.simulate(learner, problem, params, pp, horizon=250, n_runs=3, chunk_size=50)
+    real_save = sim._save_checkpoint
+    calls = []
+
+    def dying_save(*args):
+        real_save(*args)
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt("killed mid-study")
+
+    monkeypatch.setattr(sim, "_save_checkpoint", dying_save)
+    with pytest.raises(KeyboardInterrupt):
+        oslr.simulate(learner, problem, params, pp, horizon=250, n_runs=3, chunk_size=50,
+                      checkpoint_path=tmp_path / "ck")
+    assert json.loads((tmp_path / "ck" / "meta.json").read_text())["t_done"] == 100
+    monkeypatch.setattr(sim, "_save_checkpoint", real_save)
+    resumed = oslr.simulate(learner, problem, params, pp, horizon=250, n_runs=3, chunk_size=30,
+                            checkpoint_path=tmp_path / "ck")
+    _assert_same(ref, resumed)
+
+
+def test_simulate__checkpoint_of_another_study_is_refused(tmp_path):
+    learner, params, problem, pp = _setup()
+    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2,
+                  checkpoint_path=tmp_path)
+    with pytest.raises(ValueError, match="different study"):
+        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, seed=1,
+                      checkpoint_path=tmp_path)
+
+
+def test_simulate__carry_size_does_not_grow_with_horizon():
+    learner, params, problem, pp = _setup()
+    ck = {T: sim.metrics.checkpoint_rounds(T) for T in (10**3, 10**6)}
+    assert len(ck[10**3]) <= 51 and len(ck[10**6]) <= 51
+    init_one, _ = sim.make_run_fns(learner, problem, 51, True)
+    shapes = jax.eval_shape(init_one, np.uint32(0), np.int32(0), params, pp)
+    n_bytes = sum(np.prod(x.shape) * x.dtype.itemsize for x in jax.tree.leaves(shapes))
+    assert n_bytes < 100_000  # state + running sums + 51 checkpoints, independent of T
+
+
+def test_simulate__long_horizon_runs_in_bounded_memory():
+    learner, params, problem, pp = _setup()
+    res = oslr.simulate(learner, problem, params, pp, horizon=20_000, n_runs=2,
+                        chunk_size=5000, track_stats=False)
+    assert res.curves["loss"].shape == (1, 2, len(res.ckpts))
+    assert res.ckpts[-1] == 20_000
+
+
+_SHARD_SCRIPT = """
+import json, sys, numpy as np, jax, oslr
+problem, pp = oslr.make_problem("sparse-linear", d=8, k=2)
+learner, params = oslr.make("ogd-random-subset", d=8, k=3)
+res = oslr.simulate(learner, problem, params, pp, horizon=150, n_runs=6)
+print(json.dumps({"devices": len(jax.devices()), "loss": res.final["loss"].tolist()}))
+"""
+
+
+def test_simulate__sharded_over_four_host_devices_matches_one_device():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
+               JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, "-c", _SHARD_SCRIPT], env=env, capture_output=True,
+                         text=True, check=True)
+    sharded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert sharded["devices"] == 4
+    learner, params, problem, pp = _setup()
+    single = oslr.simulate(learner, problem, params, pp, horizon=150, n_runs=6)
+    np.testing.assert_allclose(np.asarray(sharded["loss"]), single.final["loss"], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(horizon=0), "horizon"),
+        (dict(n_runs=-1), "n_runs"),
+        (dict(horizon=2.5), "horizon"),
+    ],
+)
+def test_simulate__bad_settings_fail_before_tracing(kwargs, match):
+    learner, params, problem, pp = _setup()
+    settings = {**dict(horizon=10, n_runs=2), **kwargs}
+    with pytest.raises(ValueError, match=match):
+        oslr.simulate(learner, problem, params, pp, **settings)
+
+
+def test_simulate__bad_params_fail_with_clear_message():
+    problem, pp = oslr.make_problem("sparse-linear", d=8, k=2)
+    learner, params = oslr.make("ogd-random-subset", d=8, k=9)
+    with pytest.raises(ValueError, match=r"k=\[9\] is out of range"):
+        oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=1)
+    learner, params = oslr.make("ogd-full", d=8, eta=float("nan"))
+    with pytest.raises(ValueError, match="NaN"):
+        oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=1)
+    learner, params = oslr.make("ogd-full", d=8, eta=-1.0)
+    with pytest.raises(ValueError, match="eta"):
+        oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=1)
+
+
+def test_simulate__horizon_beyond_dataset_needs_cycle():
+    problem, pp = oslr.make_problem("mnist35")
+    learner, params = oslr.make("ogd-full", d=problem.d)
+    with pytest.raises(ValueError, match="cycle"):
+        oslr.simulate(learner, problem, params, pp, horizon=problem.n_rows + 1, n_runs=1)
+
+
+def test_simulate__family_mismatch_is_refused():
+    problem, pp = oslr.make_problem("linear-bandit", d=4)
+    learner, params = oslr.make("ogd-full", d=4)
+    with pytest.raises(ValueError, match="cannot run"):
+        oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=1)
