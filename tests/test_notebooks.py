@@ -1,0 +1,22 @@
+"""The notebooks run (at a small size) so they never rot."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook__executes_at_small_size(path, monkeypatch):
+    monkeypatch.setenv("OSLR_NB_RUNS", "8")
+    monkeypatch.setenv("OSLR_NB_T", "200")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert not errors
