@@ -80,3 +80,12 @@ def test_eps_greedy__pseudo_regret_grows_slower_than_random():
     rg = oslr.simulate(greedy, problem, gp, pp, horizon=1000, n_runs=16).final["pseudo_regret"]
     rr = oslr.simulate(random, problem, rp, pp, horizon=1000, n_runs=16).final["pseudo_regret"]
     assert rg.mean() < 0.3 * rr.mean()
+
+
+def test_ogd_random_subset__with_k_equal_d_is_exactly_ogd_full():
+    problem, pp = oslr.make_problem("sparse-linear", d=6, k=2)
+    sub, sp = oslr.make("ogd-random-subset", d=6, k=6)
+    full, fp = oslr.make("ogd-full", d=6)
+    a = oslr.simulate(sub, problem, sp, pp, horizon=150, n_runs=3)
+    b = oslr.simulate(full, problem, fp, pp, horizon=150, n_runs=3)
+    np.testing.assert_array_equal(a.final["loss"], b.final["loss"])

@@ -30,6 +30,10 @@ def test_top_k_mask__exact_count_for_traced_k():
 def test_top_k_mask__ties_go_to_lower_index():
     mask = top_k_mask(jnp.ones(6), jnp.int32(2), 4)
     assert np.flatnonzero(mask).tolist() == [0, 1]
+    mask = top_k_mask(jnp.array([3.0, 1.0, 3.0, 3.0, 0.0]), jnp.int32(2), 3)
+    assert np.flatnonzero(mask).tolist() == [0, 2]
+    mask = top_k_mask(jnp.array([1.0, 5.0, 3.0, 3.0, 0.0]), jnp.int32(2), 3)
+    assert np.flatnonzero(mask).tolist() == [1, 2]
 
 
 def test_random_subset_mask__uniform_frequencies():

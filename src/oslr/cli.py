@@ -111,7 +111,7 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
 def prepare(study: dict[str, Any]):
     """Build problem, learners and params for a study; raise ValueError for any bad input."""
     import oslr
-    from oslr.registry import LEARNERS, PROBLEMS
+    from oslr.registry import LEARNERS, PROBLEMS, takes_max_k
     from oslr.sim import grid_params, validate
 
     name = study["problem"]
@@ -141,7 +141,9 @@ def prepare(study: dict[str, Any]):
             )
         fixed = {k: v for k, v in study.get("params", {}).items() if k in spec.sweepable}
         grid = {k: v for k, v in study.get("grid", {}).items() if k in spec.sweepable}
-        learner, base = oslr.make(lname, d=problem.d, **fixed)
+        ks = [int(v) for v in [fixed.get("k")] + list(grid.get("k", [])) if v is not None]
+        max_k = max(ks) if ks and takes_max_k(lname) and 1 <= max(ks) <= problem.d else None
+        learner, base = oslr.make(lname, d=problem.d, max_k=max_k, **fixed)
         labels, params = grid_params(base, grid)
         validate(learner, problem, params, pp, study["horizon"], study["runs"])
         plans.append((learner, labels, params))

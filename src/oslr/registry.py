@@ -76,8 +76,15 @@ def _unknown(kind: str, name: str, table: dict) -> ValueError:
     return ValueError(f"unknown {kind} {name!r}; available: {', '.join(sorted(table))}.")
 
 
-def make(name: str, d: int, **overrides) -> tuple[Learner, Any]:
+def make(name: str, d: int, max_k: int | None = None, **overrides) -> tuple[Learner, Any]:
     """Build learner `name` for dimension `d` with its default params (fields overridable).
+
+    Args:
+      name: registry name (`oslr list`).
+      d: feature dimension (static).
+      max_k: static bound on the traced sparsity k for learners that select k coordinates
+        (default d). A small max_k makes selection much cheaper (`lax.top_k` on max_k, not a sort).
+      **overrides: params fields, e.g. k=4, eta=0.1.
 
     Example:
       learner, params = oslr.make("ogd-random-subset", d=20, k=4)
@@ -87,7 +94,18 @@ def make(name: str, d: int, **overrides) -> tuple[Learner, Any]:
     if isinstance(d, bool) or not isinstance(d, int) or d < 1:
         raise ValueError(f"d must be a positive integer, got {d!r}.")
     spec = LEARNERS[name]
-    return spec.factory(d), spec.params(d, **overrides)
+    if max_k is None or not takes_max_k(name):
+        return spec.factory(d), spec.params(d, **overrides)
+    if not 1 <= max_k <= d:
+        raise ValueError(f"max_k={max_k} must satisfy 1 <= max_k <= d={d}.")
+    return spec.factory(d, max_k=max_k), spec.params(d, **overrides)
+
+
+def takes_max_k(name: str) -> bool:
+    """Whether learner `name` has a static `max_k` bound on a traced k."""
+    import inspect
+
+    return "max_k" in inspect.signature(LEARNERS[name].factory).parameters
 
 
 def make_problem(name: str, **options) -> tuple[Problem, Any]:

@@ -1,0 +1,1 @@
+"""Speed measurements of oslr against float64 NumPy loops, run in the same process."""

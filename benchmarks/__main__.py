@@ -1,0 +1,3 @@
+from benchmarks.throughput import main
+
+main()
