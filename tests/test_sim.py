@@ -164,3 +164,17 @@ def test_simulate__family_mismatch_is_refused():
     learner, params = oslr.make("ogd-full", d=4)
     with pytest.raises(ValueError, match="cannot run"):
         oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=1)
+
+
+def test_sweep__labels_every_grid_point_in_one_call():
+    learner, params, problem, pp = _setup()
+    res = oslr.sweep(learner, problem, params, pp, {"k": [1, 3], "eta": [0.01, 0.1]},
+                     horizon=50, n_runs=3)
+    assert res.grid == [{"k": 1, "eta": 0.01}, {"k": 1, "eta": 0.1}, {"k": 3, "eta": 0.01},
+                        {"k": 3, "eta": 0.1}]
+    table = res.summary_table()
+    assert list(table[table.primary]["params"]) == [
+        "k=1, eta=0.01", "k=1, eta=0.1", "k=3, eta=0.01", "k=3, eta=0.1"]
+    queries = res.final["queries"][:, 0] / 50
+    np.testing.assert_allclose(queries, [1, 1, 3, 3])
+    assert set(res.curves_table()["t"]) == set(res.ckpts)

@@ -2,13 +2,13 @@
 
 Public API:
   make, make_problem, list_learners, list_problems   registry
-  simulate, grid_params, stack_params, SimResult      simulator
+  simulate, sweep, grid_params, stack_params, SimResult   simulator
   Learner, Problem                                    contracts (see oslr.types, oslr.protocol)
 """
 
 from oslr.protocol import ProtocolError
 from oslr.registry import list_learners, list_problems, make, make_problem
-from oslr.sim import SimResult, grid_params, simulate, stack_params
+from oslr.sim import SimResult, grid_params, simulate, stack_params, sweep
 from oslr.types import BANDIT, LINEAR, PREDICTION, Learner, Problem
 
 __version__ = "0.1.0"
@@ -28,4 +28,5 @@ __all__ = [
     "make_problem",
     "simulate",
     "stack_params",
+    "sweep",
 ]

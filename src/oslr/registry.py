@@ -20,6 +20,7 @@ from oslr.problems.synthetic import (
     agnostic,
     drifting,
     sparse_linear,
+    switching,
     synthetic_params,
 )
 from oslr.types import BANDIT, LINEAR, PREDICTION, Learner, Problem
@@ -200,7 +201,8 @@ register_learner(LearnerSpec(
 
 def _synthetic(builder):
     def factory(d: int = 16, k: int = 3, sigma: float = 0.1, design: str | None = None,
-                drift: float = 0.01, flip: float = 0.1, n_redundant: int = 0):
+                drift: float = 0.01, flip: float = 0.1, period: int = 1000,
+                n_redundant: int = 0):
         if isinstance(d, bool) or not isinstance(d, int) or d < 1:
             raise ValueError(f"d must be a positive integer, got {d!r}.")
         if not 1 <= k <= d:
@@ -209,9 +211,11 @@ def _synthetic(builder):
             raise ValueError(f"noise sigma={sigma} must be >= 0.")
         if not 0 <= flip <= 1:
             raise ValueError(f"flip probability {flip} must lie in [0, 1].")
+        if period < 1:
+            raise ValueError(f"switching period {period} must be >= 1 round.")
         problem = builder(d) if design is None else builder(d, design=design)
         problem = add_redundant_features(problem, n_redundant)
-        return problem, synthetic_params(k=k, sigma=sigma, drift=drift, flip=flip)
+        return problem, synthetic_params(k=k, sigma=sigma, drift=drift, flip=flip, period=period)
 
     return factory
 
@@ -226,6 +230,9 @@ register_problem(ProblemSpec(
 register_problem(ProblemSpec(
     "drifting", "stream", "realizable stream whose sparse w* random-walks on its support",
     _synthetic(drifting)))
+register_problem(ProblemSpec(
+    "switching", "stream", "oblivious adversary: a fresh sparse w* every `period` rounds",
+    _synthetic(switching)))
 
 
 def _dataset(name: str):

@@ -128,6 +128,18 @@ class SimResult:
             self._regret = self._compute_regret()
         return self._regret
 
+    def summary_table(self):
+        """pandas DataFrame: final regret per grid point (mean, sem, 95% interval); see report."""
+        from oslr.report import summary_frame
+
+        return summary_frame([self])
+
+    def curves_table(self):
+        """pandas DataFrame: regret at every checkpoint with 95% bands (long format)."""
+        from oslr.report import curves_frame
+
+        return curves_frame([self])
+
     def _compute_regret(self) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         c = self.curves
@@ -394,7 +406,11 @@ def simulate(
     starts = range(t_done, horizon, chunk_size)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        try:  # a widget bar in notebooks when ipywidgets is there, a text bar otherwise
+            import ipywidgets  # noqa: F401
+            from tqdm.auto import tqdm
+        except ImportError:
+            from tqdm import tqdm
 
         bar = tqdm(total=horizon, initial=t_done, unit="round", desc=f"{learner.name}",
                    leave=False)
@@ -435,6 +451,22 @@ def simulate(
         realizable=problem.realizable,
         info=info,
     )
+
+
+def sweep(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
+          grid: dict[str, Sequence[Any]], **kwargs) -> SimResult:
+    """Simulate every point of the cartesian `grid` of learner params x `n_runs` seeds at once.
+
+    Example:
+      res = sweep(learner, problem, params, pp, {"k": [2, 4, 8], "eta": [0.01, 0.1]},
+                  horizon=5000, n_runs=1000)
+      res.summary_table()   # labelled pandas table
+
+    Args:
+      grid: params field -> values (see `grid_params`); other keyword arguments go to `simulate`.
+    """
+    labels, stacked = grid_params(params, grid)
+    return simulate(learner, problem, stacked, problem_params, grid=labels, **kwargs)
 
 
 def n_supports(d: int, k: int) -> int:

@@ -1,3 +1,5 @@
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -24,8 +26,7 @@ def test_sparse_linear__realizable_k_sparse_with_unit_l1(design):
 
 def test_sparse_linear__traced_k_under_vmap():
     problem, pp = oslr.make_problem("sparse-linear", d=10, k=3)
-    pps = oslr.stack_params([pp.__class__(k=jnp.int32(k), sigma=pp.sigma, drift=pp.drift,
-                                          flip=pp.flip) for k in (1, 5, 10)])
+    pps = oslr.stack_params([dataclasses.replace(pp, k=jnp.int32(k)) for k in (1, 5, 10)])
     states = jax.vmap(problem.init, (None, 0))(jax.random.key(1), pps)
     assert (np.asarray(states.w_star) != 0).sum(1).tolist() == [1, 5, 10]
 
@@ -67,3 +68,15 @@ def test_linear_bandit__means_are_arm_features_times_theta():
                                rtol=1e-5)
     assert np.abs(np.asarray(ex.rewards - ex.means)).max() <= 0.5 + 1e-6
     np.testing.assert_allclose(np.linalg.norm(np.asarray(ex.arms), axis=1), 1.0, rtol=1e-5)
+
+
+def test_switching__w_star_changes_every_period_only():
+    problem, pp = oslr.make_problem("switching", d=8, k=2, period=5)
+    state = problem.init(jax.random.key(0), pp)
+    ws = []
+    for t in range(11):
+        state, _ = problem.sample(jax.random.key(t + 1), state, jnp.int32(t), pp)
+        ws.append(np.asarray(state.w_star))
+    changed = [not np.array_equal(ws[t], ws[t - 1]) for t in range(1, 11)]
+    assert changed == [False] * 4 + [True] + [False] * 4 + [True]
+    assert all((w != 0).sum() == 2 for w in ws)

@@ -10,6 +10,8 @@ alone.
 * `agnostic`: misspecified labels y = sign(<w*, x>), each flipped with probability `flip`.
 * `drifting`: w* random-walks on its support, w*_{t+1} = w*_t + drift * N(0, I) on the support
   (renormalised to ||w*||_1 = 1), the [KPM] drifting least-squares setting.
+* `switching`: an oblivious adversary: a fresh k-sparse w* (new support) every `period` rounds, so
+  no single sparse predictor fits the whole stream.
 * `add_redundant_features`: append m standard-normal features ([WLL] App. B), scaled by 1/4 and
   clipped to [-1, 1] so that ||theta||_inf <= 1 still holds (the paper scales by the block max,
   which a stream cannot know in advance; departure noted).
@@ -39,20 +41,24 @@ class SyntheticParams:
       sigma: () float32, label noise standard deviation.
       drift: () float32, per-round random-walk scale of w* (`drifting` only).
       flip: () float32, label flip probability (`agnostic` only).
+      period: () int32, rounds between switches of w* (`switching` only).
     """
 
     k: Array
     sigma: Array
     drift: Array
     flip: Array
+    period: Array
 
 
-def synthetic_params(k: int = 3, sigma: float = 0.1, drift: float = 0.0, flip: float = 0.0):
+def synthetic_params(k: int = 3, sigma: float = 0.1, drift: float = 0.0, flip: float = 0.0,
+                     period: int = 1000):
     return SyntheticParams(
         k=jnp.asarray(k, jnp.int32),
         sigma=jnp.asarray(sigma, jnp.float32),
         drift=jnp.asarray(drift, jnp.float32),
         flip=jnp.asarray(flip, jnp.float32),
+        period=jnp.asarray(period, jnp.int32),
     )
 
 
@@ -85,8 +91,11 @@ def _stream(d: int, design: str, mode: str, name: str) -> Problem:
         return SyntheticState(w_star=_l1_normalise(w), support=support)
 
     def sample(key: Array, state: SyntheticState, t: Array, params: SyntheticParams):
-        del t
         k_x, k_noise, k_drift = jax.random.split(key, 3)
+        if mode == "switching":
+            fresh = init(k_drift, params)
+            switch = (t > 0) & (jnp.mod(t, jnp.maximum(params.period, 1)) == 0)
+            state = jax.tree.map(lambda a, b: jnp.where(switch, a, b), fresh, state)
         x = _draw_x(k_x, d, design)
         clean = jnp.dot(state.w_star, x)
         if mode == "agnostic":
@@ -127,6 +136,11 @@ def agnostic(d: int, design: str = "rademacher") -> Problem:
 def drifting(d: int, design: str = "gaussian") -> Problem:
     """Realizable stream whose k-sparse w* random-walks on its support."""
     return _stream(d, design, "drifting", "drifting")
+
+
+def switching(d: int, design: str = "gaussian") -> Problem:
+    """Oblivious adversary: a fresh k-sparse w* every `period` rounds (noisy linear labels)."""
+    return _stream(d, design, "switching", "switching")
 
 
 _REDUNDANT_STREAM = 0x5EED

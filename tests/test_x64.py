@@ -1,0 +1,39 @@
+"""Everything also runs with jax_enable_x64 (the float64 references rely on it)."""
+
+import json
+import os
+import subprocess
+import sys
+
+_SCRIPT = """
+import json, jax, numpy as np, oslr
+from oslr.registry import LEARNERS
+from oslr.testing import check_learner
+out = {"x64": bool(jax.config.jax_enable_x64)}
+for name, spec in LEARNERS.items():
+    if spec.family == "bandit":
+        prob, pp = oslr.make_problem("linear-bandit", d=5)
+    else:
+        prob, pp = oslr.make_problem("sparse-linear", d=6, k=2)
+    learner, params = oslr.make(name, d=prob.d)
+    res = oslr.simulate(learner, prob, params, pp, horizon=60, n_runs=2)
+    curves = res.regret_curves()
+    out[name] = {"dtype": str(res.curves[next(iter(res.curves))].dtype),
+                 "finite": bool(all(np.isfinite(v).all() for v in curves.values()))}
+spec = LEARNERS["ogd-random-subset"]
+prob, pp = oslr.make_problem("sparse-linear", d=6, k=2)
+learner, params = oslr.make("ogd-random-subset", d=6)
+out["contract"] = check_learner(learner, params, spec.alt_params(6), prob, pp)
+print(json.dumps(out))
+"""
+
+
+def test_x64__every_learner_simulates_and_the_contract_holds():
+    env = dict(os.environ, JAX_ENABLE_X64="1", JAX_PLATFORMS="cpu")
+    proc = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
+                          text=True, check=True)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out.pop("x64") is True
+    assert len(out.pop("contract")) == 8
+    for name, row in out.items():
+        assert row == {"dtype": "float64", "finite": True}, name
