@@ -10,7 +10,11 @@ import json, jax, numpy as np, oslr
 from oslr.registry import LEARNERS
 from oslr.testing import check_learner
 out = {"x64": bool(jax.config.jax_enable_x64)}
+one_per_family = {}
 for name, spec in LEARNERS.items():
+    one_per_family.setdefault(spec.family, name)
+for name in one_per_family.values():
+    spec = LEARNERS[name]
     if spec.family == "bandit":
         prob, pp = oslr.make_problem("linear-bandit", d=5)
     else:
@@ -28,12 +32,13 @@ print(json.dumps(out))
 """
 
 
-def test_x64__every_learner_simulates_and_the_contract_holds():
+def test_x64__a_learner_of_every_family_simulates_and_the_contract_holds():
     env = dict(os.environ, JAX_ENABLE_X64="1", JAX_PLATFORMS="cpu")
     proc = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
                           text=True, check=True)
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out.pop("x64") is True
     assert len(out.pop("contract")) == 8
+    assert len(out) == 3
     for name, row in out.items():
         assert row == {"dtype": "float64", "finite": True}, name

@@ -143,8 +143,13 @@ def prepare(study: dict[str, Any]):
         grid = {k: v for k, v in study.get("grid", {}).items() if k in spec.sweepable}
         ks = [int(v) for v in [fixed.get("k")] + list(grid.get("k", [])) if v is not None]
         max_k = max(ks) if ks and takes_max_k(lname) and 1 <= max(ks) <= problem.d else None
-        learner, base = oslr.make(lname, d=problem.d, max_k=max_k, **fixed)
-        labels, params = grid_params(base, grid)
+        learner, base = oslr.make(lname, d=problem.d, max_k=max_k, horizon=study["horizon"],
+                                  **fixed)
+        prep = None
+        if spec.prepare is not None:
+            def prep(point, _spec=spec):
+                return _spec.prepare(point, problem, pp)
+        labels, params = grid_params(base, grid, prepare=prep)
         validate(learner, problem, params, pp, study["horizon"], study["runs"])
         plans.append((learner, labels, params))
     for key in set(study.get("grid", {})) | set(study.get("params", {})):

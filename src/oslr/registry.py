@@ -7,10 +7,22 @@ contract suite to check vmap over params).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import jax.numpy as jnp
+import numpy as np
+
 from oslr.learners.bandits import eps_greedy, eps_greedy_params
+from oslr.learners.ftpsl import (
+    ftpl_oracle_subset,
+    ftpl_random_subset,
+    ftpsl,
+    ftpsl_params,
+    oracle_subset,
+    subset_ftpl_params,
+)
 from oslr.learners.ogd import ogd_full, ogd_params, ogd_random_subset
 from oslr.learners.uniform import uniform_params, uniform_subset
 from oslr.problems.bandits import bandit_params, linear_bandit
@@ -39,6 +51,8 @@ class LearnerSpec:
       alt_params: a second, different params point for `d` (contract suite).
       sweepable: params fields that change the learner's behaviour (grid keys of `oslr run`).
       reference: paper / algorithm it implements.
+      prepare: optional `prepare(params, problem, problem_params) -> params` applied to each grid
+        point before a study (e.g. the offline oracle subset for its k); None = identity.
     """
 
     name: str
@@ -49,6 +63,7 @@ class LearnerSpec:
     alt_params: Callable[[int], Any]
     sweepable: tuple[str, ...] = ()
     reference: str = ""
+    prepare: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -77,7 +92,8 @@ def _unknown(kind: str, name: str, table: dict) -> ValueError:
     return ValueError(f"unknown {kind} {name!r}; available: {', '.join(sorted(table))}.")
 
 
-def make(name: str, d: int, max_k: int | None = None, **overrides) -> tuple[Learner, Any]:
+def make(name: str, d: int, max_k: int | None = None, horizon: int | None = None,
+         **overrides) -> tuple[Learner, Any]:
     """Build learner `name` for dimension `d` with its default params (fields overridable).
 
     Args:
@@ -85,6 +101,7 @@ def make(name: str, d: int, max_k: int | None = None, **overrides) -> tuple[Lear
       d: feature dimension (static).
       max_k: static bound on the traced sparsity k for learners that select k coordinates
         (default d). A small max_k makes selection much cheaper (`lax.top_k` on max_k, not a sort).
+      horizon: the T of horizon-dependent defaults (FTPSL's eq. (1)); ignored by the others.
       **overrides: params fields, e.g. k=4, eta=0.1.
 
     Example:
@@ -95,11 +112,19 @@ def make(name: str, d: int, max_k: int | None = None, **overrides) -> tuple[Lear
     if isinstance(d, bool) or not isinstance(d, int) or d < 1:
         raise ValueError(f"d must be a positive integer, got {d!r}.")
     spec = LEARNERS[name]
+    if horizon is not None and "horizon" in _arg_names(spec.params):
+        overrides = {"horizon": horizon, **overrides}
     if max_k is None or not takes_max_k(name):
         return spec.factory(d), spec.params(d, **overrides)
     if not 1 <= max_k <= d:
         raise ValueError(f"max_k={max_k} must satisfy 1 <= max_k <= d={d}.")
     return spec.factory(d, max_k=max_k), spec.params(d, **overrides)
+
+
+def _arg_names(fn) -> set[str]:
+    import inspect
+
+    return set(inspect.signature(fn).parameters)
 
 
 def takes_max_k(name: str) -> bool:
@@ -193,6 +218,69 @@ register_learner(LearnerSpec(
     alt_params=lambda d: eps_greedy_params(eps=0.3, alpha=0.5, lam=2.0),
     sweepable=("eps", "alpha", "lam"),
     reference="ALGORITHMS.md F3",
+))
+
+
+def _ftpsl_defaults(d, horizon=10_000, **o):
+    return _with(ftpsl_params, dict(k=_default_k(d), horizon=horizon, eta_scale=1.0, c0=1.0,
+                                    gamma_max=0.5), o)
+
+
+register_learner(LearnerSpec(
+    name="ftpsl",
+    family=LINEAR,
+    description="Follow the Perturbed Sparse Leader, b = 2, M = 10 geometric resampling",
+    factory=ftpsl,
+    params=_ftpsl_defaults,
+    alt_params=lambda d: ftpsl_params(k=max(1, d // 2), horizon=500, eta_scale=3.0, c0=0.5),
+    sweepable=("k", "horizon", "eta_scale", "c0", "gamma_max"),
+    reference="[WLL] Algorithms 1-2, eq. (1)",
+))
+
+
+def _subset_defaults(d, horizon=10_000, **o):
+    k = o.get("k", _default_k(d))
+    return _with(lambda **kw: subset_ftpl_params(d, **kw),
+                 dict(k=k, horizon=horizon, eta_scale=1.0, subset=np.arange(d) < k), o)
+
+
+register_learner(LearnerSpec(
+    name="ftpl-random-subset",
+    family=LINEAR,
+    description="FTPL on a random k-subset fixed before round 1 ([WLL] App. B baseline)",
+    factory=ftpl_random_subset,
+    params=_subset_defaults,
+    alt_params=lambda d: subset_ftpl_params(d, k=max(1, d // 2), horizon=500, eta_scale=3.0),
+    sweepable=("k", "horizon", "eta_scale"),
+    reference="[WLL] App. B",
+))
+
+
+def _oracle_prepare(params, problem, problem_params):
+    """Replace the subset by the offline best k-subset of the replayed dataset."""
+    if not hasattr(problem_params, "x"):
+        raise ValueError(
+            "ftpl-oracle-subset needs a dataset problem (its oracle subset is computed offline "
+            f"from the whole stream); problem {problem.name!r} is synthetic."
+        )
+    k = int(np.asarray(params.k))
+    mask = oracle_subset(np.asarray(problem_params.x), np.asarray(problem_params.y), k)
+    if problem.d > mask.shape[0]:  # redundant features appended: never in the oracle subset
+        mask = np.concatenate([mask, np.zeros(problem.d - mask.shape[0], bool)])
+    return dataclasses.replace(params, subset=jnp.asarray(mask))
+
+
+register_learner(LearnerSpec(
+    name="ftpl-oracle-subset",
+    family=LINEAR,
+    description="FTPL on the offline best k-subset of the stream ([WLL] App. B 'oracle')",
+    factory=ftpl_oracle_subset,
+    params=_subset_defaults,
+    alt_params=lambda d: subset_ftpl_params(d, k=max(1, d // 2), horizon=500, eta_scale=3.0,
+                                            subset=np.arange(d) >= d - max(1, d // 2)),
+    sweepable=("k", "horizon", "eta_scale"),
+    reference="[WLL] App. B",
+    prepare=_oracle_prepare,
 ))
 
 

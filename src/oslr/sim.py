@@ -51,12 +51,15 @@ def stack_params(params_list: Sequence[PyTree]) -> PyTree:
     return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *params_list)
 
 
-def grid_params(base: PyTree, grid: dict[str, Sequence[Any]] | None) -> tuple[list[dict], PyTree]:
+def grid_params(base: PyTree, grid: dict[str, Sequence[Any]] | None,
+                prepare: Any = None) -> tuple[list[dict], PyTree]:
     """Cartesian product of `grid` values applied to the dataclass `base`.
 
     Args:
       base: a params dataclass (e.g. from `oslr.make`).
       grid: field name -> values; None or {} gives the single point `base`.
+      prepare: optional `prepare(point) -> point` applied to every grid point (for params that
+        depend on others, e.g. an oracle subset that depends on k).
 
     Returns:
       labels: one dict per grid point (field -> value); params: the stacked params (G, ...).
@@ -76,7 +79,8 @@ def grid_params(base: PyTree, grid: dict[str, Sequence[Any]] | None) -> tuple[li
             k: jnp.asarray(v, getattr(base, k).dtype) for k, v in label.items()
         }
         labels.append(label)
-        points.append(dataclasses.replace(base, **repl))
+        point = dataclasses.replace(base, **repl)
+        points.append(point if prepare is None else prepare(point))
     return labels, stack_params(points)
 
 

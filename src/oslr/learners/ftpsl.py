@@ -1,0 +1,269 @@
+"""Follow the Perturbed Sparse Leader and its FTPL baselines ([WLL]; ALGORITHMS.md L1, L1c).
+
+Family F2: play w_t in K_{k,b} = {||w||_0 <= k, ||w||_b <= 1}, suffer <theta_t, w_t> with
+theta_t = -y_t x_t, observe theta_{t,i} on the selected set Q_t only.
+
+FTPSL round t ([WLL] Algorithm 1):
+  1. draw(key): z ~ Laplace(0, 1)^d, coin ~ Bernoulli(gamma);
+     coin = 1: Q = uniform k-subset, w = k^(-1/b) 1_Q (the exploration set K-bar);
+     coin = 0: w = argmin_{w in K} <w, eta S - z> (Lemma 1 oracle), Q = its top-k index set.
+  2. play w_t, observe theta_t on Q_t;
+  3. h = geometric resampling of draw (Algorithm 2) with M resamples from the same law;
+  4. S <- S + theta_t * h * 1_{Q_t} (estimator (3)).
+
+Parameters, eq. (1), with e_b = (b-1)/b (e_inf = 1, e_1 = 0) and T the horizon:
+  eta = eta_scale * sqrt(k^e_b log d / (d^2 T log T)),  gamma = min(c0 d eta log T, gamma_max),
+  M = ceil(d ln T / (k gamma)) in theory; the paper's experiments use M = 10 (our default).
+eta and gamma are computed inside the step from the traced k, so a k/d grid keeps eq. (1) at every
+point; sweep `eta_scale` and `c0` for eta / gamma grids. OURS (GAP in the paper): c0 = 1 and
+gamma clipped to gamma_max = 0.5.
+
+Baselines ([WLL] App. B, L1c): FTPL restricted to a fixed k-subset Q (random, drawn at init; or
+the offline oracle subset, given as a params mask), all of Q observed every round, no exploration
+and no resampling: w = argmin_{w in K, supp w in Q} <w, eta S - z>, S_Q += theta_Q. Same eta as
+FTPSL (OURS: the paper does not state it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from oslr.checks import check_range
+from oslr.primitives import geometric_resampling, random_subset_mask, sparse_oracle
+from oslr.types import LINEAR, Array, Learner
+
+
+def norm_exponent(b: float) -> float:
+    """e_b = (b - 1) / b, with e_inf = 1 ([WLL] eq. (1) convention)."""
+    return 1.0 if math.isinf(b) else (b - 1.0) / b
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class FtpslParams:
+    """Sweepable FTPSL parameters (eq. (1) is evaluated inside the step).
+
+    Attributes:
+      k: () int32, sparsity (traced).
+      horizon: () float32, the T used in eq. (1).
+      eta_scale: () float32, multiplies the eq. (1) learning rate.
+      c0: () float32, exploration constant of eq. (1).
+      gamma_max: () float32, cap on gamma (OURS 0.5).
+    """
+
+    k: Array
+    horizon: Array
+    eta_scale: Array
+    c0: Array
+    gamma_max: Array
+
+
+def ftpsl_params(k: int = 1, horizon: int = 10_000, eta_scale: float = 1.0, c0: float = 1.0,
+                 gamma_max: float = 0.5) -> FtpslParams:
+    """Build `FtpslParams` with explicit dtypes."""
+    return FtpslParams(
+        k=jnp.asarray(k, jnp.int32),
+        horizon=jnp.asarray(horizon, jnp.float32),
+        eta_scale=jnp.asarray(eta_scale, jnp.float32),
+        c0=jnp.asarray(c0, jnp.float32),
+        gamma_max=jnp.asarray(gamma_max, jnp.float32),
+    )
+
+
+def rates(params: FtpslParams, d: int, b: float) -> tuple[Array, Array]:
+    """(eta, gamma) of eq. (1) for traced k and T (natural logs; log T floored at 1)."""
+    k = jnp.maximum(params.k, 1).astype(jnp.float32)
+    log_t = jnp.maximum(jnp.log(params.horizon), 1.0)
+    eta = params.eta_scale * jnp.sqrt(
+        k ** norm_exponent(b) * math.log(max(d, 2)) / (d**2 * params.horizon * log_t)
+    )
+    gamma = jnp.minimum(params.c0 * d * eta * log_t, params.gamma_max)
+    return eta, gamma
+
+
+def theory_resamples(d: int, horizon: int, k: int, gamma: float) -> int:
+    """M = ceil(d ln T / (k gamma)) of eq. (1) (often thousands; the experiments use 10)."""
+    return int(math.ceil(d * math.log(horizon) / (k * gamma)))
+
+
+class FtpslState(NamedTuple):
+    """Attributes:
+    cum_theta_hat: (d,) float32, S = sum of the estimates theta-hat (eta-free).
+    t: () int32, rounds played.
+    """
+
+    cum_theta_hat: Array
+    t: Array
+
+
+def ftpsl(d: int, max_k: int | None = None, b: float = 2.0, n_resamples: int = 10,
+          gr_mode: str = "shared") -> Learner:
+    """Follow the Perturbed Sparse Leader ([WLL] Algorithms 1 and 2).
+
+    Args:
+      d: dimension (static).
+      max_k: static bound on the traced k (default d; smaller is faster).
+      b: norm exponent of K_{k,b}, in [1, inf] (static).
+      n_resamples: M, geometric-resampling cap (static; the paper's experiments use 10).
+      gr_mode: "shared" or "independent" resampling (see `geometric_resampling`).
+    """
+    max_k = d if max_k is None else max_k
+    if not b >= 1.0:
+        raise ValueError(f"norm exponent b={b} must lie in [1, inf].")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples={n_resamples} must be >= 1.")
+
+    def draw(key: Array, s: Array, params: FtpslParams) -> tuple[Array, Array]:
+        eta, gamma = rates(params, d, b)
+        k_z, k_coin, k_sub = jax.random.split(key, 3)
+        z = jax.random.laplace(k_z, (d,), jnp.float32)
+        coin = jax.random.uniform(k_coin, ()) < gamma  # Bernoulli(gamma), explicit for references
+        q_explore = random_subset_mask(k_sub, d, params.k, max_k)
+        scale = 1.0 if math.isinf(b) else jnp.maximum(params.k, 1).astype(jnp.float32) ** (-1 / b)
+        w_lead, q_lead = sparse_oracle(eta * s - z, params.k, max_k, b)
+        w = jnp.where(coin, jnp.where(q_explore, scale, 0.0), w_lead)
+        return w.astype(jnp.float32), jnp.where(coin, q_explore, q_lead)
+
+    def init(key: Array, params: FtpslParams) -> FtpslState:
+        del key, params
+        return FtpslState(cum_theta_hat=jnp.zeros(d, jnp.float32), t=jnp.zeros((), jnp.int32))
+
+    def step(key: Array, state: FtpslState, rnd, params: FtpslParams) -> FtpslState:
+        k_play, k_gr = jax.random.split(key)
+        w, q = draw(k_play, state.cum_theta_hat, params)
+        theta = rnd.play(w, support=q)
+        h = geometric_resampling(lambda kk: draw(kk, state.cum_theta_hat, params)[1], k_gr,
+                                 n_resamples, selected=q, mode=gr_mode, max_k=max_k)
+        theta_hat = jnp.where(q, theta * h.astype(jnp.float32), 0.0)
+        return FtpslState(cum_theta_hat=state.cum_theta_hat + theta_hat, t=state.t + 1)
+
+    def budget(params: FtpslParams) -> Array:
+        return params.k
+
+    def check(params: FtpslParams, d_problem: int) -> None:
+        check_range("ftpsl", "k", params.k, lo=1, hi=max_k,
+                    hint=f"k is the sparsity of the play (1 <= k <= max_k={max_k}).")
+        check_range("ftpsl", "horizon", params.horizon, lo=2)
+        check_range("ftpsl", "eta_scale", params.eta_scale, lo=0.0, lo_open=True)
+        check_range("ftpsl", "c0", params.c0, lo=0.0)
+        check_range("ftpsl", "gamma_max", params.gamma_max, lo=0.0, hi=1.0)
+
+    return Learner(init=init, step=step, family=LINEAR, budget=budget, name="ftpsl",
+                   check=check, info={"b": b, "n_resamples": n_resamples, "gr_mode": gr_mode})
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class SubsetFtplParams:
+    """Parameters of the fixed-subset FTPL baselines.
+
+    Attributes:
+      k: () int32, subset size (traced).
+      horizon, eta_scale: as in `FtpslParams` (the same eq. (1) eta).
+      subset: (d,) bool, the oracle subset (`ftpl-oracle-subset`; ignored by the random one).
+    """
+
+    k: Array
+    horizon: Array
+    eta_scale: Array
+    subset: Array
+
+
+def subset_ftpl_params(d: int, k: int = 1, horizon: int = 10_000, eta_scale: float = 1.0,
+                       subset=None) -> SubsetFtplParams:
+    mask = np.zeros(d, bool) if subset is None else np.asarray(subset, bool)
+    if mask.shape != (d,):
+        raise ValueError(f"subset must be a ({d},) boolean mask, got shape {mask.shape}.")
+    return SubsetFtplParams(
+        k=jnp.asarray(k, jnp.int32),
+        horizon=jnp.asarray(horizon, jnp.float32),
+        eta_scale=jnp.asarray(eta_scale, jnp.float32),
+        subset=jnp.asarray(mask),
+    )
+
+
+def oracle_subset(x: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
+    """Offline oracle subset: top_k(|sum_t y_t x_t|) (Lemma 1 on the whole stream), (d,) bool.
+
+    For a one-pass replay (T = n) the sum does not depend on the shuffle.
+    """
+    theta = np.abs(np.asarray(y, np.float64) @ np.asarray(x, np.float64))
+    mask = np.zeros(theta.shape[0], bool)
+    mask[np.argsort(-theta, kind="stable")[:k]] = True
+    return mask
+
+
+class SubsetFtplState(NamedTuple):
+    """Attributes:
+    cum_theta: (d,) float32, exact sum of theta on the subset.
+    subset: (d,) bool, the fixed subset Q.
+    """
+
+    cum_theta: Array
+    subset: Array
+
+
+def _subset_ftpl(d: int, max_k: int, b: float, oracle: bool) -> Learner:
+    name = "ftpl-oracle-subset" if oracle else "ftpl-random-subset"
+
+    def init(key: Array, params: SubsetFtplParams) -> SubsetFtplState:
+        subset = params.subset if oracle else random_subset_mask(key, d, params.k, max_k)
+        return SubsetFtplState(cum_theta=jnp.zeros(d, jnp.float32), subset=subset)
+
+    def step(key: Array, state: SubsetFtplState, rnd, params: SubsetFtplParams):
+        eta, _ = rates(FtpslParams(params.k, params.horizon, params.eta_scale,
+                                   jnp.float32(0.0), jnp.float32(0.0)), d, b)
+        z = jax.random.laplace(key, (d,), jnp.float32)
+        v = jnp.where(state.subset, eta * state.cum_theta - z, 0.0)
+        # the oracle restricted to Q: top-k of |v| within Q (|Q| = k, so all of Q for b > 1)
+        w, _ = sparse_oracle(v, params.k, max_k, b)
+        theta = rnd.play(jnp.where(state.subset, w, 0.0), support=state.subset)
+        return SubsetFtplState(cum_theta=state.cum_theta + theta, subset=state.subset)
+
+    def budget(params: SubsetFtplParams) -> Array:
+        return params.k
+
+    def check(params: SubsetFtplParams, d_problem: int) -> None:
+        check_range(name, "k", params.k, lo=1, hi=max_k)
+        check_range(name, "eta_scale", params.eta_scale, lo=0.0, lo_open=True)
+        if oracle:
+            sizes = np.asarray(params.subset).sum(axis=-1)
+            if np.any(sizes != np.asarray(params.k)):
+                raise ValueError(
+                    f"{name}: the subset mask must hold exactly k entries (got {sizes.tolist()} "
+                    f"for k={np.asarray(params.k).tolist()}); build it with "
+                    "oslr.learners.ftpsl.oracle_subset(x, y, k)."
+                )
+
+    return Learner(init=init, step=step, family=LINEAR, budget=budget, name=name, check=check,
+                   info={"b": b})
+
+
+def ftpl_random_subset(d: int, max_k: int | None = None, b: float = 2.0) -> Learner:
+    """FTPL on a uniformly random k-subset drawn before round 1 ([WLL] App. B baseline)."""
+    return _subset_ftpl(d, d if max_k is None else max_k, b, oracle=False)
+
+
+def ftpl_oracle_subset(d: int, max_k: int | None = None, b: float = 2.0) -> Learner:
+    """FTPL on the offline best k-subset, given as `params.subset` ([WLL] App. B "oracle")."""
+    return _subset_ftpl(d, d if max_k is None else max_k, b, oracle=True)
+
+
+__all__ = [
+    "FtpslParams",
+    "FtpslState",
+    "ftpl_oracle_subset",
+    "ftpl_random_subset",
+    "ftpsl",
+    "ftpsl_params",
+    "oracle_subset",
+    "rates",
+    "subset_ftpl_params",
+    "theory_resamples",
+]

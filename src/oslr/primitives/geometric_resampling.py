@@ -1,0 +1,58 @@
+"""Geometric resampling ([WLL] Algorithm 2, [NB16]; ALGORITHMS.md B2).
+
+Estimates 1/q_i, q_i = P(i in Q_t), without knowing q_i: redraw the round's play M times from the
+same law and let h_i be the first draw whose selected set contains i (M if none does). Then
+E[h_i] = (1 - (1 - q_i)^M) / q_i, so theta_i h_i 1{i in Q_t} is unbiased up to the factor
+1 - (1 - q_i)^M.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+
+from oslr.types import Array
+
+MODES = ("shared", "independent")
+
+
+def first_hits(masks: Array) -> Array:
+    """h_i = 1 + index of the first row of `masks` (M, d) holding i, or M if none does."""
+    m = masks.shape[0]
+    return jnp.where(masks.any(axis=0), jnp.argmax(masks, axis=0) + 1, m).astype(jnp.int32)
+
+
+def geometric_resampling(draw: Callable[[Array], Array], key: Array, n_resamples: int,
+                         selected: Array | None = None, mode: str = "shared",
+                         max_k: int | None = None) -> Array:
+    """Geometric-resampling counts h (d,) int32 in {1..M}.
+
+    Args:
+      draw: `draw(key) -> (d,) bool`, the selected set of a fresh play with this round's law.
+      key: PRNG key.
+      n_resamples: M (static).
+      selected: (d,) bool Q_t, needed in "independent" mode.
+      mode: "shared" (one batch of M draws serves every coordinate, as in [NB16]; M draws) or
+        "independent" (each of the `max_k` selected slots gets its own M draws, as the [WLL]
+        Lemma 6 analysis assumes; k M draws). Marginals of h_i agree; covariances differ.
+      max_k: static bound on |Q_t| ("independent" mode).
+
+    Returns:
+      (d,) int32 counts; only entries on Q_t are meaningful in "independent" mode.
+    """
+    if mode == "shared":
+        return first_hits(jax.vmap(draw)(jax.random.split(key, n_resamples)))
+    if mode != "independent":
+        raise ValueError(f"unknown resampling mode {mode!r}; choose one of {MODES}.")
+    if selected is None or max_k is None:
+        raise ValueError("independent mode needs the selected set and max_k.")
+    d = selected.shape[-1]
+    (slots,) = jnp.nonzero(selected, size=max_k, fill_value=0)
+    keys = jax.random.split(key, (max_k, n_resamples))
+    masks = jax.vmap(jax.vmap(draw))(keys)  # (max_k, M, d)
+    per_slot = jax.vmap(lambda m, i: first_hits(m)[i])(masks, slots)  # (max_k,)
+    valid = jnp.arange(max_k) < jnp.sum(selected)
+    h = jnp.full((d,), n_resamples, jnp.int32)
+    return h.at[jnp.where(valid, slots, d)].set(per_slot, mode="drop")

@@ -1,0 +1,138 @@
+"""FTPSL and its baselines ([WLL]): references, resampling law, regret."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import oslr
+from oslr.learners.ftpsl import ftpsl, ftpsl_params, oracle_subset, rates
+from oslr.primitives import geometric_resampling, random_subset_mask
+from oslr.testing import episode_fn
+from tests.helpers import learner_keys, stream
+from tests.reference.ftpsl import ftpsl_reference
+
+
+def _draws(keys, d, n_resamples):
+    """The learner's own random draws: play (index 0) and M resamples, per round."""
+
+    def one(key):
+        k_play, k_gr = jax.random.split(key)
+        ks = jnp.concatenate([k_play[None], jax.random.split(k_gr, n_resamples)])
+
+        def parts(kk):
+            k_z, k_coin, k_sub = jax.random.split(kk, 3)
+            return (jax.random.laplace(k_z, (d,), jnp.float32), jax.random.uniform(k_coin, ()),
+                    jax.random.uniform(k_sub, (d,)))
+
+        return jax.vmap(parts)(ks)
+
+    z, u_coin, u_sub = jax.vmap(one)(keys)
+    return {"z": np.asarray(z, np.float64), "u_coin": np.asarray(u_coin, np.float64),
+            "u_sub": np.asarray(u_sub, np.float64)}
+
+
+@pytest.mark.parametrize("b", [2.0, math.inf, 1.0])
+def test_ftpsl__matches_float64_reference_round_by_round(b):
+    d, k, T, M = 8, 3, 200, 4
+    problem, pp = oslr.make_problem("agnostic", d=d, k=2)
+    learner = ftpsl(d, max_k=4, b=b, n_resamples=M)
+    params = ftpsl_params(k=k, horizon=300, eta_scale=30.0, c0=1.0)  # a lively leader
+    _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(7), 1, params, pp)
+    exs = stream(problem, pp, 7, 1, T)
+    draws = _draws(learner_keys(7, 1, T), d, M)
+    plays, _ = ftpsl_reference(exs.x, exs.y, draws, k, 300, b, M, eta_scale=30.0)
+    np.testing.assert_allclose(np.asarray(recs.w), plays, rtol=1e-4, atol=1e-5)
+    explored = (draws["u_coin"][:, 0] < rates(params, d, b)[1]).mean()
+    assert 0 < explored < 1  # both branches of eq. (2) were exercised
+
+
+def test_ftpsl__b_inf_plays_signs_on_exactly_k_coordinates():
+    d, k = 10, 4
+    problem, pp = oslr.make_problem("agnostic", d=d, k=2)
+    learner = ftpsl(d, max_k=5, b=math.inf)
+    _, recs = jax.jit(episode_fn(learner, problem, 300))(jnp.uint32(0), 0,
+                                                         ftpsl_params(k=k, horizon=300), pp)
+    w = np.asarray(recs.w)
+    assert set(np.unique(w).tolist()) <= {-1.0, 0.0, 1.0}
+    assert ((w != 0).sum(1) == k).all()
+
+
+def test_geometric_resampling__moments_match_closed_form_under_pure_exploration():
+    d, k, M, reps = 6, 2, 5, 100_000
+    q = k / d
+    draw = lambda kk: random_subset_mask(kk, d, jnp.int32(k), d)  # noqa: E731  (gamma = 1 law)
+    keys = jax.random.split(jax.random.key(0), reps)
+    for mode in ("shared", "independent"):
+        sel = jnp.arange(d) < d  # every coordinate "selected" so all h_i are meaningful
+        h = np.asarray(jax.jit(jax.vmap(
+            lambda kk: geometric_resampling(draw, kk, M, selected=sel, mode=mode, max_k=d)))(keys),
+            np.float64)
+        n = np.arange(1, M + 1)
+        p = np.where(n < M, (1 - q) ** (n - 1) * q, (1 - q) ** (M - 1))
+        mean, second = np.sum(n * p), np.sum(n**2 * p)
+        assert mean == pytest.approx((1 - (1 - q) ** M) / q, rel=1e-12)
+        se = math.sqrt((second - mean**2) / reps)
+        assert np.all(np.abs(h.mean(0) - mean) < 5 * se), mode
+        se2 = np.sqrt(np.var(h**2, axis=0) / reps)
+        assert np.all(np.abs((h**2).mean(0) - second) < 5 * se2), mode
+
+
+def test_ftpsl__estimator_is_unbiased_up_to_the_resampling_factor():
+    # gamma = 1: every play is exploration, so q_i = k/d and E[theta_hat_i] = theta_i (1-(1-q)^M)
+    d, k, M, reps = 5, 2, 3, 60_000
+    learner = ftpsl(d, max_k=d, b=2.0, n_resamples=M)
+    params = ftpsl_params(k=k, horizon=100, c0=1e6, gamma_max=1.0)
+    x = jnp.asarray([0.5, -1.0, 0.25, 0.8, -0.3], jnp.float32)
+    from oslr.protocol import play_round
+    from oslr.types import StreamExample
+
+    ex = StreamExample(x=x, y=jnp.float32(1.0), y_clean=jnp.float32(1.0))
+    state = learner.init(jax.random.key(0), params)
+
+    def one(key):
+        return play_round(learner, key, state, ex, params)[0].cum_theta_hat
+
+    est = np.asarray(jax.jit(jax.vmap(one))(jax.random.split(jax.random.key(3), reps)))
+    q = k / d
+    expected = -np.asarray(x) * (1 - (1 - q) ** M)
+    se = est.std(0) / math.sqrt(reps)
+    assert np.all(np.abs(est.mean(0) - expected) < 5 * se)
+
+
+def test_ftpsl__regret_sublinear_and_below_theorem_3_bound():
+    d, k, b = 8, 2, 2.0
+    problem, pp = oslr.make_problem("agnostic", d=d, k=2, design="rademacher", flip=0.1)
+    finals = {}
+    for horizon in (500, 2000, 8000):
+        learner, params = oslr.make("ftpsl", d=d, max_k=k, horizon=horizon, k=k)
+        res = oslr.simulate(learner, problem, params, pp, horizon=horizon, n_runs=8)
+        reg = res.regret_curves()["regret"][0, :, -1].mean()
+        eta, gamma = (float(v) for v in rates(params, d, b))
+        e = norm_e = (b - 1) / b
+        bound = (2 * gamma * k**e * horizon + 2 * k**e + 2 / eta * k**norm_e * math.log(d)
+                 + 2 * eta * d**2 * horizon)
+        assert reg <= bound, (horizon, reg, bound)
+        finals[horizon] = reg
+    t = np.array(sorted(finals))
+    slope = np.polyfit(np.log(t), np.log([finals[h] for h in t]), 1)[0]
+    assert slope < 0.95, finals
+
+
+def test_oracle_subset__is_top_k_of_the_stream_sum():
+    x = np.array([[1.0, 0, 1, 0], [1, 1, 0, 0], [0, 1, 1, 1]])
+    y = np.array([1.0, 1.0, -1.0])
+    # sum y x = [2, 0, 0, -1] -> |.| top-2 = {0, 3}
+    assert oracle_subset(x, y, 2).tolist() == [True, False, False, True]
+
+
+def test_ftpl_baselines__observe_their_fixed_subset_every_round():
+    d, k = 10, 3
+    problem, pp = oslr.make_problem("agnostic", d=d, k=2)
+    learner, params = oslr.make("ftpl-random-subset", d=d, k=k, max_k=4)
+    _, recs = jax.jit(episode_fn(learner, problem, 50))(jnp.uint32(0), 0, params, pp)
+    q = np.asarray(recs.query)
+    assert (q == q[0]).all() and q[0].sum() == k
+    assert np.allclose(np.linalg.norm(np.asarray(recs.w), axis=1), 1.0, atol=1e-5)

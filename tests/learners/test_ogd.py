@@ -1,0 +1,49 @@
+"""OGD references (oslr.learners.ogd) against a float64 NumPy reference."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import oslr
+from oslr.testing import episode_fn
+from tests.helpers import stream
+from tests.reference.ogd import ogd_reference
+
+
+T = 200
+
+
+@pytest.mark.parametrize("name", ["ogd-full", "ogd-random-subset"])
+def test_ogd__matches_float64_reference_round_by_round(name):
+    problem, pp = oslr.make_problem("sparse-linear", d=10, k=3)
+    learner, params = oslr.make(name, d=10, eta=0.05, radius=0.8)
+    _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(11), 3, params, pp)
+    exs = stream(problem, pp, 11, 3, T)
+    queries = np.asarray(recs.query)
+    if name == "ogd-full":
+        assert queries.all()
+    else:
+        assert (queries.sum(1) == int(params.k)).all()
+    preds, _ = ogd_reference(exs.x, exs.y, queries, 0.05, 0.8)
+    np.testing.assert_allclose(np.asarray(recs.prediction), preds, rtol=1e-4, atol=1e-5)
+
+
+def test_ogd_full__regret_sublinear_on_realizable_stream():
+    problem, pp = oslr.make_problem("sparse-linear", d=8, k=2)
+    learner, params = oslr.make("ogd-full", d=8)
+    res = oslr.simulate(learner, problem, params, pp, horizon=4000, n_runs=8)
+    reg = res.regret_curves()["regret"].mean(axis=(0, 1))
+    t = res.ckpts
+    sel = t >= 100
+    slope = np.polyfit(np.log(t[sel]), np.log(np.maximum(reg[sel], 1e-9)), 1)[0]
+    assert slope < 0.75
+
+
+def test_ogd_random_subset__with_k_equal_d_is_exactly_ogd_full():
+    problem, pp = oslr.make_problem("sparse-linear", d=6, k=2)
+    sub, sp = oslr.make("ogd-random-subset", d=6, k=6)
+    full, fp = oslr.make("ogd-full", d=6)
+    a = oslr.simulate(sub, problem, sp, pp, horizon=150, n_runs=3)
+    b = oslr.simulate(full, problem, fp, pp, horizon=150, n_runs=3)
+    np.testing.assert_array_equal(a.final["loss"], b.final["loss"])
