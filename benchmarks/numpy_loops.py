@@ -70,3 +70,65 @@ def eps_greedy_loop(d: int, n_arms: int, horizon: int, seed: int = 0) -> float:
         b += r * x
         regret += means.max() - means[arm]
     return regret
+
+
+def ftpsl_loop(x: np.ndarray, y: np.ndarray, k: int, horizon: int, n_resamples: int = 10,
+               seed: int = 0) -> float:
+    """FTPSL (b = 2, eq. (1) rates, shared geometric resampling) replaying rows of (x, y).
+
+    Returns the cumulative reward sum_t y_t <w_t, x_t>.
+    """
+    rng = np.random.default_rng(seed)
+    n, d = x.shape
+    log_t = max(np.log(horizon), 1.0)
+    eta = np.sqrt(k**0.5 * np.log(d) / (d**2 * horizon * log_t))
+    gamma = min(d * eta * log_t, 0.5)
+    s = np.zeros(d)
+    total = 0.0
+
+    def draw():
+        z = rng.laplace(size=d)
+        if rng.random() < gamma:
+            q = np.argpartition(-z, k)[:k]
+            return q, np.full(k, k**-0.5)
+        v = eta * s - z
+        q = np.argpartition(-np.abs(v), k)[:k]
+        return q, -v[q] / np.linalg.norm(v[q])
+
+    order = rng.permutation(n)
+    for t in range(horizon):
+        row = order[t % n]
+        xt, yt = x[row], y[row]
+        q, wq = draw()
+        total += yt * xt[q] @ wq
+        h = np.full(d, n_resamples)
+        seen = np.zeros(d, bool)
+        for m in range(1, n_resamples + 1):
+            qm, _ = draw()
+            new = np.zeros(d, bool)
+            new[qm] = True
+            new &= ~seen
+            h[new] = m
+            seen |= new
+        s[q] += -yt * xt[q] * h[q]
+    return total
+
+
+def ftpl_subset_loop(x: np.ndarray, y: np.ndarray, k: int, horizon: int, seed: int = 0) -> float:
+    """FTPL on a random k-subset fixed before round 1 (b = 2); returns the cumulative reward."""
+    rng = np.random.default_rng(seed)
+    n, d = x.shape
+    log_t = max(np.log(horizon), 1.0)
+    eta = np.sqrt(k**0.5 * np.log(d) / (d**2 * horizon * log_t))
+    q = rng.choice(d, k, replace=False)
+    s = np.zeros(k)
+    total = 0.0
+    order = rng.permutation(n)
+    for t in range(horizon):
+        row = order[t % n]
+        v = eta * s - rng.laplace(size=k)
+        w = -v / np.linalg.norm(v)
+        xq = x[row, q]
+        total += y[row] * xq @ w
+        s += -y[row] * xq
+    return total

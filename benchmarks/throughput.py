@@ -26,6 +26,7 @@ import numpy as np
 import oslr
 from benchmarks import numpy_loops
 from oslr import metrics, sim
+from oslr.problems.datasets import load_dataset
 
 CASES = [
     # name, problem, problem options, learner overrides, numpy loop
@@ -37,6 +38,10 @@ CASES = [
      lambda T: numpy_loops.uniform_loop(64, 8, T)),
     ("eps-greedy", "linear-bandit", {"d": 20, "n_arms": 10}, {},
      lambda T: numpy_loops.eps_greedy_loop(20, 10, T)),
+    ("ftpsl", "a9a", {}, {"k": 10},
+     lambda T: numpy_loops.ftpsl_loop(*load_dataset("a9a"), k=10, horizon=T)),
+    ("ftpl-random-subset", "a9a", {}, {"k": 10},
+     lambda T: numpy_loops.ftpl_subset_loop(*load_dataset("a9a"), k=10, horizon=T)),
 ]
 
 
@@ -59,7 +64,8 @@ def machine() -> dict:
 
 def bench_case(name, problem_name, popts, overrides, loop, runs, horizon, repeats):
     problem, pp = oslr.make_problem(problem_name, **popts)
-    learner, params = oslr.make(name, d=problem.d, max_k=overrides.get("k"), **overrides)
+    learner, params = oslr.make(name, d=problem.d, max_k=overrides.get("k"), horizon=horizon,
+                                **overrides)
     ckpts = metrics.checkpoint_rounds(horizon)
     init_b, chunk_b = sim._batched_fns(learner, problem, len(ckpts), False)
     seed = jnp.uint32(0)

@@ -34,11 +34,15 @@ def oracle(v, k, b):
     return w, np.isin(np.arange(d), q)
 
 
-def draw(s, z, u_coin, u_sub, k, b, eta, gamma):
-    """One play of eq. (2) from the given uniforms and perturbation."""
+def draw(s, z, u_coin, k, b, eta, gamma):
+    """One play of eq. (2) from the given coin uniform and perturbation.
+
+    Exploring, the uniform k-subset is top_k(z) (z i.i.d. continuous, so exchangeable), as in the
+    learner.
+    """
     d = len(s)
     if u_coin < gamma:
-        q = np.isin(np.arange(d), top_k(u_sub, k))
+        q = np.isin(np.arange(d), top_k(z, k))
         scale = 1.0 if math.isinf(b) else k ** (-1.0 / b)
         return np.where(q, scale, 0.0), q
     return oracle(eta * s - z, k, b)
@@ -49,8 +53,8 @@ def ftpsl_reference(xs, ys, draws, k, horizon, b, n_resamples, eta_scale=1.0):
 
     Args:
       xs: (T, d); ys: (T,).
-      draws: dict of arrays 'z' (T, 1 + M, d), 'u_coin' (T, 1 + M), 'u_sub' (T, 1 + M, d); index 0
-        is the play, 1..M the geometric-resampling draws (shared mode).
+      draws: dict of arrays 'z' (T, 1 + M, d) and 'u_coin' (T, 1 + M); index 0 is the play, 1..M
+        the geometric-resampling draws (shared mode).
       k, horizon, b, n_resamples, eta_scale: as the learner.
 
     Returns:
@@ -62,8 +66,7 @@ def ftpsl_reference(xs, ys, draws, k, horizon, b, n_resamples, eta_scale=1.0):
     s = np.zeros(d)
     plays = np.zeros_like(xs)
     for t in range(len(ys)):
-        args = [(draws["z"][t, n], draws["u_coin"][t, n], draws["u_sub"][t, n])
-                for n in range(1 + n_resamples)]
+        args = [(draws["z"][t, n], draws["u_coin"][t, n]) for n in range(1 + n_resamples)]
         w, q = draw(s, *args[0], k, b, eta, gamma)
         plays[t] = w
         theta = -ys[t] * xs[t]

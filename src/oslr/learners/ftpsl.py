@@ -5,7 +5,7 @@ theta_t = -y_t x_t, observe theta_{t,i} on the selected set Q_t only.
 
 FTPSL round t ([WLL] Algorithm 1):
   1. draw(key): z ~ Laplace(0, 1)^d, coin ~ Bernoulli(gamma);
-     coin = 1: Q = uniform k-subset, w = k^(-1/b) 1_Q (the exploration set K-bar);
+     coin = 1: Q = uniform k-subset (top_k(z)), w = k^(-1/b) 1_Q (the exploration set K-bar);
      coin = 0: w = argmin_{w in K} <w, eta S - z> (Lemma 1 oracle), Q = its top-k index set.
   2. play w_t, observe theta_t on Q_t;
   3. h = geometric resampling of draw (Algorithm 2) with M resamples from the same law;
@@ -35,7 +35,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from oslr.checks import check_range
-from oslr.primitives import geometric_resampling, random_subset_mask, sparse_oracle
+from oslr.primitives import (
+    geometric_resampling,
+    oracle_weights,
+    random_subset_mask,
+    sparse_oracle,
+    top_k_mask,
+)
 from oslr.types import LINEAR, Array, Learner
 
 
@@ -121,14 +127,19 @@ def ftpsl(d: int, max_k: int | None = None, b: float = 2.0, n_resamples: int = 1
 
     def draw(key: Array, s: Array, params: FtpslParams) -> tuple[Array, Array]:
         eta, gamma = rates(params, d, b)
-        k_z, k_coin, k_sub = jax.random.split(key, 3)
+        k_z, k_coin = jax.random.split(key)
         z = jax.random.laplace(k_z, (d,), jnp.float32)
         coin = jax.random.uniform(k_coin, ()) < gamma  # Bernoulli(gamma), explicit for references
-        q_explore = random_subset_mask(k_sub, d, params.k, max_k)
+        v = eta * s - z
+        # One top-k serves both branches of eq. (2): exploring, Q = top_k(z) is a uniform k-subset
+        # (z is i.i.d. and continuous, hence exchangeable); leading, Q = top_k(|v|) (Lemma 1).
+        # The coin is independent of z and only one branch is used, so the law is exactly eq. (2).
+        k_sel = params.k if b > 1.0 else jnp.where(coin, params.k, jnp.minimum(params.k, 1))
+        q = top_k_mask(jnp.where(coin, z, jnp.abs(v)), k_sel, max_k)
         scale = 1.0 if math.isinf(b) else jnp.maximum(params.k, 1).astype(jnp.float32) ** (-1 / b)
-        w_lead, q_lead = sparse_oracle(eta * s - z, params.k, max_k, b)
-        w = jnp.where(coin, jnp.where(q_explore, scale, 0.0), w_lead)
-        return w.astype(jnp.float32), jnp.where(coin, q_explore, q_lead)
+        w_lead = oracle_weights(v, q, b)
+        w = jnp.where(coin, jnp.where(q, scale, 0.0), w_lead)
+        return w.astype(jnp.float32), q
 
     def init(key: Array, params: FtpslParams) -> FtpslState:
         del key, params

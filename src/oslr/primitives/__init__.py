@@ -1,13 +1,14 @@
 """Shared vectorised building blocks (ALGORITHMS.md section 3), reused by every learner family."""
 
 from oslr.primitives.geometric_resampling import first_hits, geometric_resampling
-from oslr.primitives.oracle import sparse_oracle, sparse_oracle_value
+from oslr.primitives.oracle import oracle_weights, sparse_oracle, sparse_oracle_value
 from oslr.primitives.sherman_morrison import sherman_morrison_update
 from oslr.primitives.topk import random_subset_mask, top_k_mask
 
 __all__ = [
     "first_hits",
     "geometric_resampling",
+    "oracle_weights",
     "random_subset_mask",
     "sherman_morrison_update",
     "sparse_oracle",

@@ -12,11 +12,11 @@ from oslr.types import Array
 def top_k_mask(score: Array, k: Array, max_k: int) -> Array:
     """Boolean mask of the `k` largest entries of `score`, with `k` traced.
 
-    One `lax.top_k` on the static `max_k` gives the k-th largest value v_k; the mask is
-    score > v_k plus the lowest-index entries equal to v_k, up to k in all. No full sort (unless
-    max_k = d), no double argsort, no scatter. Ties go to the lower index (the `lax.top_k` rule, as
-    [KKLP] asks). Keep max_k as small as the study allows: top_k with max_k = d is a full sort,
-    several times slower on XLA:CPU.
+    One `lax.top_k` on the static `max_k`, then the first k of its indices are marked (a one-hot
+    comparison for small max_k * d, a scatter otherwise). No full sort (unless max_k = d), no
+    double argsort. Ties go to the lower index (the `lax.top_k` rule, as [KKLP] asks). Keep max_k as
+    small as the study allows: top_k with max_k = d is a full sort, several times slower on
+    XLA:CPU. (A threshold on the k-th value, or a cumsum over d, measured 10x slower here.)
 
     Args:
       score: (d,) scores.
@@ -26,14 +26,15 @@ def top_k_mask(score: Array, k: Array, max_k: int) -> Array:
     Returns:
       (d,) bool with exactly min(k, max_k) True entries.
     """
-    vals, _ = lax.top_k(score, max_k)
-    k = jnp.clip(k, 0, max_k)
-    kth = vals[jnp.maximum(k - 1, 0)]
-    above = score > kth
-    tie = score == kth
-    room = k - jnp.sum(above, dtype=jnp.int32)
-    take_tie = tie & (jnp.cumsum(tie, dtype=jnp.int32) <= room)
-    return (above | take_tie) & (k > 0)
+    d = score.shape[-1]
+    _, idx = lax.top_k(score, max_k)
+    keep = jnp.arange(max_k) < k
+    if max_k * d <= _ONE_HOT_LIMIT:
+        return jnp.any((idx[:, None] == jnp.arange(d)[None, :]) & keep[:, None], axis=0)
+    return jnp.zeros(d, bool).at[idx].set(keep)
+
+
+_ONE_HOT_LIMIT = 1 << 15
 
 
 def random_subset_mask(key: Array, d: int, k: Array, max_k: int) -> Array:
