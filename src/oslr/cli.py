@@ -91,7 +91,7 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
             study["problem_options"] = {}
             study["params"] = {}
         study["problem"] = args.problem
-    for flag in ("d", "k", "sigma", "design", "n_redundant", "n_arms"):
+    for flag in ("d", "k", "sigma", "design", "n_redundant", "n_arms", "delays", "max_delay"):
         value = getattr(args, flag, None)
         if value is not None:
             study["problem_options"][flag] = value
@@ -143,8 +143,9 @@ def prepare(study: dict[str, Any]):
         grid = {k: v for k, v in study.get("grid", {}).items() if k in spec.sweepable}
         ks = [int(v) for v in [fixed.get("k")] + list(grid.get("k", [])) if v is not None]
         max_k = max(ks) if ks and takes_max_k(lname) and 1 <= max(ks) <= problem.d else None
+        max_delay = (problem.info or {}).get("max_delay")
         learner, base = oslr.make(lname, d=problem.d, max_k=max_k, horizon=study["horizon"],
-                                  **fixed)
+                                  max_delay=max_delay, **fixed)
         prep = None
         if spec.prepare is not None:
             def prep(point, _spec=spec):
@@ -250,6 +251,8 @@ def make_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--n-redundant", dest="n_redundant", type=int,
                        help="append this many standard-normal features")
     p_run.add_argument("--n-arms", dest="n_arms", type=int, help="arms (bandit problems)")
+    p_run.add_argument("--delays", help="feedback delay schedule: fixed, random or batched")
+    p_run.add_argument("--max-delay", dest="max_delay", type=int, help="largest delay D_t")
     p_run.add_argument("--cycle", action="store_true",
                        help="allow horizons longer than a dataset (rows repeat)")
     p_run.add_argument("--comparator-k", dest="comparator_k", type=int,

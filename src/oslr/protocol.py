@@ -136,7 +136,13 @@ class LinearRound:
     def __init__(self, example: StreamExample, budget: Array):
         self._theta = -example.y * example.x
         self._budget = jnp.asarray(budget, jnp.int32)
+        self._delay = example.delay
         self._record: LinearRecord | None = None
+
+    @property
+    def delay(self) -> Array:
+        """() int32 D_t: this round's feedback is usable from the end of round t + D_t - 1 on."""
+        return jnp.asarray(1 if self._delay is None else self._delay, jnp.int32)
 
     @property
     def d(self) -> int:

@@ -19,6 +19,7 @@ from oslr.learners.ftpsl import (
     ftpl_oracle_subset,
     ftpl_random_subset,
     ftpsl,
+    ftpsl_delayed,
     ftpsl_params,
     oracle_subset,
     subset_ftpl_params,
@@ -27,6 +28,7 @@ from oslr.learners.ogd import ogd_full, ogd_params, ogd_random_subset
 from oslr.learners.uniform import uniform_params, uniform_subset
 from oslr.problems.bandits import bandit_params, linear_bandit
 from oslr.problems.datasets import DATASETS, dataset_params, dataset_replay
+from oslr.problems.delays import with_delays
 from oslr.problems.synthetic import (
     add_redundant_features,
     agnostic,
@@ -93,7 +95,7 @@ def _unknown(kind: str, name: str, table: dict) -> ValueError:
 
 
 def make(name: str, d: int, max_k: int | None = None, horizon: int | None = None,
-         **overrides) -> tuple[Learner, Any]:
+         max_delay: int | None = None, **overrides) -> tuple[Learner, Any]:
     """Build learner `name` for dimension `d` with its default params (fields overridable).
 
     Args:
@@ -102,6 +104,7 @@ def make(name: str, d: int, max_k: int | None = None, horizon: int | None = None
       max_k: static bound on the traced sparsity k for learners that select k coordinates
         (default d). A small max_k makes selection much cheaper (`lax.top_k` on max_k, not a sort).
       horizon: the T of horizon-dependent defaults (FTPSL's eq. (1)); ignored by the others.
+      max_delay: ring-buffer length of delay-aware learners (`ftpsl-delayed`); ignored otherwise.
       **overrides: params fields, e.g. k=4, eta=0.1.
 
     Example:
@@ -114,11 +117,14 @@ def make(name: str, d: int, max_k: int | None = None, horizon: int | None = None
     spec = LEARNERS[name]
     if horizon is not None and "horizon" in _arg_names(spec.params):
         overrides = {"horizon": horizon, **overrides}
-    if max_k is None or not takes_max_k(name):
-        return spec.factory(d), spec.params(d, **overrides)
-    if not 1 <= max_k <= d:
-        raise ValueError(f"max_k={max_k} must satisfy 1 <= max_k <= d={d}.")
-    return spec.factory(d, max_k=max_k), spec.params(d, **overrides)
+    static: dict[str, int] = {}
+    if max_k is not None and takes_max_k(name):
+        if not 1 <= max_k <= d:
+            raise ValueError(f"max_k={max_k} must satisfy 1 <= max_k <= d={d}.")
+        static["max_k"] = max_k
+    if max_delay is not None and "max_delay" in _arg_names(spec.factory):
+        static["max_delay"] = max_delay
+    return spec.factory(d, **static), spec.params(d, **overrides)
 
 
 def _arg_names(fn) -> set[str]:
@@ -238,6 +244,18 @@ register_learner(LearnerSpec(
 ))
 
 
+register_learner(LearnerSpec(
+    name="ftpsl-delayed",
+    family=LINEAR,
+    description="FTPSL with delayed feedback (ring buffer of estimates), Theorem 7 rates",
+    factory=lambda d, max_k=None, max_delay=64: ftpsl_delayed(d, max_delay, max_k=max_k),
+    params=lambda d, horizon=10_000, **o: _ftpsl_defaults(d, horizon=horizon, **{"c0": 2.0, **o}),
+    alt_params=lambda d: ftpsl_params(k=max(1, d // 2), horizon=900, eta_scale=3.0, c0=1.0),
+    sweepable=("k", "horizon", "eta_scale", "c0", "gamma_max"),
+    reference="[WLL] section 4.1, Theorem 7 (horizon = D = sum of delays)",
+))
+
+
 def _subset_defaults(d, horizon=10_000, **o):
     k = o.get("k", _default_k(d))
     return _with(lambda **kw: subset_ftpl_params(d, **kw),
@@ -287,10 +305,14 @@ register_learner(LearnerSpec(
 # --------------------------------------------------------------------------- problems
 
 
+def _delayed(problem: Problem, delays: str | None, max_delay: int) -> Problem:
+    return problem if delays is None else with_delays(problem, delays, max_delay)
+
+
 def _synthetic(builder):
     def factory(d: int = 16, k: int = 3, sigma: float = 0.1, design: str | None = None,
                 drift: float = 0.01, flip: float = 0.1, period: int = 1000,
-                n_redundant: int = 0):
+                n_redundant: int = 0, delays: str | None = None, max_delay: int = 1):
         if isinstance(d, bool) or not isinstance(d, int) or d < 1:
             raise ValueError(f"d must be a positive integer, got {d!r}.")
         if not 1 <= k <= d:
@@ -302,7 +324,7 @@ def _synthetic(builder):
         if period < 1:
             raise ValueError(f"switching period {period} must be >= 1 round.")
         problem = builder(d) if design is None else builder(d, design=design)
-        problem = add_redundant_features(problem, n_redundant)
+        problem = _delayed(add_redundant_features(problem, n_redundant), delays, max_delay)
         return problem, synthetic_params(k=k, sigma=sigma, drift=drift, flip=flip, period=period)
 
     return factory
@@ -324,9 +346,10 @@ register_problem(ProblemSpec(
 
 
 def _dataset(name: str):
-    def factory(cycle: bool = False, n_redundant: int = 0):
+    def factory(cycle: bool = False, n_redundant: int = 0, delays: str | None = None,
+                max_delay: int = 1):
         problem = add_redundant_features(dataset_replay(name, cycle=cycle), n_redundant)
-        return problem, dataset_params(name)
+        return _delayed(problem, delays, max_delay), dataset_params(name)
 
     return factory
 

@@ -199,6 +199,21 @@ def validate(learner: Learner, problem: Problem, params: PyTree, problem_params:
             f"horizon {horizon} exceeds the {problem.n_rows} rows of dataset {problem.name!r}; "
             "lower the horizon or allow cycling (cycle=True / --cycle)."
         )
+    problem_delay = int((problem.info or {}).get("max_delay", 1))
+    if problem_delay > 1:
+        learner_delay = (learner.info or {}).get("max_delay")
+        if learner_delay is None:
+            raise ValueError(
+                f"problem {problem.name!r} has delayed feedback (up to {problem_delay} rounds) but "
+                f"learner {learner.name!r} would use feedback at once; use a delay-aware learner "
+                "such as ftpsl-delayed."
+            )
+        if learner_delay < problem_delay:
+            raise ValueError(
+                f"learner {learner.name!r} buffers {learner_delay} rounds of feedback but the "
+                f"problem delays it up to {problem_delay}; build it with max_delay >= "
+                f"{problem_delay}."
+            )
     _check_finite("learner params", params)
     _check_finite("problem params", problem_params)
     if learner.check is not None:

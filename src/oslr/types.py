@@ -70,11 +70,14 @@ class StreamExample(NamedTuple):
       x: (d,) features.
       y: () label.
       y_clean: () noise-free label <x, w*> for realizable streams (equals `y` otherwise).
+      delay: () int32 feedback delay D_t >= 1 of this round ([WLL] section 4.1), or None when
+        the problem has no delays (then D_t = 1).
     """
 
     x: Array
     y: Array
     y_clean: Array
+    delay: Any = None
 
 
 class BanditExample(NamedTuple):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import oslr
-from oslr.learners.ftpsl import ftpsl, ftpsl_params, oracle_subset, rates
+from oslr.learners.ftpsl import ftpsl, ftpsl_delayed, ftpsl_params, oracle_subset, rates
 from oslr.primitives import geometric_resampling, random_subset_mask
 from oslr.testing import episode_fn
 from tests.helpers import learner_keys, stream
@@ -134,3 +134,42 @@ def test_ftpl_baselines__observe_their_fixed_subset_every_round():
     q = np.asarray(recs.query)
     assert (q == q[0]).all() and q[0].sum() == k
     assert np.allclose(np.linalg.norm(np.asarray(recs.w), axis=1), 1.0, atol=1e-5)
+
+
+def test_ftpsl_delayed__unit_delays_reproduce_ftpsl_bit_for_bit():
+    d = 8
+    delayed_problem, pp = oslr.make_problem("agnostic", d=d, k=2, delays="fixed", max_delay=1)
+    plain_problem, _ = oslr.make_problem("agnostic", d=d, k=2)
+    delayed, params = oslr.make("ftpsl-delayed", d=d, max_delay=3, horizon=400, k=2, max_k=2,
+                                c0=1.0)
+    plain, _ = oslr.make("ftpsl", d=d, horizon=400, k=2, max_k=2)
+    a = oslr.simulate(delayed, delayed_problem, params, pp, horizon=200, n_runs=3)
+    b = oslr.simulate(plain, plain_problem, params, pp, horizon=200, n_runs=3)
+    np.testing.assert_array_equal(a.final["reward"], b.final["reward"])
+    np.testing.assert_array_equal(a.curves["theta_sum"], b.curves["theta_sum"])
+
+
+@pytest.mark.parametrize("schedule", ["fixed", "random", "batched"])
+def test_ftpsl_delayed__matches_float64_reference_with_delays(schedule):
+    d, k, T, M, L = 8, 3, 150, 3, 4
+    problem, pp = oslr.make_problem("agnostic", d=d, k=2, delays=schedule, max_delay=L)
+    learner = ftpsl_delayed(d, L, max_k=4, n_resamples=M)
+    params = ftpsl_params(k=k, horizon=300, eta_scale=30.0, c0=1.0)
+    _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(3), 0, params, pp)
+    exs = stream(problem, pp, 3, 0, T)
+    delays = np.asarray(exs.delay)
+    assert delays.min() >= 1 and delays.max() <= L and (schedule != "fixed" or (delays == L).all())
+    draws = _draws(learner_keys(3, 0, T), d, M)
+    plays, _ = ftpsl_reference(exs.x, exs.y, draws, k, 300, 2.0, M, eta_scale=30.0,
+                               delays=delays)
+    np.testing.assert_allclose(np.asarray(recs.w), plays, rtol=1e-4, atol=1e-5)
+
+
+def test_ftpsl_delayed__refuses_problems_with_longer_delays_and_plain_learners():
+    problem, pp = oslr.make_problem("agnostic", d=6, k=2, delays="random", max_delay=8)
+    short, params = oslr.make("ftpsl-delayed", d=6, max_delay=4, k=2)
+    with pytest.raises(ValueError, match="max_delay >= 8"):
+        oslr.simulate(short, problem, params, pp, horizon=10, n_runs=1)
+    plain, pparams = oslr.make("ftpsl", d=6, k=2)
+    with pytest.raises(ValueError, match="delay-aware"):
+        oslr.simulate(plain, problem, pparams, pp, horizon=10, n_runs=1)

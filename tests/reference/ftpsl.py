@@ -48,29 +48,36 @@ def draw(s, z, u_coin, k, b, eta, gamma):
     return oracle(eta * s - z, k, b)
 
 
-def ftpsl_reference(xs, ys, draws, k, horizon, b, n_resamples, eta_scale=1.0):
+def ftpsl_reference(xs, ys, draws, k, horizon, b, n_resamples, eta_scale=1.0, c0=1.0,
+                    delays=None):
     """Run FTPSL on a stream with the given draws.
 
     Args:
       xs: (T, d); ys: (T,).
       draws: dict of arrays 'z' (T, 1 + M, d) and 'u_coin' (T, 1 + M); index 0 is the play, 1..M
         the geometric-resampling draws (shared mode).
-      k, horizon, b, n_resamples, eta_scale: as the learner.
+      k, horizon, b, n_resamples, eta_scale, c0: as the learner.
+      delays: optional (T,) D_t >= 1; the estimate of round t joins S from round t + D_t on
+        ([WLL] section 4.1). None = no delay.
 
     Returns:
       plays (T, d) and the final S (d,).
     """
     xs = np.asarray(xs, np.float64)
     d = xs.shape[1]
-    eta, gamma = rates(k, d, horizon, b, eta_scale=eta_scale)
+    eta, gamma = rates(k, d, horizon, b, eta_scale=eta_scale, c0=c0)
     s = np.zeros(d)
     plays = np.zeros_like(xs)
+    parked = {}  # round from which an estimate is used -> sum of estimates
     for t in range(len(ys)):
+        s = s + parked.pop(t, 0.0)
         args = [(draws["z"][t, n], draws["u_coin"][t, n]) for n in range(1 + n_resamples)]
         w, q = draw(s, *args[0], k, b, eta, gamma)
         plays[t] = w
         theta = -ys[t] * xs[t]
         hits = np.array([draw(s, *a, k, b, eta, gamma)[1] for a in args[1:]])  # (M, d)
         h = np.where(hits.any(0), hits.argmax(0) + 1, n_resamples)
-        s = s + np.where(q, theta * h, 0.0)
+        est = np.where(q, theta * h, 0.0)
+        arrive = t + 1 if delays is None else t + int(delays[t])
+        parked[arrive] = parked.get(arrive, 0.0) + est
     return plays, s

@@ -108,18 +108,12 @@ class FtpslState(NamedTuple):
     t: Array
 
 
-def ftpsl(d: int, max_k: int | None = None, b: float = 2.0, n_resamples: int = 10,
-          gr_mode: str = "shared") -> Learner:
-    """Follow the Perturbed Sparse Leader ([WLL] Algorithms 1 and 2).
+def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str, name: str):
+    """The per-round pieces shared by `ftpsl` and `ftpsl_delayed`: (estimate, budget, check).
 
-    Args:
-      d: dimension (static).
-      max_k: static bound on the traced k (default d; smaller is faster).
-      b: norm exponent of K_{k,b}, in [1, inf] (static).
-      n_resamples: M, geometric-resampling cap (static; the paper's experiments use 10).
-      gr_mode: "shared" or "independent" resampling (see `geometric_resampling`).
+    `estimate(key, s, rnd, params)` plays round t from the leader on S = s (eq. (2)), receives
+    theta on Q_t and returns theta-hat_t (estimator (3), geometric resampling of Algorithm 2).
     """
-    max_k = d if max_k is None else max_k
     if not b >= 1.0:
         raise ValueError(f"norm exponent b={b} must lie in [1, inf].")
     if n_resamples < 1:
@@ -141,32 +135,108 @@ def ftpsl(d: int, max_k: int | None = None, b: float = 2.0, n_resamples: int = 1
         w = jnp.where(coin, jnp.where(q, scale, 0.0), w_lead)
         return w.astype(jnp.float32), q
 
-    def init(key: Array, params: FtpslParams) -> FtpslState:
-        del key, params
-        return FtpslState(cum_theta_hat=jnp.zeros(d, jnp.float32), t=jnp.zeros((), jnp.int32))
-
-    def step(key: Array, state: FtpslState, rnd, params: FtpslParams) -> FtpslState:
+    def estimate(key: Array, s: Array, rnd, params: FtpslParams) -> Array:
         k_play, k_gr = jax.random.split(key)
-        w, q = draw(k_play, state.cum_theta_hat, params)
+        w, q = draw(k_play, s, params)
         theta = rnd.play(w, support=q)
-        h = geometric_resampling(lambda kk: draw(kk, state.cum_theta_hat, params)[1], k_gr,
-                                 n_resamples, selected=q, mode=gr_mode, max_k=max_k)
-        theta_hat = jnp.where(q, theta * h.astype(jnp.float32), 0.0)
-        return FtpslState(cum_theta_hat=state.cum_theta_hat + theta_hat, t=state.t + 1)
+        h = geometric_resampling(lambda kk: draw(kk, s, params)[1], k_gr, n_resamples,
+                                 selected=q, mode=gr_mode, max_k=max_k)
+        return jnp.where(q, theta * h.astype(jnp.float32), 0.0)
 
     def budget(params: FtpslParams) -> Array:
         return params.k
 
     def check(params: FtpslParams, d_problem: int) -> None:
-        check_range("ftpsl", "k", params.k, lo=1, hi=max_k,
+        check_range(name, "k", params.k, lo=1, hi=max_k,
                     hint=f"k is the sparsity of the play (1 <= k <= max_k={max_k}).")
-        check_range("ftpsl", "horizon", params.horizon, lo=2)
-        check_range("ftpsl", "eta_scale", params.eta_scale, lo=0.0, lo_open=True)
-        check_range("ftpsl", "c0", params.c0, lo=0.0)
-        check_range("ftpsl", "gamma_max", params.gamma_max, lo=0.0, hi=1.0)
+        check_range(name, "horizon", params.horizon, lo=2)
+        check_range(name, "eta_scale", params.eta_scale, lo=0.0, lo_open=True)
+        check_range(name, "c0", params.c0, lo=0.0)
+        check_range(name, "gamma_max", params.gamma_max, lo=0.0, hi=1.0)
+
+    return estimate, budget, check
+
+
+def ftpsl(d: int, max_k: int | None = None, b: float = 2.0, n_resamples: int = 10,
+          gr_mode: str = "shared") -> Learner:
+    """Follow the Perturbed Sparse Leader ([WLL] Algorithms 1 and 2).
+
+    Args:
+      d: dimension (static).
+      max_k: static bound on the traced k (default d; smaller is faster).
+      b: norm exponent of K_{k,b}, in [1, inf] (static).
+      n_resamples: M, geometric-resampling cap (static; the paper's experiments use 10).
+      gr_mode: "shared" or "independent" resampling (see `geometric_resampling`).
+    """
+    max_k = d if max_k is None else max_k
+    estimate, budget, check = _ftpsl_parts(d, max_k, b, n_resamples, gr_mode, "ftpsl")
+
+    def init(key: Array, params: FtpslParams) -> FtpslState:
+        del key, params
+        return FtpslState(cum_theta_hat=jnp.zeros(d, jnp.float32), t=jnp.zeros((), jnp.int32))
+
+    def step(key: Array, state: FtpslState, rnd, params: FtpslParams) -> FtpslState:
+        theta_hat = estimate(key, state.cum_theta_hat, rnd, params)
+        return FtpslState(cum_theta_hat=state.cum_theta_hat + theta_hat, t=state.t + 1)
 
     return Learner(init=init, step=step, family=LINEAR, budget=budget, name="ftpsl",
                    check=check, info={"b": b, "n_resamples": n_resamples, "gr_mode": gr_mode})
+
+
+class DelayedFtpslState(NamedTuple):
+    """Attributes:
+    cum_theta_hat: (d,) float32, S = sum of the estimates that have arrived.
+    pending: (max_delay, d) float32 ring buffer; slot j holds what arrives at the end of a round
+      t with t = j (mod max_delay).
+    t: () int32, rounds played.
+    """
+
+    cum_theta_hat: Array
+    pending: Array
+    t: Array
+
+
+def ftpsl_delayed(d: int, max_delay: int, max_k: int | None = None, b: float = 2.0,
+                  n_resamples: int = 10, gr_mode: str = "shared") -> Learner:
+    """FTPSL with delayed feedback ([WLL] section 4.1; ALGORITHMS.md L1a).
+
+    The feedback of round t arrives at the end of round t + D_t - 1 (D_t from the problem, read as
+    `round.delay`, 1 <= D_t <= max_delay); the leader uses only the estimates that have arrived.
+    theta-hat_t is formed at round t (its resampling needs only the round-t law) and parked in a
+    ring buffer until it arrives. With D_t = 1 this is `ftpsl` bit for bit. Theorem 7 rates: use
+    the same params with `horizon` = D = sum_t D_t and c0 = 2.
+
+    Note: the delay is enforced by this learner's buffer, not by the harness (the round hands
+    theta over at play time, as for every F2 learner).
+
+    Args:
+      d: dimension; max_delay: static ring-buffer length (>= every D_t of the problem); the rest
+        as `ftpsl`.
+    """
+    if max_delay < 1:
+        raise ValueError(f"max_delay={max_delay} must be >= 1.")
+    max_k = d if max_k is None else max_k
+    estimate, budget, check = _ftpsl_parts(d, max_k, b, n_resamples, gr_mode, "ftpsl-delayed")
+
+    def init(key: Array, params: FtpslParams) -> DelayedFtpslState:
+        del key, params
+        return DelayedFtpslState(cum_theta_hat=jnp.zeros(d, jnp.float32),
+                                 pending=jnp.zeros((max_delay, d), jnp.float32),
+                                 t=jnp.zeros((), jnp.int32))
+
+    def step(key: Array, state: DelayedFtpslState, rnd, params: FtpslParams):
+        theta_hat = estimate(key, state.cum_theta_hat, rnd, params)
+        delay = jnp.clip(rnd.delay, 1, max_delay)
+        due = jnp.mod(state.t + delay - 1, max_delay)
+        pending = state.pending.at[due].add(theta_hat)
+        now = jnp.mod(state.t, max_delay)
+        arrived = pending[now]
+        return DelayedFtpslState(cum_theta_hat=state.cum_theta_hat + arrived,
+                                 pending=pending.at[now].set(0.0), t=state.t + 1)
+
+    return Learner(init=init, step=step, family=LINEAR, budget=budget, name="ftpsl-delayed",
+                   check=check, info={"b": b, "n_resamples": n_resamples, "gr_mode": gr_mode,
+                                      "max_delay": max_delay})
 
 
 @jax.tree_util.register_dataclass
@@ -272,6 +342,7 @@ __all__ = [
     "ftpl_oracle_subset",
     "ftpl_random_subset",
     "ftpsl",
+    "ftpsl_delayed",
     "ftpsl_params",
     "oracle_subset",
     "rates",

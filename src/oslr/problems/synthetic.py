@@ -160,7 +160,7 @@ def add_redundant_features(problem: Problem, n_extra: int) -> Problem:
         state, ex = problem.sample(key, state, t, params)
         z = jax.random.normal(jax.random.fold_in(key, _REDUNDANT_STREAM), (n_extra,), ex.x.dtype)
         x = jnp.concatenate([ex.x, jnp.clip(z / 4.0, -1.0, 1.0)])
-        return state, StreamExample(x=x, y=ex.y, y_clean=ex.y_clean)
+        return state, ex._replace(x=x)
 
     info = dict(problem.info or {}, n_redundant=n_extra)
     return problem._replace(sample=sample, d=problem.d + n_extra, info=info)

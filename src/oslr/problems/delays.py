@@ -1,0 +1,55 @@
+"""Feedback-delay schedules for labelled streams ([WLL] section 4.1; ALGORITHMS.md L1a).
+
+`with_delays(problem, schedule, max_delay)` stamps every example with D_t in {1..max_delay}: the
+feedback of round t may be used from the end of round t + D_t - 1 on.
+
+* "fixed": D_t = max_delay;
+* "random": D_t uniform on {1, ..., max_delay}, drawn from the round's key (its own stream);
+* "batched": D_t = L - (t mod L) with L = max_delay: the feedback of each block of L rounds
+  arrives together at the block's end (an oblivious adversarial schedule).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from oslr.types import Problem
+
+SCHEDULES = ("fixed", "random", "batched")
+_DELAY_STREAM = 0xDE1A
+
+
+def with_delays(problem: Problem, schedule: str, max_delay: int) -> Problem:
+    """Return `problem` with a delay D_t on every example (see the module docstring)."""
+    if schedule not in SCHEDULES:
+        raise ValueError(f"unknown delay schedule {schedule!r}; choose one of {SCHEDULES}.")
+    if isinstance(max_delay, bool) or not isinstance(max_delay, int) or max_delay < 1:
+        raise ValueError(f"max_delay must be a positive integer, got {max_delay!r}.")
+    if problem.kind != "stream":
+        raise ValueError(f"delays apply to labelled streams, not to {problem.kind} problems.")
+
+    def sample(key, state, t, params):
+        state, ex = problem.sample(key, state, t, params)
+        if schedule == "fixed":
+            delay = jnp.asarray(max_delay, jnp.int32)
+        elif schedule == "random":
+            k_delay = jax.random.fold_in(key, _DELAY_STREAM)
+            delay = jax.random.randint(k_delay, (), 1, max_delay + 1, jnp.int32)
+        else:
+            delay = (max_delay - jnp.mod(t, max_delay)).astype(jnp.int32)
+        return state, ex._replace(delay=delay)
+
+    info = dict(problem.info or {}, delay_schedule=schedule, max_delay=max_delay)
+    return problem._replace(sample=sample, info=info)
+
+
+def expected_total_delay(schedule: str, max_delay: int, horizon: int) -> float:
+    """D = sum_t D_t (its expectation for "random"), the D of [WLL] Theorem 7."""
+    if schedule == "fixed":
+        return float(max_delay * horizon)
+    if schedule == "random":
+        return (max_delay + 1) / 2.0 * horizon
+    full, rest = divmod(horizon, max_delay)
+    block = max_delay * (max_delay + 1) / 2.0
+    return full * block + sum(max_delay - j for j in range(rest))
