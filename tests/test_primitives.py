@@ -91,3 +91,42 @@ def test_sherman_morrison__float64_matches_inverse_after_many_updates():
                                   lambda i, m: sherman_morrison_update(m, xs[i]), a_inv)
         a = np.eye(d) + np.asarray(xs).T @ np.asarray(xs)
         np.testing.assert_allclose(np.asarray(a_inv), np.linalg.inv(a), atol=1e-9)
+
+
+def _brute_knapsack(v, c, budget):
+    best = 0.0
+    for r in range(len(v) + 1):
+        for sub in itertools.combinations(range(len(v)), r):
+            if c[list(sub)].sum() <= budget:
+                best = max(best, v[list(sub)].sum())
+    return best
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_knapsack_exact__matches_brute_force_over_all_subsets(seed):
+    from oslr.primitives import knapsack_exact
+
+    rng = np.random.default_rng(seed)
+    d = 11
+    for _ in range(5):
+        v, c = rng.random(d), rng.integers(1, 7, d)
+        budget = int(rng.integers(0, 25))
+        m = np.asarray(knapsack_exact(jnp.asarray(v, jnp.float32), jnp.asarray(c, jnp.int32),
+                                      jnp.int32(budget), 30))
+        assert c[m].sum() <= budget
+        assert v[m].sum() == pytest.approx(_brute_knapsack(v, c, budget), abs=1e-5)
+
+
+@pytest.mark.parametrize("eps", [0.5, 0.1])
+def test_knapsack_fptas__within_one_plus_eps_of_the_optimum(eps):
+    from oslr.primitives import knapsack_fptas
+
+    rng = np.random.default_rng(7)
+    d = 10
+    for _ in range(8):
+        v, c = rng.random(d) ** 3, rng.random(d) * 5 + 0.1
+        budget = float(rng.random() * 10)
+        m = np.asarray(knapsack_fptas(jnp.asarray(v, jnp.float32), jnp.asarray(c, jnp.float32),
+                                      jnp.float32(budget), eps))
+        assert c[m].sum() <= budget + 1e-6
+        assert v[m].sum() >= _brute_knapsack(v, c, budget) / (1 + eps) - 1e-6

@@ -111,7 +111,7 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
 def prepare(study: dict[str, Any]):
     """Build problem, learners and params for a study; raise ValueError for any bad input."""
     import oslr
-    from oslr.registry import LEARNERS, PROBLEMS, takes_max_k
+    from oslr.registry import LEARNERS, PROBLEMS, factory_options, takes_max_k
     from oslr.sim import grid_params, validate
 
     name = study["problem"]
@@ -144,6 +144,8 @@ def prepare(study: dict[str, Any]):
         ks = [int(v) for v in [fixed.get("k")] + list(grid.get("k", [])) if v is not None]
         max_k = max(ks) if ks and takes_max_k(lname) and 1 <= max(ks) <= problem.d else None
         max_delay = (problem.info or {}).get("max_delay")
+        if "max_delay" not in factory_options(lname):
+            max_delay = None  # the simulator then explains that a delay-aware learner is needed
         learner, base = oslr.make(lname, d=problem.d, max_k=max_k, horizon=study["horizon"],
                                   max_delay=max_delay, **fixed)
         prep = None

@@ -20,7 +20,9 @@ from oslr.learners.ftpsl import (
     ftpl_random_subset,
     ftpsl,
     ftpsl_delayed,
+    ftpsl_knapsack,
     ftpsl_params,
+    knapsack_params,
     oracle_subset,
     subset_ftpl_params,
 )
@@ -94,37 +96,45 @@ def _unknown(kind: str, name: str, table: dict) -> ValueError:
     return ValueError(f"unknown {kind} {name!r}; available: {', '.join(sorted(table))}.")
 
 
-def make(name: str, d: int, max_k: int | None = None, horizon: int | None = None,
-         max_delay: int | None = None, **overrides) -> tuple[Learner, Any]:
-    """Build learner `name` for dimension `d` with its default params (fields overridable).
+def make(name: str, d: int, horizon: int | None = None, **options) -> tuple[Learner, Any]:
+    """Build learner `name` for dimension `d` with its default params.
 
     Args:
       name: registry name (`oslr list`).
       d: feature dimension (static).
-      max_k: static bound on the traced sparsity k for learners that select k coordinates
-        (default d). A small max_k makes selection much cheaper (`lax.top_k` on max_k, not a sort).
       horizon: the T of horizon-dependent defaults (FTPSL's eq. (1)); ignored by the others.
-      max_delay: ring-buffer length of delay-aware learners (`ftpsl-delayed`); ignored otherwise.
-      **overrides: params fields, e.g. k=4, eta=0.1.
+      **options: static options of the learner's factory (e.g. `max_k`, a static bound on the
+        traced k: a small max_k makes selection much cheaper; `b`, `n_resamples`, `max_delay`,
+        `max_budget`, `solver`), and params fields to override (e.g. `k=4`, `eta=0.1`).
+        Options set to None are ignored.
 
     Example:
-      learner, params = oslr.make("ogd-random-subset", d=20, k=4)
+      learner, params = oslr.make("ogd-random-subset", d=20, k=4, max_k=8)
     """
     if name not in LEARNERS:
         raise _unknown("learner", name, LEARNERS)
     if isinstance(d, bool) or not isinstance(d, int) or d < 1:
         raise ValueError(f"d must be a positive integer, got {d!r}.")
     spec = LEARNERS[name]
+    factory_args = _arg_names(spec.factory) - {"d"}
+    options = {k: v for k, v in options.items() if v is not None}
+    static = {k: v for k, v in options.items() if k in factory_args}
+    overrides = {k: v for k, v in options.items() if k not in factory_args}
+    if "max_k" in static and not 1 <= static["max_k"] <= d:
+        raise ValueError(f"max_k={static['max_k']} must satisfy 1 <= max_k <= d={d}.")
     if horizon is not None and "horizon" in _arg_names(spec.params):
         overrides = {"horizon": horizon, **overrides}
-    static: dict[str, int] = {}
-    if max_k is not None and takes_max_k(name):
-        if not 1 <= max_k <= d:
-            raise ValueError(f"max_k={max_k} must satisfy 1 <= max_k <= d={d}.")
-        static["max_k"] = max_k
-    if max_delay is not None and "max_delay" in _arg_names(spec.factory):
-        static["max_delay"] = max_delay
     return spec.factory(d, **static), spec.params(d, **overrides)
+
+
+def takes_max_k(name: str) -> bool:
+    """Whether learner `name` has a static `max_k` bound on a traced k."""
+    return "max_k" in factory_options(name)
+
+
+def factory_options(name: str) -> set[str]:
+    """Static options of learner `name` (`make` keyword arguments that shape the program)."""
+    return _arg_names(LEARNERS[name].factory) - {"d"}
 
 
 def _arg_names(fn) -> set[str]:
@@ -244,15 +254,50 @@ register_learner(LearnerSpec(
 ))
 
 
+def _ftpsl_delayed_factory(d: int, max_delay: int = 64, max_k: int | None = None,
+                           b: float = 2.0, n_resamples: int = 10, gr_mode: str = "shared"):
+    return ftpsl_delayed(d, max_delay, max_k=max_k, b=b, n_resamples=n_resamples,
+                         gr_mode=gr_mode)
+
+
 register_learner(LearnerSpec(
     name="ftpsl-delayed",
     family=LINEAR,
     description="FTPSL with delayed feedback (ring buffer of estimates), Theorem 7 rates",
-    factory=lambda d, max_k=None, max_delay=64: ftpsl_delayed(d, max_delay, max_k=max_k),
+    factory=_ftpsl_delayed_factory,
     params=lambda d, horizon=10_000, **o: _ftpsl_defaults(d, horizon=horizon, **{"c0": 2.0, **o}),
     alt_params=lambda d: ftpsl_params(k=max(1, d // 2), horizon=900, eta_scale=3.0, c0=1.0),
     sweepable=("k", "horizon", "eta_scale", "c0", "gamma_max"),
     reference="[WLL] section 4.1, Theorem 7 (horizon = D = sum of delays)",
+))
+
+
+def _knapsack_factory(d: int, max_budget: int | None = None, b: float = 2.0,
+                      n_resamples: int = 10, solver: str = "exact", eps: float = 0.1,
+                      gr_mode: str = "shared"):
+    return ftpsl_knapsack(d, d if max_budget is None else max_budget, b=b,
+                          n_resamples=n_resamples, solver=solver, eps=eps, gr_mode=gr_mode)
+
+
+def _knapsack_defaults(d, horizon=10_000, **o):
+    costs = o.pop("costs", np.ones(d, np.int32))
+    budget = o.pop("budget", _default_k(d))
+    unknown = set(o) - {"k", "eta_scale", "c0", "gamma_max"}
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {sorted(unknown)} for ftpsl-knapsack.")
+    return knapsack_params(costs, budget, horizon=horizon, **o)
+
+
+register_learner(LearnerSpec(
+    name="ftpsl-knapsack",
+    family=LINEAR,
+    description="FTPSL with observation costs and a per-round budget (exact DP or FPTAS leader)",
+    factory=_knapsack_factory,
+    params=_knapsack_defaults,
+    alt_params=lambda d: knapsack_params(1 + np.arange(d) % 3, max(2, d // 2), horizon=500,
+                                         eta_scale=3.0),
+    sweepable=("budget", "horizon", "eta_scale", "c0", "gamma_max"),
+    reference="[WLL] section 4.2",
 ))
 
 

@@ -173,3 +173,38 @@ def test_ftpsl_delayed__refuses_problems_with_longer_delays_and_plain_learners()
     plain, pparams = oslr.make("ftpsl", d=6, k=2)
     with pytest.raises(ValueError, match="delay-aware"):
         oslr.simulate(plain, problem, pparams, pp, horizon=10, n_runs=1)
+
+
+@pytest.mark.parametrize("b", [1.0, 2.0, math.inf])
+def test_ftpsl_knapsack__unit_costs_and_budget_k_reproduce_ftpsl(b):
+    from oslr.learners.ftpsl import ftpsl_knapsack, knapsack_params
+
+    d, k, T = 8, 3, 120
+    problem, pp = oslr.make_problem("agnostic", d=d, k=2)
+    plain = ftpsl(d, max_k=k, b=b, n_resamples=4)
+    knap = ftpsl_knapsack(d, max_budget=k, b=b, n_resamples=4)
+    p_plain = ftpsl_params(k=k, horizon=300, eta_scale=30.0)
+    p_knap = knapsack_params(np.ones(d, np.int32), k, horizon=300, eta_scale=30.0)
+    _, a = jax.jit(episode_fn(plain, problem, T))(jnp.uint32(1), 0, p_plain, pp)
+    _, c = jax.jit(episode_fn(knap, problem, T))(jnp.uint32(1), 0, p_knap, pp)
+    np.testing.assert_allclose(np.asarray(c.w), np.asarray(a.w), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("solver", ["exact", "fptas"])
+def test_ftpsl_knapsack__spends_at_most_the_budget_and_b1_plays_one_affordable(solver):
+    from oslr.learners.ftpsl import ftpsl_knapsack, knapsack_params
+
+    d, budget = 8, 4
+    costs = np.array([1, 5, 2, 3, 1, 6, 2, 4])
+    problem, pp = oslr.make_problem("agnostic", d=d, k=2)
+    for b in (1.0, 2.0):
+        learner = ftpsl_knapsack(d, max_budget=6, b=b, solver=solver, n_resamples=3)
+        params = knapsack_params(costs, budget, horizon=300, eta_scale=30.0)
+        _, recs = jax.jit(episode_fn(learner, problem, 150))(jnp.uint32(2), 0, params, pp)
+        q = np.asarray(recs.query)
+        assert (q @ costs).max() <= budget
+        assert not q[:, costs > budget].any()
+        if b == 1.0:
+            w = np.asarray(recs.w)
+            lead = np.abs(w).max(1) == 1.0  # leader rounds play one signed coordinate
+            assert lead.any() and ((w[lead] != 0).sum(1) == 1).all()

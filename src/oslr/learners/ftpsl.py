@@ -33,10 +33,13 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from oslr.checks import check_range
 from oslr.primitives import (
     geometric_resampling,
+    knapsack_exact,
+    knapsack_fptas,
     oracle_weights,
     random_subset_mask,
     sparse_oracle,
@@ -108,16 +111,34 @@ class FtpslState(NamedTuple):
     t: Array
 
 
-def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str, name: str):
-    """The per-round pieces shared by `ftpsl` and `ftpsl_delayed`: (estimate, budget, check).
-
-    `estimate(key, s, rnd, params)` plays round t from the leader on S = s (eq. (2)), receives
-    theta on Q_t and returns theta-hat_t (estimator (3), geometric resampling of Algorithm 2).
-    """
-    if not b >= 1.0:
-        raise ValueError(f"norm exponent b={b} must lie in [1, inf].")
+def _estimator(draw, n_resamples: int, gr_mode: str, max_k: int):
+    """`estimate(key, s, rnd, params)`: play round t from `draw` on S = s (eq. (2)), receive theta
+    on Q_t and return theta-hat_t (estimator (3) with the geometric resampling of Algorithm 2)."""
     if n_resamples < 1:
         raise ValueError(f"n_resamples={n_resamples} must be >= 1.")
+
+    def estimate(key: Array, s: Array, rnd, params) -> Array:
+        k_play, k_gr = jax.random.split(key)
+        w, q = draw(k_play, s, params)
+        theta = rnd.play(w, support=q)
+        h = geometric_resampling(lambda kk: draw(kk, s, params)[1], k_gr, n_resamples,
+                                 selected=q, mode=gr_mode, max_k=max_k)
+        return jnp.where(q, theta * h.astype(jnp.float32), 0.0)
+
+    return estimate
+
+
+def _check_rates(name: str, params) -> None:
+    check_range(name, "horizon", params.horizon, lo=2)
+    check_range(name, "eta_scale", params.eta_scale, lo=0.0, lo_open=True)
+    check_range(name, "c0", params.c0, lo=0.0)
+    check_range(name, "gamma_max", params.gamma_max, lo=0.0, hi=1.0)
+
+
+def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str, name: str):
+    """The per-round pieces shared by `ftpsl` and `ftpsl_delayed`: (estimate, budget, check)."""
+    if not b >= 1.0:
+        raise ValueError(f"norm exponent b={b} must lie in [1, inf].")
 
     def draw(key: Array, s: Array, params: FtpslParams) -> tuple[Array, Array]:
         eta, gamma = rates(params, d, b)
@@ -135,26 +156,15 @@ def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str, n
         w = jnp.where(coin, jnp.where(q, scale, 0.0), w_lead)
         return w.astype(jnp.float32), q
 
-    def estimate(key: Array, s: Array, rnd, params: FtpslParams) -> Array:
-        k_play, k_gr = jax.random.split(key)
-        w, q = draw(k_play, s, params)
-        theta = rnd.play(w, support=q)
-        h = geometric_resampling(lambda kk: draw(kk, s, params)[1], k_gr, n_resamples,
-                                 selected=q, mode=gr_mode, max_k=max_k)
-        return jnp.where(q, theta * h.astype(jnp.float32), 0.0)
-
     def budget(params: FtpslParams) -> Array:
         return params.k
 
     def check(params: FtpslParams, d_problem: int) -> None:
         check_range(name, "k", params.k, lo=1, hi=max_k,
                     hint=f"k is the sparsity of the play (1 <= k <= max_k={max_k}).")
-        check_range(name, "horizon", params.horizon, lo=2)
-        check_range(name, "eta_scale", params.eta_scale, lo=0.0, lo_open=True)
-        check_range(name, "c0", params.c0, lo=0.0)
-        check_range(name, "gamma_max", params.gamma_max, lo=0.0, hi=1.0)
+        _check_rates(name, params)
 
-    return estimate, budget, check
+    return _estimator(draw, n_resamples, gr_mode, max_k), budget, check
 
 
 def ftpsl(d: int, max_k: int | None = None, b: float = 2.0, n_resamples: int = 10,
@@ -237,6 +247,131 @@ def ftpsl_delayed(d: int, max_delay: int, max_k: int | None = None, b: float = 2
     return Learner(init=init, step=step, family=LINEAR, budget=budget, name="ftpsl-delayed",
                    check=check, info={"b": b, "n_resamples": n_resamples, "gr_mode": gr_mode,
                                       "max_delay": max_delay})
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class KnapsackParams:
+    """Parameters of `ftpsl_knapsack` ([WLL] section 4.2).
+
+    Attributes:
+      k: () int32, the k of eq. (1) (OURS: the most coordinates the budget affords,
+        budget // min cost; the paper only says the Theorem 3 bound carries over).
+      horizon, eta_scale, c0, gamma_max: as in `FtpslParams`.
+      costs: (d,) int32 observation costs c_i >= 1 (float for the FPTAS solver).
+      budget: () int32 per-round budget B (<= the learner's static max_budget).
+    """
+
+    k: Array
+    horizon: Array
+    eta_scale: Array
+    c0: Array
+    gamma_max: Array
+    costs: Array
+    budget: Array
+
+
+def knapsack_params(costs, budget: int, horizon: int = 10_000, eta_scale: float = 1.0,
+                    c0: float = 1.0, gamma_max: float = 0.5, k: int | None = None):
+    """Build `KnapsackParams`; k defaults to budget // min(costs)."""
+    costs = np.asarray(costs)
+    if k is None:
+        k = max(1, min(len(costs), int(budget) // int(max(costs.min(), 1))))
+    return KnapsackParams(
+        k=jnp.asarray(k, jnp.int32), horizon=jnp.asarray(horizon, jnp.float32),
+        eta_scale=jnp.asarray(eta_scale, jnp.float32), c0=jnp.asarray(c0, jnp.float32),
+        gamma_max=jnp.asarray(gamma_max, jnp.float32),
+        costs=jnp.asarray(costs, jnp.int32), budget=jnp.asarray(budget, jnp.int32),
+    )
+
+
+def greedy_fill(order_score: Array, costs: Array, budget: Array) -> Array:
+    """Random-order greedy fill: visit coordinates by decreasing `order_score` and take each one
+    that still fits the budget. With i.i.d. continuous scores the order is a uniform permutation.
+    (ALGORITHMS.md L1b exploration law, OURS: the paper leaves it open.)"""
+    d = order_score.shape[-1]
+    order = jnp.argsort(-order_score)
+
+    def visit(used, i):
+        take = used + costs[i] <= budget
+        return used + jnp.where(take, costs[i], 0), take
+
+    _, taken = lax.scan(visit, jnp.zeros((), costs.dtype), order)
+    return jnp.zeros(d, bool).at[order].set(taken)
+
+
+def ftpsl_knapsack(d: int, max_budget: int, b: float = 2.0, n_resamples: int = 10,
+                   solver: str = "exact", eps: float = 0.1, gr_mode: str = "shared") -> Learner:
+    """FTPSL with per-coordinate observation costs and a per-round budget ([WLL] section 4.2).
+
+    Feasible set V = {||w||_b <= 1, sum_{i in supp w} c_i <= B}. Leader for Theta = eta S - z:
+    b = 1: the affordable i maximising |Theta_i|, w = -sign(Theta_i) e_i; b > 1: J = knapsack
+    (values |Theta_i|^a, a = b/(b-1), a = 1 for b = inf; costs c; budget B), then the Lemma 1
+    weights on J. Exploration (probability gamma): random-order greedy fill J, w = |J|^(-1/b) 1_J.
+
+    Args:
+      d: dimension; max_budget: static bound on B (DP table size); b: norm exponent;
+      n_resamples: M; solver: "exact" (DP, integer costs) or "fptas" (value rounding, accuracy
+      `eps`; the paper's eps = 1/T^2 is impractical, ALGORITHMS.md B3); gr_mode: as `ftpsl`.
+    """
+    if solver not in ("exact", "fptas"):
+        raise ValueError(f"unknown knapsack solver {solver!r}; choose 'exact' or 'fptas'.")
+    if not b >= 1.0:
+        raise ValueError(f"norm exponent b={b} must lie in [1, inf].")
+    max_items = min(d, max_budget)
+    a = 1.0 if math.isinf(b) else (b / (b - 1.0) if b > 1.0 else 1.0)
+
+    def leader_set(v: Array, params: KnapsackParams) -> Array:
+        mag = jnp.abs(v)
+        fits = params.costs <= params.budget
+        if b == 1.0:
+            best = jnp.argmax(jnp.where(fits, mag, -1.0))
+            return (jnp.arange(d) == best) & fits[best]
+        values = (mag / jnp.maximum(jnp.max(mag), 1e-30)) ** a
+        if solver == "exact":
+            return knapsack_exact(values, params.costs, params.budget, max_budget)
+        return knapsack_fptas(values, params.costs.astype(jnp.float32),
+                              params.budget.astype(jnp.float32), eps)
+
+    def draw(key: Array, s: Array, params: KnapsackParams) -> tuple[Array, Array]:
+        eta, gamma = rates(params, d, b)
+        k_z, k_coin = jax.random.split(key)
+        z = jax.random.laplace(k_z, (d,), jnp.float32)
+        coin = jax.random.uniform(k_coin, ()) < gamma
+        v = eta * s - z
+        # as in `ftpsl`, the exploring branch reuses z (i.i.d.: a uniform random order)
+        q = jnp.where(coin, greedy_fill(z, params.costs, params.budget), leader_set(v, params))
+        size = jnp.maximum(jnp.sum(q), 1).astype(jnp.float32)
+        scale = 1.0 if math.isinf(b) else size ** (-1.0 / b)
+        w = jnp.where(coin, jnp.where(q, scale, 0.0), oracle_weights(v, q, b))
+        return w.astype(jnp.float32), q
+
+    estimate = _estimator(draw, n_resamples, gr_mode, max_items)
+
+    def init(key: Array, params: KnapsackParams) -> FtpslState:
+        del key, params
+        return FtpslState(cum_theta_hat=jnp.zeros(d, jnp.float32), t=jnp.zeros((), jnp.int32))
+
+    def step(key: Array, state: FtpslState, rnd, params: KnapsackParams) -> FtpslState:
+        theta_hat = estimate(key, state.cum_theta_hat, rnd, params)
+        return FtpslState(cum_theta_hat=state.cum_theta_hat + theta_hat, t=state.t + 1)
+
+    def budget(params: KnapsackParams) -> Array:
+        cheapest = jnp.maximum(jnp.min(params.costs), 1)
+        return jnp.minimum(d, params.budget // cheapest).astype(jnp.int32)
+
+    def check(params: KnapsackParams, d_problem: int) -> None:
+        name = "ftpsl-knapsack"
+        check_range(name, "costs", params.costs, lo=1,
+                    hint="observation costs must be integers >= 1.")
+        check_range(name, "budget", params.budget, lo=1, hi=max_budget,
+                    hint=f"the per-round budget B must lie in [1, max_budget={max_budget}].")
+        check_range(name, "k", params.k, lo=1, hi=d)
+        _check_rates(name, params)
+
+    return Learner(init=init, step=step, family=LINEAR, budget=budget, name="ftpsl-knapsack",
+                   check=check, info={"b": b, "n_resamples": n_resamples, "solver": solver,
+                                      "eps": eps, "max_budget": max_budget})
 
 
 @jax.tree_util.register_dataclass
@@ -343,7 +478,10 @@ __all__ = [
     "ftpl_random_subset",
     "ftpsl",
     "ftpsl_delayed",
+    "ftpsl_knapsack",
     "ftpsl_params",
+    "greedy_fill",
+    "knapsack_params",
     "oracle_subset",
     "rates",
     "subset_ftpl_params",
