@@ -72,3 +72,26 @@ def test_run__bad_input_gets_a_clear_error(argv, message, capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.startswith("oslr: error:")
     assert message in err
+
+
+def test_experiment__wll_k_writes_table_and_figure(tmp_path, capsys, monkeypatch):
+    import oslr.experiments as ex
+
+    real = ex.wll_reward_vs_k
+
+    def tiny(dataset, ratios, runs, seed, horizon, **kw):  # 200 rounds, one k/d point
+        return real(dataset, (0.05,), runs, seed, 200, **kw)
+
+    monkeypatch.setattr(ex, "wll_reward_vs_k", tiny)
+    assert main(["experiment", "wll-k", "--dataset", "a9a", "--quick", "--runs", "2",
+                 "--out", str(tmp_path), "--json", "--no-progress"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["learner"] for r in rows] == ["ftpsl", "ftpl-random-subset", "ftpl-oracle-subset"]
+    assert all(r["k"] == 6 and r["horizon"] == 200 for r in rows)
+    assert all(r["reward_mean"] <= r["comparator_reward_mean"] + 1e-3 for r in rows)
+    assert (tmp_path / "wll-k-a9a.csv").is_file() and (tmp_path / "wll-k-a9a.png").is_file()
+
+
+def test_experiment__unknown_name_is_refused(capsys):
+    assert main(["experiment", "fig9"]) == 2
+    assert "unknown experiment 'fig9'" in capsys.readouterr().err

@@ -225,6 +225,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from oslr.experiments import EXPERIMENTS, run_experiment
+
+    if args.name not in EXPERIMENTS:
+        raise UsageError(f"unknown experiment {args.name!r}; available: {', '.join(EXPERIMENTS)}.")
+    _check_run_count(args.runs)
+    out = Path(args.out or Path("oslr-results") / f"{args.name}-{args.dataset}")
+    options = _parse_assignments(args.set, multi=False)
+    df = run_experiment(args.name, args.dataset, args.runs, args.seed, out, args.quick,
+                        not args.no_progress, **options)
+    if args.json:
+        print(df.to_json(orient="records", indent=1))
+    else:
+        cols = [c for c in ("learner", "k", "ratio", "rho", "reward_mean", "reward_ci_low",
+                            "reward_ci_high", "comparator_reward_mean") if c in df]
+        print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        print(f"\nwrote {args.name}-{args.dataset}.csv/.png to {out}")
+    return 0
+
+
+def _check_run_count(runs: int) -> None:
+    if runs < 1:
+        raise UsageError(f"--runs must be a positive integer, got {runs}.")
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="oslr", description="Monte-Carlo regret studies for online learning with limited "
@@ -265,6 +290,20 @@ def make_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--no-plot", action="store_true", help="skip the regret plot")
     p_run.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p_run.set_defaults(func=cmd_run)
+
+    p_exp = sub.add_parser("experiment", help="reproduce a paper figure (wll-k, wll-redundant)")
+    p_exp.add_argument("name", help="wll-k or wll-redundant")
+    p_exp.add_argument("--dataset", default="a9a", help="a9a, connect4, covtype or mnist35")
+    p_exp.add_argument("--runs", type=int, default=5, help="shuffles per point (paper: 5)")
+    p_exp.add_argument("--seed", type=int, default=0)
+    p_exp.add_argument("--quick", action="store_true",
+                       help="3 k/d points (or 2 rho), 5000 rounds: minutes instead of hours")
+    p_exp.add_argument("--set", action="append", metavar="NAME=V",
+                       help="learner option or parameter, e.g. eta_scale=10 or n_resamples=20")
+    p_exp.add_argument("--out", help="output folder")
+    p_exp.add_argument("--json", action="store_true")
+    p_exp.add_argument("--no-progress", action="store_true")
+    p_exp.set_defaults(func=cmd_experiment)
     return parser
 
 
