@@ -11,8 +11,8 @@ NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook__executes_at_small_size(path, monkeypatch):
-    monkeypatch.setenv("OSLR_NB_RUNS", "8")
-    monkeypatch.setenv("OSLR_NB_T", "200")
+    monkeypatch.setenv("OSLR_NB_RUNS", "3")
+    monkeypatch.setenv("OSLR_NB_T", "150")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=600, kernel_name="python3",
