@@ -208,3 +208,23 @@ def test_ftpsl_knapsack__spends_at_most_the_budget_and_b1_plays_one_affordable(s
             w = np.asarray(recs.w)
             lead = np.abs(w).max(1) == 1.0  # leader rounds play one signed coordinate
             assert lead.any() and ((w[lead] != 0).sum(1) == 1).all()
+
+
+@pytest.mark.parametrize("name", ["ftpl-random-subset", "ftpl-oracle-subset"])
+def test_ftpl_subset__matches_float64_reference_round_by_round(name):
+    from tests.reference.ftpsl import subset_ftpl_reference
+
+    d, k, T = 9, 3, 150
+    problem, pp = oslr.make_problem("agnostic", d=d, k=2)
+    learner, params = oslr.make(name, d=d, k=k, max_k=4, horizon=300, eta_scale=30.0)
+    state, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(5), 2, params, pp)
+    subset = np.asarray(state.subset)
+    assert subset.sum() == k
+    if name == "ftpl-oracle-subset":
+        np.testing.assert_array_equal(subset, np.asarray(params.subset))
+    exs = stream(problem, pp, 5, 2, T)
+    zs = np.asarray(jax.vmap(lambda kk: jax.random.laplace(kk, (d,), jnp.float32))(
+        learner_keys(5, 2, T)), np.float64)
+    eta = float(rates(ftpsl_params(k=k, horizon=300, eta_scale=30.0), d, 2.0)[0])
+    plays = subset_ftpl_reference(exs.x, exs.y, zs, subset, eta)
+    np.testing.assert_allclose(np.asarray(recs.w), plays, rtol=1e-4, atol=1e-5)

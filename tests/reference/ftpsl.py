@@ -81,3 +81,22 @@ def ftpsl_reference(xs, ys, draws, k, horizon, b, n_resamples, eta_scale=1.0, c0
         arrive = t + 1 if delays is None else t + int(delays[t])
         parked[arrive] = parked.get(arrive, 0.0) + est
     return plays, s
+
+
+def subset_ftpl_reference(xs, ys, zs, subset, eta):
+    """FTPL restricted to a fixed subset Q (b = 2), fed the learner's perturbations.
+
+    Args:
+      xs: (T, d); ys: (T,); zs: (T, d) Laplace perturbations; subset: (d,) bool; eta: rate.
+
+    Returns:
+      plays (T, d).
+    """
+    xs = np.asarray(xs, np.float64)
+    s = np.zeros(xs.shape[1])
+    plays = np.zeros_like(xs)
+    for t in range(len(ys)):
+        v = np.where(subset, eta * s - zs[t], 0.0)
+        plays[t] = np.where(subset, -v / np.linalg.norm(v), 0.0)
+        s += np.where(subset, -ys[t] * xs[t], 0.0)
+    return plays
