@@ -23,7 +23,7 @@ import pandas as pd
 
 from oslr import regret
 from oslr.registry import LEARNERS, factory_options, make, make_problem
-from oslr.report import mean_ci
+from oslr.report import finish_figure, mean_ci
 from oslr.sim import simulate
 
 WLL_LEARNERS = ("ftpsl", "ftpl-random-subset", "ftpl-oracle-subset")
@@ -117,12 +117,7 @@ def plot_experiment(df: pd.DataFrame, x: str, path: str | Path | None = None, ti
     ax.set_xlabel(x)
     ax.set_ylabel("cumulative reward")
     ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-    return fig
+    return finish_figure(fig, ax, path)
 
 
 EXPERIMENTS = {

@@ -151,6 +151,11 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
     ax.set_ylabel(" / ".join(sorted(set(labels))) or "regret")
     n_runs = "/".join(str(n) for n in sorted({r.n_runs for r in results}))
     ax.set_title(f"{results[0].problem}: mean over {n_runs} runs, 95% bands" if results else "")
+    return finish_figure(fig, ax, path)
+
+
+def finish_figure(fig, ax, path: str | Path | None = None):
+    """Grid, legend, tight layout, and save to `path` when given; returns `fig`."""
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -180,17 +180,23 @@ def ftpsl(d: int, max_k: int | None = None, b: float = 2.0, n_resamples: int = 1
     """
     max_k = d if max_k is None else max_k
     estimate, budget, check = _ftpsl_parts(d, max_k, b, n_resamples, gr_mode, "ftpsl")
+    return _leader_learner(d, estimate, budget, check, "ftpsl",
+                           {"b": b, "n_resamples": n_resamples, "gr_mode": gr_mode})
 
-    def init(key: Array, params: FtpslParams) -> FtpslState:
+
+def _leader_learner(d: int, estimate, budget, check, name: str, info: dict) -> Learner:
+    """A learner whose state is S = sum of its estimates, added as soon as they are formed."""
+
+    def init(key: Array, params) -> FtpslState:
         del key, params
         return FtpslState(cum_theta_hat=jnp.zeros(d, jnp.float32), t=jnp.zeros((), jnp.int32))
 
-    def step(key: Array, state: FtpslState, rnd, params: FtpslParams) -> FtpslState:
+    def step(key: Array, state: FtpslState, rnd, params) -> FtpslState:
         theta_hat = estimate(key, state.cum_theta_hat, rnd, params)
         return FtpslState(cum_theta_hat=state.cum_theta_hat + theta_hat, t=state.t + 1)
 
-    return Learner(init=init, step=step, family=LINEAR, budget=budget, name="ftpsl",
-                   check=check, info={"b": b, "n_resamples": n_resamples, "gr_mode": gr_mode})
+    return Learner(init=init, step=step, family=LINEAR, budget=budget, name=name, check=check,
+                   info=info)
 
 
 class DelayedFtpslState(NamedTuple):
@@ -348,14 +354,6 @@ def ftpsl_knapsack(d: int, max_budget: int, b: float = 2.0, n_resamples: int = 1
 
     estimate = _estimator(draw, n_resamples, gr_mode, max_items)
 
-    def init(key: Array, params: KnapsackParams) -> FtpslState:
-        del key, params
-        return FtpslState(cum_theta_hat=jnp.zeros(d, jnp.float32), t=jnp.zeros((), jnp.int32))
-
-    def step(key: Array, state: FtpslState, rnd, params: KnapsackParams) -> FtpslState:
-        theta_hat = estimate(key, state.cum_theta_hat, rnd, params)
-        return FtpslState(cum_theta_hat=state.cum_theta_hat + theta_hat, t=state.t + 1)
-
     def budget(params: KnapsackParams) -> Array:
         cheapest = jnp.maximum(jnp.min(params.costs), 1)
         return jnp.minimum(d, params.budget // cheapest).astype(jnp.int32)
@@ -369,9 +367,9 @@ def ftpsl_knapsack(d: int, max_budget: int, b: float = 2.0, n_resamples: int = 1
         check_range(name, "k", params.k, lo=1, hi=d)
         _check_rates(name, params)
 
-    return Learner(init=init, step=step, family=LINEAR, budget=budget, name="ftpsl-knapsack",
-                   check=check, info={"b": b, "n_resamples": n_resamples, "solver": solver,
-                                      "eps": eps, "max_budget": max_budget})
+    return _leader_learner(d, estimate, budget, check, "ftpsl-knapsack",
+                           {"b": b, "n_resamples": n_resamples, "solver": solver, "eps": eps,
+                            "max_budget": max_budget})
 
 
 @jax.tree_util.register_dataclass
