@@ -143,13 +143,6 @@ def _arg_names(fn) -> set[str]:
     return set(inspect.signature(fn).parameters)
 
 
-def takes_max_k(name: str) -> bool:
-    """Whether learner `name` has a static `max_k` bound on a traced k."""
-    import inspect
-
-    return "max_k" in inspect.signature(LEARNERS[name].factory).parameters
-
-
 def make_problem(name: str, **options) -> tuple[Problem, Any]:
     """Build problem `name` and its default params.
 

@@ -21,7 +21,6 @@ import dataclasses
 import hashlib
 import itertools
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from oslr import metrics, regret
 from oslr.protocol import play_round
-from oslr.types import BANDIT, LINEAR, PREDICTION, Learner, Problem, PyTree
+from oslr.types import LINEAR, PREDICTION, Learner, Problem, PyTree
 
 #: Above this many supports the F1 comparator switches from exact enumeration to greedy.
 ENUMERATION_LIMIT = 200_000
@@ -487,7 +486,3 @@ def sweep(learner: Learner, problem: Problem, params: PyTree, problem_params: Py
     labels, stacked = grid_params(params, grid)
     return simulate(learner, problem, stacked, problem_params, grid=labels, **kwargs)
 
-
-def n_supports(d: int, k: int) -> int:
-    """C(d, k), the number of supports the exact F1 comparator enumerates."""
-    return math.comb(d, k)
