@@ -85,13 +85,19 @@ def ftpsl_params(k: int = 1, horizon: int = 10_000, eta_scale: float = 1.0, c0: 
     )
 
 
-def rates(params: FtpslParams, d: int, b: float) -> tuple[Array, Array]:
-    """(eta, gamma) of eq. (1) for traced k and T (natural logs; log T floored at 1)."""
+def learning_rate(params, d: int, b: float) -> Array:
+    """eta of eq. (1) from params with fields k, horizon, eta_scale (natural logs)."""
     k = jnp.maximum(params.k, 1).astype(jnp.float32)
     log_t = jnp.maximum(jnp.log(params.horizon), 1.0)
-    eta = params.eta_scale * jnp.sqrt(
+    return params.eta_scale * jnp.sqrt(
         k ** norm_exponent(b) * math.log(max(d, 2)) / (d**2 * params.horizon * log_t)
     )
+
+
+def rates(params: FtpslParams, d: int, b: float) -> tuple[Array, Array]:
+    """(eta, gamma) of eq. (1) for traced k and T (natural logs; log T floored at 1)."""
+    eta = learning_rate(params, d, b)
+    log_t = jnp.maximum(jnp.log(params.horizon), 1.0)
     gamma = jnp.minimum(params.c0 * d * eta * log_t, params.gamma_max)
     return eta, gamma
 
@@ -431,8 +437,7 @@ def _subset_ftpl(d: int, max_k: int, b: float, oracle: bool) -> Learner:
         return SubsetFtplState(cum_theta=jnp.zeros(d, jnp.float32), subset=subset)
 
     def step(key: Array, state: SubsetFtplState, rnd, params: SubsetFtplParams):
-        eta, _ = rates(FtpslParams(params.k, params.horizon, params.eta_scale,
-                                   jnp.float32(0.0), jnp.float32(0.0)), d, b)
+        eta = learning_rate(params, d, b)
         z = jax.random.laplace(key, (d,), jnp.float32)
         v = jnp.where(state.subset, eta * state.cum_theta - z, 0.0)
         # the oracle restricted to Q: top-k of |v| within Q (|Q| = k, so all of Q for b > 1)
