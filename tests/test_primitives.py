@@ -9,6 +9,7 @@ import pytest
 from tests.helpers import x64
 
 from oslr.primitives import (
+    radix_select_mask,
     random_subset_mask,
     sherman_morrison_update,
     sparse_oracle,
@@ -34,6 +35,25 @@ def test_top_k_mask__ties_go_to_lower_index():
     assert np.flatnonzero(mask).tolist() == [0, 2]
     mask = top_k_mask(jnp.array([1.0, 5.0, 3.0, 3.0, 0.0]), jnp.int32(2), 3)
     assert np.flatnonzero(mask).tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("d", [5, 54, 123])
+def test_radix_select_and_top_k_paths__agree_with_a_stable_sort_under_ties(d):
+    rng = np.random.default_rng(d)
+    scores = np.round(rng.normal(size=(40, d)) * 2) + 0.0  # many ties, no -0.0
+    scores[0] = -np.inf  # all tied at -inf
+    scores[1, : d // 2] = 1e30  # large magnitudes
+    for k in sorted({0, 1, 3, d // 2, d}):
+        expected = np.zeros((40, d), bool)
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        np.put_along_axis(expected, order, True, axis=1)
+        for max_k in sorted({max(k, 1), d}):  # top_k path for small max_k, radix otherwise
+            got = jax.jit(jax.vmap(lambda s: top_k_mask(s, jnp.int32(k), max_k)))(
+                jnp.asarray(scores, jnp.float32))
+            np.testing.assert_array_equal(np.asarray(got), expected, err_msg=f"k={k} max_k={max_k}")
+        radix = jax.vmap(lambda s: radix_select_mask(s, jnp.int32(k)))(
+            jnp.asarray(scores, jnp.float32))
+        np.testing.assert_array_equal(np.asarray(radix), expected)
 
 
 def test_random_subset_mask__uniform_frequencies():

@@ -230,9 +230,14 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
     if args.name not in EXPERIMENTS:
         raise UsageError(f"unknown experiment {args.name!r}; available: {', '.join(EXPERIMENTS)}.")
-    _check_run_count(args.runs)
+    if args.runs is not None:
+        _check_run_count(args.runs)
     out = Path(args.out or Path("oslr-results") / f"{args.name}-{args.dataset}")
     options = _parse_assignments(args.set, multi=False)
+    if args.hold_rates:
+        if args.name != "wll-redundant":
+            raise UsageError("--hold-rates applies to wll-redundant only.")
+        options["hold_rates"] = True
     df = run_experiment(args.name, args.dataset, args.runs, args.seed, out, args.quick,
                         not args.no_progress, **options)
     if args.json:
@@ -291,13 +296,18 @@ def make_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p_run.set_defaults(func=cmd_run)
 
-    p_exp = sub.add_parser("experiment", help="reproduce a paper figure (wll-k, wll-redundant)")
-    p_exp.add_argument("name", help="wll-k or wll-redundant")
+    p_exp = sub.add_parser("experiment",
+                           help="reproduce a paper figure (wll-k, wll-redundant, wll-rates)")
+    p_exp.add_argument("name", help="wll-k, wll-redundant or wll-rates")
     p_exp.add_argument("--dataset", default="a9a", help="a9a, connect4, covtype or mnist35")
-    p_exp.add_argument("--runs", type=int, default=5, help="shuffles per point (paper: 5)")
+    p_exp.add_argument("--runs", type=int, default=None,
+                       help="shuffles per point (default 5 as in the paper; 100 for wll-rates)")
+    p_exp.add_argument("--hold-rates", action="store_true",
+                       help="wll-redundant: keep eta and gamma at their values for the original d")
     p_exp.add_argument("--seed", type=int, default=0)
     p_exp.add_argument("--quick", action="store_true",
-                       help="3 k/d points (or 2 rho), 5000 rounds: minutes instead of hours")
+                       help="3 k/d points (or 2 rho, or a 2x2 rate grid), 5000 rounds (1000 "
+                            "for wll-rates): minutes instead of hours")
     p_exp.add_argument("--set", action="append", metavar="NAME=V",
                        help="learner option or parameter, e.g. eta_scale=10 or n_resamples=20")
     p_exp.add_argument("--out", help="output folder")

@@ -15,6 +15,7 @@ The R4 comparator reward ||top_k(|sum y x|)||_2 is reported next to every learne
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 from typing import Sequence
 
@@ -24,11 +25,13 @@ import pandas as pd
 from oslr import regret
 from oslr.registry import LEARNERS, factory_options, make, make_problem
 from oslr.report import finish_figure, mean_ci
-from oslr.sim import simulate
+from oslr.sim import sweep
 
 WLL_LEARNERS = ("ftpsl", "ftpl-random-subset", "ftpl-oracle-subset")
 WLL_RATIOS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 WLL_RHOS = (0.2, 0.5, 0.8, 1.1, 1.5)
+WLL_ETA_SCALES = (1.0, 3.0, 10.0, 30.0, 100.0)
+WLL_C0S = (0.0, 0.01, 0.1, 1.0)
 
 
 def _applicable(name: str, d: int, options: dict) -> dict:
@@ -37,23 +40,35 @@ def _applicable(name: str, d: int, options: dict) -> dict:
     return {k: v for k, v in options.items() if k in fields | factory_options(name)}
 
 
+def _rows(res, k: int) -> list[dict]:
+    """One summary row per grid point of `res`: reward mean, sd and 95% interval over runs, and
+    the R4 comparator reward of the same streams."""
+    rows = []
+    for g, label in enumerate(res.grid):
+        reward = res.final["reward"][g].astype(np.float64)
+        best = regret.best_sparse_linear_reward(res.final["theta_sum"][g], k, 2.0)
+        mean, _, half = mean_ci(reward)
+        rows.append({"learner": res.learner, **label, "k": k, "runs": res.n_runs,
+                     "horizon": res.horizon, "reward_mean": mean,
+                     "reward_sd": reward.std(ddof=1) if res.n_runs > 1 else np.nan,
+                     "reward_ci_low": mean - half, "reward_ci_high": mean + half,
+                     "comparator_reward_mean": float(np.mean(best)),
+                     "regret_mean": float(np.mean(best - reward))})
+    return rows
+
+
 def _run_point(name: str, problem, pp, k: int, horizon: int, runs: int, seed: int,
-               progress: bool, **options) -> dict:
+               progress: bool, grid: dict | None = None, **options) -> list[dict]:
+    """Simulate learner `name` at sparsity k on `problem`: one vmapped call over `grid` x runs."""
     options = _applicable(name, problem.d, options)
     learner, params = make(name, d=problem.d, max_k=k, horizon=horizon, k=k, **options)
     spec = LEARNERS[name]
     if spec.prepare is not None:
         params = spec.prepare(params, problem, pp)
-    res = simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs, seed=seed,
-                   progress=progress)
-    reward = res.final["reward"][0].astype(np.float64)
-    best = regret.best_sparse_linear_reward(res.final["theta_sum"][0], k, 2.0)
-    mean, sem, half = mean_ci(reward)
-    return {"learner": name, "k": k, "runs": runs, "horizon": horizon,
-            "reward_mean": mean, "reward_sd": reward.std(ddof=1) if runs > 1 else np.nan,
-            "reward_ci_low": mean - half, "reward_ci_high": mean + half,
-            "comparator_reward_mean": float(np.mean(best)),
-            "regret_mean": float(np.mean(best - reward))}
+    grid = {key: v for key, v in (grid or {}).items() if hasattr(params, key)}
+    res = sweep(learner, problem, params, pp, grid, horizon=horizon, n_runs=runs, seed=seed,
+                progress=progress)
+    return _rows(res, k)
 
 
 def wll_reward_vs_k(dataset: str = "a9a", ratios: Sequence[float] = WLL_RATIOS, runs: int = 5,
@@ -73,17 +88,22 @@ def wll_reward_vs_k(dataset: str = "a9a", ratios: Sequence[float] = WLL_RATIOS, 
     problem, pp = make_problem(dataset)
     horizon = horizon or problem.n_rows
     ks = sorted({max(1, int(round(r * problem.d))) for r in ratios})
-    rows = [dict(_run_point(name, problem, pp, k, horizon, runs, seed, progress, **options),
-                 dataset=dataset, d=problem.d, ratio=k / problem.d)
-            for name in learners for k in ks]
+    rows = [dict(row, dataset=dataset, d=problem.d, ratio=k / problem.d)
+            for name in learners for k in ks
+            for row in _run_point(name, problem, pp, k, horizon, runs, seed, progress, **options)]
     return pd.DataFrame(rows)
 
 
 def wll_redundant(dataset: str = "a9a", rhos: Sequence[float] = WLL_RHOS, k_ratio: float = 0.2,
                   runs: int = 5, seed: int = 0, horizon: int | None = None,
                   learners: Sequence[str] = WLL_LEARNERS, progress: bool = False,
-                  **options) -> pd.DataFrame:
-    """Cumulative reward against appended N(0,1) features ([WLL] Fig. 1e-f); k = k_ratio d_orig."""
+                  hold_rates: bool = False, **options) -> pd.DataFrame:
+    """Cumulative reward against appended N(0,1) features ([WLL] Fig. 1e-f); k = k_ratio d_orig.
+
+    hold_rates: keep eta and gamma at their eq. (1) values for the original d (eq. (1) has
+      eta ~ sqrt(log d) / d, so by default adding features also shrinks the learning rate); this
+      separates the effect of the noise features from that of the smaller step.
+    """
     base, _ = make_problem(dataset)
     k = max(1, int(round(k_ratio * base.d)))
     horizon = horizon or base.n_rows
@@ -91,10 +111,65 @@ def wll_redundant(dataset: str = "a9a", rhos: Sequence[float] = WLL_RHOS, k_rati
     for rho in (0.0, *rhos):
         extra = int(round(rho * base.d))
         problem, pp = make_problem(dataset, n_redundant=extra)
+        opts = dict(options)
+        if hold_rates:  # eta(d) * f = eta(d_orig); c0 d eta = c0' d' eta keeps gamma
+            d0, d1 = base.d, problem.d
+            f = math.sqrt(math.log(d0) / math.log(d1)) * d1 / d0
+            opts["eta_scale"] = options.get("eta_scale", 1.0) * f
+            opts["c0"] = options.get("c0", 1.0) * d0 / d1
         for name in learners:
-            row = _run_point(name, problem, pp, k, horizon, runs, seed, progress, **options)
-            rows.append(dict(row, dataset=dataset, d_orig=base.d, n_redundant=extra, rho=rho))
+            for row in _run_point(name, problem, pp, k, horizon, runs, seed, progress, **opts):
+                rows.append(dict(row, dataset=dataset, d_orig=base.d, n_redundant=extra, rho=rho))
     return pd.DataFrame(rows)
+
+
+def wll_rate_sweep(dataset: str = "a9a", eta_scales: Sequence[float] = WLL_ETA_SCALES,
+                   c0s: Sequence[float] = WLL_C0S, k_ratio: float = 0.2, runs: int = 100,
+                   seed: int = 0, horizon: int | None = 5000,
+                   learners: Sequence[str] = WLL_LEARNERS, progress: bool = False,
+                   **options) -> pd.DataFrame:
+    """Cumulative reward over an eta x gamma grid, `runs` shuffles per point, one vmapped call per
+    learner (the sweep [WLL] could not afford; ALGORITHMS.md gap 3).
+
+    eta = eta_scale x eq. (1) and gamma = min(c0 d eta log T, gamma_max) for ftpsl; the subset
+    baselines have no exploration and sweep eta_scale only. Common random numbers: every grid
+    point of every learner sees the same `runs` shuffles. k = k_ratio d; horizon None = one pass.
+    """
+    problem, pp = make_problem(dataset)
+    horizon = horizon or problem.n_rows
+    k = max(1, int(round(k_ratio * problem.d)))
+    grid = {"eta_scale": list(eta_scales), "c0": list(c0s)}
+    rows = [dict(row, dataset=dataset, d=problem.d, ratio=k / problem.d)
+            for name in learners
+            for row in _run_point(name, problem, pp, k, horizon, runs, seed, progress, grid=grid,
+                                  **options)]
+    return pd.DataFrame(rows)
+
+
+def plot_rate_sweep(df: pd.DataFrame, path: str | Path | None = None, title: str = ""):
+    """Mean reward (95% band) against eta_scale (log axis): one line per ftpsl c0 and one per
+    baseline."""
+    import matplotlib
+
+    if path is not None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for (name, c0), part in df.groupby(["learner", df["c0"].fillna(-1)], sort=False):
+        part = part.sort_values("eta_scale")
+        label = f"{name} c0={c0:g}" if c0 >= 0 else name
+        style = "-" if name == "ftpsl" else "--"
+        (line,) = ax.plot(part["eta_scale"], part["reward_mean"], style, marker="o", label=label)
+        ax.fill_between(part["eta_scale"], part["reward_ci_low"], part["reward_ci_high"],
+                        color=line.get_color(), alpha=0.2, linewidth=0)
+    ax.axhline(df["comparator_reward_mean"].iloc[0], color="k", lw=1, ls=":",
+               label="best k-sparse action in hindsight")
+    ax.set_xscale("log")
+    ax.set_xlabel("eta_scale (eta = eta_scale x eq. (1))")
+    ax.set_ylabel("cumulative reward")
+    ax.set_title(title)
+    return finish_figure(fig, ax, path)
 
 
 def plot_experiment(df: pd.DataFrame, x: str, path: str | Path | None = None, title: str = ""):
@@ -123,32 +198,43 @@ def plot_experiment(df: pd.DataFrame, x: str, path: str | Path | None = None, ti
 EXPERIMENTS = {
     "wll-k": "FTPSL vs random/oracle-subset FTPL: cumulative reward against k/d ([WLL] Fig. 1a-d)",
     "wll-redundant": "the same against appended N(0,1) features ([WLL] Fig. 1e-f)",
+    "wll-rates": "eta x gamma grid at k = 0.2 d, 100 shuffles per point, one vmapped call each",
 }
 
 
-def run_experiment(name: str, dataset: str, runs: int, seed: int, out: Path, quick: bool,
+def run_experiment(name: str, dataset: str, runs: int | None, seed: int, out: Path, quick: bool,
                    progress: bool, **options) -> pd.DataFrame:
-    """Run experiment `name`, write `<name>-<dataset>.csv` and `.png` into `out`."""
+    """Run experiment `name`, write `<name>-<dataset>.csv` and `.png` into `out`.
+
+    runs None: 5 shuffles for wll-k and wll-redundant (as in the paper), 100 for wll-rates.
+    """
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; available: {', '.join(EXPERIMENTS)}.")
     horizon = 5000 if quick else None
     if name == "wll-k":
+        runs = runs or 5
         ratios = (0.1, 0.3, 0.5) if quick else WLL_RATIOS
         df = wll_reward_vs_k(dataset, ratios, runs, seed, horizon, progress=progress, **options)
-        x = "ratio"
-    else:
+        plot = lambda path, title: plot_experiment(df, "ratio", path, title)  # noqa: E731
+    elif name == "wll-redundant":
+        runs = runs or 5
         rhos = (0.5, 1.5) if quick else WLL_RHOS
         df = wll_redundant(dataset, rhos, runs=runs, seed=seed, horizon=horizon,
                            progress=progress, **options)
-        x = "rho"
+        plot = lambda path, title: plot_experiment(df, "rho", path, title)  # noqa: E731
+    else:
+        runs = runs or 100
+        grids = ({"eta_scales": (1.0, 30.0), "c0s": (0.01, 1.0)} if quick else {})
+        df = wll_rate_sweep(dataset, runs=runs, seed=seed, horizon=1000 if quick else 5000,
+                            progress=progress, **grids, **options)
+        plot = lambda path, title: plot_rate_sweep(df, path, title)  # noqa: E731
     out.mkdir(parents=True, exist_ok=True)
     stem = f"{name}-{dataset}"
     df.to_csv(out / f"{stem}.csv", index=False)
     try:
         import matplotlib.pyplot as plt
 
-        fig = plot_experiment(df, x, out / f"{stem}.png",
-                              title=f"{dataset}: {runs} shuffles, T={df['horizon'].iloc[0]}")
+        fig = plot(out / f"{stem}.png", f"{dataset}: {runs} shuffles, T={df['horizon'].iloc[0]}")
         plt.close(fig)
     except ImportError:  # pragma: no cover - plotting is optional
         pass

@@ -87,7 +87,7 @@ def increments(family: str, example: Any, record: Any, stats: bool) -> dict[str,
 def update(
     family: str, mstate: dict, example: Any, record: Any, t: Array, ckpts: Array, stats: bool
 ) -> dict:
-    """Add this round's increments and copy the sums into the buffer if round t+1 is a checkpoint."""
+    """Add this round's increments; copy the sums into the buffer if round t+1 is a checkpoint."""
     inc = increments(family, example, record, stats)
     run = {n: mstate["run"][n] + inc[n] for n in mstate["run"]}
     ck = ckpts

@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 import oslr
-from oslr.learners.ftpsl import ftpsl, ftpsl_delayed, ftpsl_params, oracle_subset, rates
+from oslr.learners.ftpsl import (
+    ftpsl,
+    ftpsl_delayed,
+    ftpsl_params,
+    oracle_subset,
+    perturbation_noise,
+    rates,
+)
 from oslr.primitives import geometric_resampling, random_subset_mask
 from oslr.testing import episode_fn
 from tests.helpers import learner_keys, stream
@@ -20,13 +27,9 @@ def _draws(keys, d, n_resamples):
 
     def one(key):
         k_play, k_gr = jax.random.split(key)
-        ks = jnp.concatenate([k_play[None], jax.random.split(k_gr, n_resamples)])
-
-        def parts(kk):
-            k_z, k_coin = jax.random.split(kk)
-            return jax.random.laplace(k_z, (d,), jnp.float32), jax.random.uniform(k_coin, ())
-
-        return jax.vmap(parts)(ks)
+        z0, u0 = perturbation_noise(d)(k_play)
+        zs, us = perturbation_noise(d)(k_gr, (n_resamples,))
+        return jnp.concatenate([z0[None], zs]), jnp.concatenate([u0[None], us])
 
     z, u_coin = jax.vmap(one)(keys)
     return {"z": np.asarray(z, np.float64), "u_coin": np.asarray(u_coin, np.float64)}
@@ -61,7 +64,10 @@ def test_ftpsl__b_inf_plays_signs_on_exactly_k_coordinates():
 def test_geometric_resampling__moments_match_closed_form_under_pure_exploration():
     d, k, M, reps = 6, 2, 5, 100_000
     q = k / d
-    draw = lambda kk: random_subset_mask(kk, d, jnp.int32(k), d)  # noqa: E731  (gamma = 1 law)
+    def draw(kk, shape):  # the gamma = 1 law: a uniform k-subset, batched over `shape`
+        return jax.vmap(lambda kj: random_subset_mask(kj, d, jnp.int32(k), d))(
+            jax.random.split(kk, shape).reshape(-1)).reshape(shape + (d,))
+
     keys = jax.random.split(jax.random.key(0), reps)
     for mode in ("shared", "independent"):
         sel = jnp.arange(d) < d  # every coordinate "selected" so all h_i are meaningful

@@ -37,6 +37,7 @@ from jax import lax
 
 from oslr.checks import check_range
 from oslr.primitives import (
+    batched_draw,
     geometric_resampling,
     knapsack_exact,
     knapsack_fptas,
@@ -127,11 +128,36 @@ def _estimator(draw, n_resamples: int, gr_mode: str, max_k: int):
         k_play, k_gr = jax.random.split(key)
         w, q = draw(k_play, s, params)
         theta = rnd.play(w, support=q)
-        h = geometric_resampling(lambda kk: draw(kk, s, params)[1], k_gr, n_resamples,
-                                 selected=q, mode=gr_mode, max_k=max_k)
+        h = geometric_resampling(lambda kk, shape: draw(kk, s, params, shape)[1], k_gr,
+                                 n_resamples, selected=q, mode=gr_mode, max_k=max_k)
         return jnp.where(q, theta * h.astype(jnp.float32), 0.0)
 
     return estimate
+
+
+def perturbation_noise(d: int):
+    """`noise(key, shape)`: perturbations z ~ Laplace(0, 1)^d and exploration uniforms u
+    (coin = u < gamma) for a batch `shape` of plays, one RNG call each: z (*shape, d) float32,
+    u (*shape,) float32."""
+
+    def noise(key: Array, shape: tuple = ()) -> tuple[Array, Array]:
+        k_z, k_coin = jax.random.split(key)
+        return (jax.random.laplace(k_z, shape + (d,), jnp.float32),
+                jax.random.uniform(k_coin, shape))
+
+    return noise
+
+
+def _perturbed_draw(play, d: int, b: float):
+    """`draw(key, s, params, shape=()) -> (w, q)` with leading dims `shape`: eq. (2) on S = s,
+    from `play(z, coin, v = eta s - z, params) -> (w (d,), q (d,) bool)` for one draw."""
+
+    def draw(key: Array, s: Array, params, shape: tuple = ()):
+        eta, gamma = rates(params, d, b)
+        one = lambda z, u: play(z, u < gamma, eta * s - z, params)  # noqa: E731
+        return batched_draw(one, perturbation_noise(d))(key, shape)
+
+    return draw
 
 
 def _check_rates(name: str, params) -> None:
@@ -146,12 +172,7 @@ def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str, n
     if not b >= 1.0:
         raise ValueError(f"norm exponent b={b} must lie in [1, inf].")
 
-    def draw(key: Array, s: Array, params: FtpslParams) -> tuple[Array, Array]:
-        eta, gamma = rates(params, d, b)
-        k_z, k_coin = jax.random.split(key)
-        z = jax.random.laplace(k_z, (d,), jnp.float32)
-        coin = jax.random.uniform(k_coin, ()) < gamma  # Bernoulli(gamma), explicit for references
-        v = eta * s - z
+    def play(z: Array, coin: Array, v: Array, params: FtpslParams) -> tuple[Array, Array]:
         # One top-k serves both branches of eq. (2): exploring, Q = top_k(z) is a uniform k-subset
         # (z is i.i.d. and continuous, hence exchangeable); leading, Q = top_k(|v|) (Lemma 1).
         # The coin is independent of z and only one branch is used, so the law is exactly eq. (2).
@@ -161,6 +182,8 @@ def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str, n
         w_lead = oracle_weights(v, q, b)
         w = jnp.where(coin, jnp.where(q, scale, 0.0), w_lead)
         return w.astype(jnp.float32), q
+
+    draw = _perturbed_draw(play, d, b)
 
     def budget(params: FtpslParams) -> Array:
         return params.k
@@ -345,12 +368,7 @@ def ftpsl_knapsack(d: int, max_budget: int, b: float = 2.0, n_resamples: int = 1
         return knapsack_fptas(values, params.costs.astype(jnp.float32),
                               params.budget.astype(jnp.float32), eps)
 
-    def draw(key: Array, s: Array, params: KnapsackParams) -> tuple[Array, Array]:
-        eta, gamma = rates(params, d, b)
-        k_z, k_coin = jax.random.split(key)
-        z = jax.random.laplace(k_z, (d,), jnp.float32)
-        coin = jax.random.uniform(k_coin, ()) < gamma
-        v = eta * s - z
+    def play(z: Array, coin: Array, v: Array, params: KnapsackParams) -> tuple[Array, Array]:
         # as in `ftpsl`, the exploring branch reuses z (i.i.d.: a uniform random order)
         q = jnp.where(coin, greedy_fill(z, params.costs, params.budget), leader_set(v, params))
         size = jnp.maximum(jnp.sum(q), 1).astype(jnp.float32)
@@ -358,7 +376,7 @@ def ftpsl_knapsack(d: int, max_budget: int, b: float = 2.0, n_resamples: int = 1
         w = jnp.where(coin, jnp.where(q, scale, 0.0), oracle_weights(v, q, b))
         return w.astype(jnp.float32), q
 
-    estimate = _estimator(draw, n_resamples, gr_mode, max_items)
+    estimate = _estimator(_perturbed_draw(play, d, b), n_resamples, gr_mode, max_items)
 
     def budget(params: KnapsackParams) -> Array:
         cheapest = jnp.maximum(jnp.min(params.costs), 1)

@@ -6,7 +6,7 @@
   k-subset S_t, predicts with w restricted to S_t and takes the gradient step of that restricted
   predictor, (x_t restricted to S_t) (ŷ_t - y_t), on the observed coordinates only.
 
-Update (both): w_{t+1} = Pi_{||w||_2 <= D}(w_t - eta_t * 2 (ŷ_t - y_t) x_obs), eta_t = eta / sqrt(t+1)
+Update (both): w_{t+1} = Pi_{||w||_2 <= D}(w_t - eta_t 2 (ŷ_t - y_t) x_obs), eta_t = eta / sqrt(t+1)
 (Zinkevich 2003), with the schedule and the step from optax.
 """
 

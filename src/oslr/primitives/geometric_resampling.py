@@ -18,19 +18,35 @@ from oslr.types import Array
 MODES = ("shared", "independent")
 
 
+def batched_draw(play: Callable, noise: Callable[[Array, tuple], tuple]) -> Callable:
+    """`draw(key, shape)` from `noise(key, shape) -> arrays with leading dims shape` (all random
+    numbers of the batch in one call each) and `play(*noise_slices) -> outputs` for one draw,
+    vectorised over the leading dims."""
+
+    def draw(key: Array, shape: tuple = ()):
+        f = play
+        for _ in shape:
+            f = jax.vmap(f)
+        return f(*noise(key, shape))
+
+    return draw
+
+
 def first_hits(masks: Array) -> Array:
     """h_i = 1 + index of the first row of `masks` (M, d) holding i, or M if none does."""
     m = masks.shape[0]
     return jnp.where(masks.any(axis=0), jnp.argmax(masks, axis=0) + 1, m).astype(jnp.int32)
 
 
-def geometric_resampling(draw: Callable[[Array], Array], key: Array, n_resamples: int,
+def geometric_resampling(draw: Callable[[Array, tuple], Array], key: Array, n_resamples: int,
                          selected: Array | None = None, mode: str = "shared",
                          max_k: int | None = None) -> Array:
     """Geometric-resampling counts h (d,) int32 in {1..M}.
 
     Args:
-      draw: `draw(key) -> (d,) bool`, the selected set of a fresh play with this round's law.
+      draw: `draw(key, shape) -> shape + (d,) bool`, the selected sets of prod(shape) independent
+        fresh plays with this round's law. Drawing the whole batch from one key (one RNG call per
+        kind of random number) is what makes the M resamples cheap; see `batched_draw`.
       key: PRNG key.
       n_resamples: M (static).
       selected: (d,) bool Q_t, needed in "independent" mode.
@@ -43,15 +59,14 @@ def geometric_resampling(draw: Callable[[Array], Array], key: Array, n_resamples
       (d,) int32 counts; only entries on Q_t are meaningful in "independent" mode.
     """
     if mode == "shared":
-        return first_hits(jax.vmap(draw)(jax.random.split(key, n_resamples)))
+        return first_hits(draw(key, (n_resamples,)))
     if mode != "independent":
         raise ValueError(f"unknown resampling mode {mode!r}; choose one of {MODES}.")
     if selected is None or max_k is None:
         raise ValueError("independent mode needs the selected set and max_k.")
     d = selected.shape[-1]
     (slots,) = jnp.nonzero(selected, size=max_k, fill_value=0)
-    keys = jax.random.split(key, (max_k, n_resamples))
-    masks = jax.vmap(jax.vmap(draw))(keys)  # (max_k, M, d)
+    masks = draw(key, (max_k, n_resamples))  # (max_k, M, d)
     per_slot = jax.vmap(lambda m, i: first_hits(m)[i])(masks, slots)  # (max_k,)
     valid = jnp.arange(max_k) < jnp.sum(selected)
     h = jnp.full((d,), n_resamples, jnp.int32)
