@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import pytest
 
 import oslr
-from oslr.registry import LEARNERS
+from oslr.registry import LEARNERS, factory_options
 from oslr.testing import ContractError, check_budget, check_learner, check_no_retrace
 from oslr.testing import check_state_stable
 from oslr.types import BANDIT
@@ -20,7 +20,8 @@ def _problem_for(family):
 def test_contract__registered_learner_passes(name):
     spec = LEARNERS[name]
     problem, pp = _problem_for(spec.family)
-    learner, params = oslr.make(name, d=problem.d)
+    arms = {"n_arms": problem.n_arms} if "n_arms" in factory_options(name) else {}
+    learner, params = oslr.make(name, d=problem.d, **arms)
     passed = check_learner(learner, params, spec.alt_params(problem.d), problem, pp)
     assert len(passed) == 8
 

@@ -60,6 +60,16 @@ class BanditRecord(NamedTuple):
     arm: Array
 
 
+def _round_index(t: Array | None) -> Array:
+    """() int32 0-based round index (0 outside a harness).
+
+    Under `simulate` it is the scan's counter, shared by every vmapped run, so `lax.cond` on it
+    stays a real branch (a condition on batched state becomes a select that runs both sides):
+    learners use it to schedule periodic work such as refactorisations and snapshots.
+    """
+    return jnp.zeros((), jnp.int32) if t is None else jnp.asarray(t, jnp.int32)
+
+
 def _truncate(mask: Array, allowed: Array) -> Array:
     """Keep the first `allowed` True entries of `mask` (index order)."""
     return mask & (jnp.cumsum(mask.astype(jnp.int32)) <= allowed)
@@ -68,7 +78,8 @@ def _truncate(mask: Array, allowed: Array) -> Array:
 class PredictionRound:
     """F1 round: observe at most `budget` features (or linear forms), predict, then see y."""
 
-    def __init__(self, example: StreamExample, budget: Array):
+    def __init__(self, example: StreamExample, budget: Array, t: Array | None = None):
+        self.t = _round_index(t)
         self._x = example.x
         self._y = example.y
         self._budget = jnp.asarray(budget, jnp.int32)
@@ -133,7 +144,8 @@ class PredictionRound:
 class LinearRound:
     """F2 round ([WLL]): play w with |support| <= budget, observe theta = -y x on the support."""
 
-    def __init__(self, example: StreamExample, budget: Array):
+    def __init__(self, example: StreamExample, budget: Array, t: Array | None = None):
+        self.t = _round_index(t)
         self._theta = -example.y * example.x
         self._budget = jnp.asarray(budget, jnp.int32)
         self._delay = example.delay
@@ -175,7 +187,8 @@ class LinearRound:
 class BanditRound:
     """F3 round ([KPM]): arm features are visible; pull one arm and receive its reward."""
 
-    def __init__(self, example: BanditExample):
+    def __init__(self, example: BanditExample, t: Array | None = None):
+        self.t = _round_index(t)
         self._example = example
         self._record: BanditRecord | None = None
 
@@ -199,24 +212,25 @@ class BanditRound:
         return self._example.rewards[arm]
 
 
-def make_round(family: str, example: Any, budget: Array):
-    """Build the round object of `family` for `example`."""
+def make_round(family: str, example: Any, budget: Array, t: Array | None = None):
+    """Build the round object of `family` for `example` at round index `t`."""
     if family == PREDICTION:
-        return PredictionRound(example, budget)
+        return PredictionRound(example, budget, t)
     if family == LINEAR:
-        return LinearRound(example, budget)
+        return LinearRound(example, budget, t)
     if family == BANDIT:
-        return BanditRound(example)
+        return BanditRound(example, t)
     raise ValueError(f"unknown family {family!r}")
 
 
-def play_round(learner: Learner, key: Array, state: Any, example: Any, params: Any):
-    """Run one protocol round: build the round, call `learner.step`, return (state, record).
+def play_round(learner: Learner, key: Array, state: Any, example: Any, params: Any,
+               t: Array | None = None):
+    """Run one protocol round `t`: build the round, call `learner.step`, return (state, record).
 
     Raises:
       ProtocolError: at trace time if the learner never committed / played / pulled.
     """
-    rnd = make_round(learner.family, example, learner.budget(params))
+    rnd = make_round(learner.family, example, learner.budget(params), t)
     new_state = learner.step(key, state, rnd, params)
     if rnd._record is None:
         raise ProtocolError(

@@ -39,6 +39,7 @@ from oslr.problems.synthetic import (
     switching,
     synthetic_params,
 )
+from oslr.learners.linucb import linucb, linucb_params
 from oslr.types import BANDIT, LINEAR, PREDICTION, Learner, Problem
 
 
@@ -124,6 +125,8 @@ def make(name: str, d: int, horizon: int | None = None, **options) -> tuple[Lear
         raise ValueError(f"max_k={static['max_k']} must satisfy 1 <= max_k <= d={d}.")
     if horizon is not None and "horizon" in _arg_names(spec.params):
         overrides = {"horizon": horizon, **overrides}
+    if horizon is not None and "horizon" in factory_args:  # e.g. a history capacity
+        static = {"horizon": horizon, **static}
     return spec.factory(d, **static), spec.params(d, **overrides)
 
 
@@ -228,6 +231,39 @@ register_learner(LearnerSpec(
     sweepable=("eps", "alpha", "lam"),
     reference="ALGORITHMS.md F3",
 ))
+
+
+def _linucb_spec(variant: str, description: str) -> LearnerSpec:
+    fields = ("kappa", "lam0", "c_gamma", "alpha", "c_lambda", "step_scale")
+
+    def params(d, **o):
+        unknown = set(o) - set(fields)
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {sorted(unknown)}; parameters: "
+                             f"{', '.join(fields)}.")
+        return linucb_params(variant, d, **o)
+
+    return LearnerSpec(
+        name=variant,
+        family=BANDIT,
+        description=description,
+        factory=lambda d, n_arms=10, horizon=10_000, fixed_arms=True, refactor_every=256: linucb(
+            d, n_arms, horizon, variant, fixed_arms, refactor_every),
+        params=params,
+        alt_params=lambda d: linucb_params(variant, d, kappa=0.3, lam0=2.0, c_gamma=0.5,
+                                           alpha=0.6, c_lambda=0.5, step_scale=0.5),
+        sweepable=fields,
+        reference="[KPM] Alg. 2, ALGORITHMS.md L2.2-L2.4",
+    )
+
+
+for _variant, _text in (
+    ("linucb", "LinUCB, shared theta, exact ridge LS by Sherman-Morrison ([LCLS10])"),
+    ("flinucb-gd", "fLinUCB-GD: fRLS-GD estimate and SGD-tracked confidence widths ([KPM] Alg. 2)"),
+    ("flinucb-svrg", "fLinUCB with an SVRG tracker ([KPM] App. B, reconstructed)"),
+    ("flinucb-sag", "fLinUCB with a SAG tracker ([KPM] App. C, reconstructed)"),
+):
+    register_learner(_linucb_spec(_variant, _text))
 
 
 def _ftpsl_defaults(d, horizon=10_000, **o):

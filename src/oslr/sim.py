@@ -213,6 +213,23 @@ def validate(learner: Learner, problem: Problem, params: PyTree, problem_params:
                 f"problem delays it up to {problem_delay}; build it with max_delay >= "
                 f"{problem_delay}."
             )
+    info = learner.info or {}
+    if info.get("n_arms") is not None and info["n_arms"] != problem.n_arms:
+        raise ValueError(
+            f"learner {learner.name!r} was built for {info['n_arms']} arms but problem "
+            f"{problem.name!r} has {problem.n_arms}; build it with n_arms={problem.n_arms}."
+        )
+    if info.get("capacity") is not None and info["capacity"] < horizon:
+        raise ValueError(
+            f"learner {learner.name!r} keeps a history of {info['capacity']} samples but the "
+            f"horizon is {horizon}; build it with horizon >= {horizon} (oslr.make(..., "
+            f"horizon={horizon}))."
+        )
+    if info.get("fixed_arms") and (problem.info or {}).get("changing"):
+        raise ValueError(
+            f"learner {learner.name!r} stores arm indices (fixed_arms=True) but problem "
+            f"{problem.name!r} draws new arms every round; build it with fixed_arms=False."
+        )
     _check_finite("learner params", params)
     _check_finite("problem params", problem_params)
     if learner.check is not None:
@@ -252,7 +269,8 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
             t = start + i
             ls, ps, ms = c
             ps_new, example = problem.sample(jax.random.fold_in(ks[1], t), ps, t, pp)
-            ls_new, record = play_round(learner, jax.random.fold_in(ks[3], t), ls, example, lp)
+            ls_new, record = play_round(learner, jax.random.fold_in(ks[3], t), ls, example, lp,
+                                         t)
             ms_new = metrics.update(family, ms, example, record, t, ckpts, stats)
             return metrics.tree_select(t < horizon, (ls_new, ps_new, ms_new), c), None
 

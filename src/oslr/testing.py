@@ -46,7 +46,7 @@ def episode_fn(learner: Learner, problem: Problem, n_rounds: int) -> Callable:
         def body(c, t):
             ls, ps = c
             ps, ex = problem.sample(jax.random.fold_in(ks[1], t), ps, t, pp)
-            ls, rec = play_round(learner, jax.random.fold_in(ks[3], t), ls, ex, lp)
+            ls, rec = play_round(learner, jax.random.fold_in(ks[3], t), ls, ex, lp, t)
             return (ls, ps), rec
 
         (ls, _), recs = lax.scan(body, carry, jnp.arange(n_rounds, dtype=jnp.int32))

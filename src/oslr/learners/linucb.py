@@ -1,0 +1,146 @@
+"""LinUCB and its fast SGD variants ([KPM] Algorithm 2; ALGORITHMS.md L2.2-L2.4; family F3).
+
+* `linucb` ([LCLS10], shared-parameter form): A = lam0 I + sum x x^T, b = sum r x,
+  theta = A^{-1} b by Sherman-Morrison (the `rls-sm` tracker), UCB(x) = x^T theta +
+  kappa sqrt(max(0, x^T A^{-1} x)); pull the argmax (ties to the lower arm index).
+* `flinucb-gd`, `flinucb-svrg`, `flinucb-sag`: theta from the fRLS-GD / SVRG / SAG tracker on the
+  history of pulled arms, and the confidence width from the gradient tracker (11) of
+  phi_k ~ (A_n + n lam_n I)^{-1} x_k, one per arm slot:
+      phi_k <- phi_k + gamma_n (x_k / n - (phi_k^T x_i) x_i - lam_n phi_k),  i ~ U{1..n}
+  (the -lam_n phi term is OURS, for stability; one sampled i is shared by the K arm steps per
+  round, OURS; T_phi = 1 step per round with phi kept per arm slot as a warm start).
+  UCB(x_k) = x_k^T theta + kappa sqrt(max(0, x_k^T phi_k)). Cost O(K d) per round against
+  O(d^2 + K d^2) for `linucb`.
+
+Histories (B12): with `fixed_arms=True` (the arm set does not change between rounds) the history
+stores pulled arm indices and rewards, and x_i is rebuilt from this round's arm table; otherwise
+it stores the pulled vectors. Capacity = horizon.
+
+References: Li, Chu, Langford, Schapire 2010 (LinUCB); Korda, Prashanth, Munos, AAAI 2015,
+Algorithm 2 and eq. (11).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from oslr.checks import check_range
+from oslr.learners.least_squares import (
+    check_tracker_params,
+    default_tracker_params,
+    make_tracker,
+    reg_at,
+    step_at,
+)
+from oslr.primitives import History, history_add, history_draw, history_get, history_init
+from oslr.types import BANDIT, Array, Learner
+
+VARIANTS = {"linucb": "rls-sm", "flinucb-gd": "frls-gd", "flinucb-svrg": "svrg",
+            "flinucb-sag": "sag"}
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class LinUcbParams:
+    """Attributes:
+    kappa: () float32, exploration weight of the confidence width.
+    lam0, c_gamma, alpha, c_lambda, step_scale: () float32, the tracker's (`TrackerParams`).
+    """
+
+    kappa: Array
+    lam0: Array
+    c_gamma: Array
+    alpha: Array
+    c_lambda: Array
+    step_scale: Array
+
+
+def linucb_params(variant: str = "linucb", d: int = 1, kappa: float = 1.0,
+                  **tracker) -> LinUcbParams:
+    """Defaults: kappa = 1 (GAP in [KPM]; E2 sweeps {0.1, 0.3, 1, 3}) and the tracker defaults."""
+    base = dataclasses.asdict(default_tracker_params(VARIANTS[variant], d))
+    base.update({k: jnp.asarray(v, jnp.float32) for k, v in tracker.items()})
+    return LinUcbParams(kappa=jnp.asarray(kappa, jnp.float32), **base)
+
+
+class LinUcbState(NamedTuple):
+    """Attributes:
+    est: the tracker state (theta, or A^{-1} and b for `linucb`).
+    phi: (K, d) float32 confidence trackers per arm slot (unused by `linucb`: (K, 0)).
+    hist: `History` of pulled arms and rewards (capacity 0 for `linucb`).
+    """
+
+    est: Any
+    phi: Array
+    hist: History
+
+
+def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
+           fixed_arms: bool = True, refactor_every: int = 256) -> Learner:
+    """LinUCB (`variant="linucb"`) or fLinUCB with the fRLS-GD, SVRG or SAG tracker.
+
+    Args:
+      d: feature dimension; n_arms: K arms per round (static).
+      horizon: history capacity (rounds).
+      variant: one of `VARIANTS`.
+      fixed_arms: store arm indices (the arm set is the same every round) instead of vectors.
+      refactor_every: Cholesky refresh period of A^{-1} (`linucb`).
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown LinUCB variant {variant!r}; choose one of {list(VARIANTS)}.")
+    kind = VARIANTS[variant]
+    exact = kind == "rls-sm"
+    capacity = 0 if exact else horizon
+    tracker = make_tracker(kind, d, capacity, refactor_every=refactor_every)
+
+    def init(key: Array, params: LinUcbParams) -> LinUcbState:
+        del key
+        return LinUcbState(est=tracker.init(params),
+                           phi=jnp.zeros((n_arms, 0 if exact else d), jnp.float32),
+                           hist=history_init(capacity, d, store_features=not fixed_arms))
+
+    def step(key: Array, state: LinUcbState, rnd, params: LinUcbParams) -> LinUcbState:
+        k_phi, k_est = jax.random.split(key)
+        arms = rnd.arms
+        theta = tracker.theta(state.est, params)
+        if exact:
+            phi = state.phi
+            width = jnp.sum((arms @ state.est.a_inv) * arms, axis=-1)
+        else:
+            phi = _phi_step(k_phi, state.phi, arms, state.hist, params)
+            width = jnp.sum(phi * arms, axis=-1)
+        ucb = arms @ theta + params.kappa * jnp.sqrt(jnp.maximum(width, 0.0))
+        arm = jnp.argmax(ucb)
+        reward = rnd.pull(arm)
+        x = arms[arm]
+        hist = history_add(state.hist, reward, x=x, idx=arm)
+        est = tracker.update(k_est, state.est, x, reward, hist if not exact else None, arms,
+                             rnd.t, params)
+        return LinUcbState(est=est, phi=phi, hist=hist)
+
+    def _phi_step(key, phi, arms, hist: History, params) -> Array:
+        # (11) with n = samples so far; no step before the first sample
+        n = hist.n
+        x_i, _ = history_get(hist, history_draw(key, hist), arms)
+        gamma = step_at(n, params, "power")
+        lam = reg_at(n, params)
+        nf = jnp.maximum(n, 1).astype(jnp.float32)
+        new = phi + gamma * (arms / nf - (phi @ x_i)[:, None] * x_i[None, :] - lam * phi)
+        return jnp.where(n > 0, new, phi)
+
+    def budget(params: LinUcbParams) -> Array:
+        del params
+        return jnp.asarray(1, jnp.int32)
+
+    def check(params: LinUcbParams, d_problem: int) -> None:
+        check_range(variant, "kappa", params.kappa, lo=0.0)
+        check_tracker_params(variant, params)
+
+    return Learner(init=init, step=step, family=BANDIT, budget=budget, name=variant, check=check,
+                   info={"tracker": kind, "fixed_arms": fixed_arms and not exact,
+                         "n_arms": n_arms, "capacity": None if exact else horizon})

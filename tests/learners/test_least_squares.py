@@ -1,0 +1,143 @@
+"""Least-squares trackers ([KPM]; ALGORITHMS.md L2.0, L2.3, L2.4, B11) against closed forms."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from oslr.learners.least_squares import (
+    default_tracker_params,
+    make_tracker,
+    ridge_inverse,
+    tracker_params,
+)
+from oslr.primitives import history_add, history_init
+from tests.helpers import x64
+
+
+def _data(n, d, seed=0, noise=0.1):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, d)) / np.sqrt(d)
+    theta = rng.normal(size=d)
+    return x, x @ theta + noise * rng.normal(size=n)
+
+
+def _drive(kind, x, y, params, repeats=1, seed=0):
+    """Arrive the samples one per step (repeats = inner steps per arrival), float of the input.
+
+    Returns the final estimate, and the estimate after each arrival (n, d)."""
+    n, d = x.shape
+    tracker = make_tracker(kind, d, capacity=n)
+    dtype = x.dtype
+
+    def arrive(carry, inp):
+        state, hist = carry
+        t, xt, yt = inp
+        hist = history_add(hist, yt, x=xt)
+
+        def inner(state, j):
+            key = jax.random.fold_in(jax.random.key(seed), t * repeats + j)
+            return tracker.update(key, state, xt, yt, hist, None, t * repeats + j, params), None
+
+        state, _ = jax.lax.scan(inner, state, jnp.arange(repeats))
+        return (state, hist), tracker.theta(state, params)
+
+    hist = history_init(n, d, store_features=True)
+    hist = hist._replace(x=hist.x.astype(dtype), y=hist.y.astype(dtype))
+    state = jax.tree.map(lambda a: a.astype(dtype) if a.dtype.kind == "f" else a,
+                         tracker.init(params))
+    (state, _), thetas = jax.jit(lambda s, h: jax.lax.scan(
+        arrive, (s, h), (jnp.arange(n), jnp.asarray(x), jnp.asarray(y))))(state, hist)
+    return np.asarray(tracker.theta(state, params)), np.asarray(thetas)
+
+
+def test_rls_sm__float64_equals_the_closed_form_after_many_updates():
+    with x64():
+        x, y = _data(3000, 6)
+        params = jax.tree.map(lambda a: a.astype(jnp.float64), tracker_params(lam0=0.5))
+        theta, _ = _drive("rls-sm", x, y, params)
+        exact = np.linalg.solve(0.5 * np.eye(6) + x.T @ x, x.T @ y)
+        np.testing.assert_allclose(theta, exact, rtol=1e-9, atol=1e-10)
+
+
+def test_rls_sm__float32_drift_stays_small_over_1e4_updates_with_refactorisation():
+    x, y = _data(10_000, 8, seed=1)
+    theta, _ = _drive("rls-sm", x.astype(np.float32), y.astype(np.float32), tracker_params())
+    exact = np.linalg.solve(np.eye(8) + x.T @ x, x.T @ y)
+    assert np.linalg.norm(theta - exact) / np.linalg.norm(exact) < 1e-4
+
+
+def test_ridge_inverse__equals_numpy_inverse():
+    a = np.random.default_rng(2).normal(size=(5, 5))
+    a = a @ a.T
+    np.testing.assert_allclose(np.asarray(ridge_inverse(jnp.asarray(a), 0.3)),
+                               np.linalg.inv(a + 0.3 * np.eye(5)), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["fols-gd", "frls-gd"])
+def test_gd_trackers__converge_to_the_solution_on_a_noiseless_static_design(kind):
+    """Theta* interpolates the data, so OLS = theta* and the RLS bias vanishes as lam_n -> 0."""
+    with x64():
+        x, y = _data(40, 5, seed=3, noise=0.0)
+        x, y = x * np.sqrt(5), y * np.sqrt(5)  # isotropic design, lambda_min(A / n) ~ 0.4
+        params = jax.tree.map(lambda a: a.astype(jnp.float64), default_tracker_params(kind, 5))
+        # 40 arrivals, then the same 40 points again and again: 20,000 steps in all
+        theta, _ = _drive(kind, np.tile(x, (500, 1)), np.tile(y, 500), params, seed=1)
+        if kind == "fols-gd":
+            target, tol = np.linalg.lstsq(x, y, rcond=None)[0], 1e-4
+        else:  # the fixed point of (9): (A_n + n lam_n I)^{-1} b_n, n = 20,000, lam_n = n^-0.25
+            n = 20_000
+            target = np.linalg.solve(500 * x.T @ x + n * n**-0.25 * np.eye(5), 500 * x.T @ y)
+            tol = 2e-2  # lam_n > 0 leaves SGD noise at the fixed point; steps ~ n^-0.75
+        assert np.linalg.norm(theta - target) < tol
+
+
+def test_fols_gd__tracking_error_decays_like_one_over_sqrt_n_on_an_iid_stream():
+    """[KPM] Thm 1 loosely: log-log slope of ||theta_n - theta_hat_n|| in [-0.7, -0.3]."""
+    with x64():
+        n, d = 20_000, 4
+        x, y = _data(n, d, seed=4, noise=0.5)
+        x = x * np.sqrt(d)  # isotropic, mu = 1
+        params = jax.tree.map(lambda a: a.astype(jnp.float64),
+                              tracker_params(c_gamma=3.0, c_lambda=0.0))
+        errs, ns = [], np.unique(np.logspace(2, np.log10(n), 12).astype(int))
+        mean_err = np.zeros(len(ns))
+        for seed in range(4):
+            _, thetas = _drive("fols-gd", x, y, params, seed=seed)
+            for j, m in enumerate(ns):
+                ols = np.linalg.lstsq(x[:m], y[:m], rcond=None)[0]
+                mean_err[j] += np.linalg.norm(thetas[m - 1] - ols) / 4
+        slope = np.polyfit(np.log(ns), np.log(mean_err), 1)[0]
+        assert -0.7 <= slope <= -0.3, slope
+        errs = mean_err * np.sqrt(ns)
+        assert errs.max() < 5 * errs.min()
+
+
+@pytest.mark.parametrize("kind,step", [("svrg", 0.25), ("sag", 0.5)])
+def test_variance_reduced_trackers__converge_linearly_to_rls_on_a_static_design(kind, step):
+    """Static history: the error falls below 1e-8 in 4000 steps (SVRG with 256-step epochs)."""
+    with x64():
+        x, y = _data(30, 4, seed=5, noise=0.3)
+        params = jax.tree.map(lambda a: a.astype(jnp.float64),
+                              tracker_params(c_lambda=0.0, step_scale=step))
+        # the 30 samples arrive one per step, then 4000 more steps with n = 30 (last re-sent)
+        x_seq = np.concatenate([x, np.repeat(x[-1:], 4000, 0)])
+        y_seq = np.concatenate([y, np.repeat(y[-1:], 4000)])
+        n, d = x_seq.shape
+        tracker = make_tracker(kind, d, capacity=30, snapshot_every=256)
+        hist = history_init(30, d, store_features=True)
+        hist = hist._replace(x=hist.x.astype(jnp.float64), y=hist.y.astype(jnp.float64))
+        state = jax.tree.map(lambda a: a.astype(jnp.float64) if a.dtype.kind == "f" else a,
+                             tracker.init(params))
+
+        def body(carry, inp):
+            state, hist = carry
+            t, xt, yt = inp
+            hist = history_add(hist, yt, x=xt, accept=t < 30)
+            key = jax.random.fold_in(jax.random.key(0), t)
+            return (tracker.update(key, state, xt, yt, hist, None, t, params), hist), None
+
+        (state, _), _ = jax.jit(lambda c: jax.lax.scan(
+            body, c, (jnp.arange(n), jnp.asarray(x_seq), jnp.asarray(y_seq))))((state, hist))
+        ols = np.linalg.lstsq(x, y, rcond=None)[0]
+        assert np.linalg.norm(np.asarray(tracker.theta(state, params)) - ols) < 1e-8

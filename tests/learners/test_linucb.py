@@ -1,0 +1,76 @@
+"""LinUCB and fLinUCB ([KPM] Alg. 2) against float64 NumPy references; harness checks."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import oslr
+from oslr.testing import episode_fn
+from tests.helpers import learner_keys, stream
+from tests.reference.linucb import flinucb_gd_reference, linucb_reference
+
+T = 300
+
+
+def test_linucb__pulls_the_float64_reference_argmax_every_round():
+    d, n_arms = 5, 6
+    problem, pp = oslr.make_problem("linear-bandit", d=d, n_arms=n_arms, changing=True)
+    learner, params = oslr.make("linucb", d=d, n_arms=n_arms, kappa=0.5, lam0=1.0)
+    _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(4), 2, params, pp)
+    exs = stream(problem, pp, 4, 2, T)
+    arms = np.asarray(recs.arm)
+    _, scores = linucb_reference(exs.arms, exs.rewards, kappa=0.5, lam0=1.0, follow=arms)
+    # the learner's arm is the float64 argmax, up to float32 near-ties (unit-norm arms tie
+    # exactly in round 0, where every UCB is kappa)
+    gap = scores.max(1) - scores[np.arange(T), arms]
+    assert gap.max() < 1e-4
+    assert (arms == scores.argmax(1)).mean() > 0.95
+    assert len(np.unique(arms)) > 1
+
+
+def test_flinucb_gd__matches_float64_reference_with_the_same_history_draws():
+    d, n_arms = 5, 4
+    problem, pp = oslr.make_problem("linear-bandit", d=d, n_arms=n_arms)
+    learner, params = oslr.make("flinucb-gd", d=d, n_arms=n_arms, horizon=T, kappa=0.3)
+    state, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(1), 0, params, pp)
+    exs = stream(problem, pp, 1, 0, T)
+    n = jnp.arange(T)
+
+    def draws(key, n):  # the learner's own split and uniform draws of history indices
+        k_phi, k_est = jax.random.split(key)
+        return (jax.random.randint(k_phi, (), 0, jnp.maximum(n, 1)),
+                jax.random.randint(k_est, (), 0, n + 1))
+
+    i_phi, i_est = jax.vmap(draws)(learner_keys(1, 0, T), n)
+    pulled, thetas = flinucb_gd_reference(np.asarray(exs.arms[0]), np.asarray(exs.rewards),
+                                          np.asarray(i_phi), np.asarray(i_est), 0.3, 1.0, 0.75,
+                                          1.0)
+    np.testing.assert_array_equal(np.asarray(recs.arm), pulled)
+    np.testing.assert_allclose(np.asarray(state.est.theta), thetas[-1], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["linucb", "flinucb-gd", "flinucb-svrg", "flinucb-sag"])
+def test_linucb_variants__regret_well_below_uniform_pulls(name):
+    problem, pp = oslr.make_problem("linear-bandit", d=8, n_arms=10)
+    learner, params = oslr.make(name, d=8, n_arms=10, horizon=2000)
+    uniform, up = oslr.make("eps-greedy", d=8, eps=1.0)
+    ours = oslr.simulate(learner, problem, params, pp, horizon=2000, n_runs=16)
+    rand = oslr.simulate(uniform, problem, up, pp, horizon=2000, n_runs=16)
+    assert ours.final["pseudo_regret"].mean() < 0.25 * rand.final["pseudo_regret"].mean()
+
+
+def test_linucb__simulator_refuses_mismatched_arms_history_and_arm_mode():
+    problem, pp = oslr.make_problem("linear-bandit", d=4, n_arms=6)
+    learner, params = oslr.make("flinucb-gd", d=4, n_arms=5, horizon=100)
+    with pytest.raises(ValueError, match="n_arms=6"):
+        oslr.simulate(learner, problem, params, pp, horizon=50, n_runs=1)
+    learner, params = oslr.make("flinucb-gd", d=4, n_arms=6, horizon=100)
+    with pytest.raises(ValueError, match="horizon >= 200"):
+        oslr.simulate(learner, problem, params, pp, horizon=200, n_runs=1)
+    changing, cp = oslr.make_problem("linear-bandit", d=4, n_arms=6, changing=True)
+    with pytest.raises(ValueError, match="fixed_arms=False"):
+        oslr.simulate(learner, changing, params, cp, horizon=50, n_runs=1)
+    with pytest.raises(ValueError, match="kappa"):
+        oslr.make("linucb", d=4, n_arms=6, kappa=-1.0)[0].check(
+            oslr.make("linucb", d=4, n_arms=6, kappa=-1.0)[1], 4)
