@@ -20,6 +20,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from oslr.types import BANDIT, LINEAR, PREDICTION, Array
 
@@ -84,21 +85,51 @@ def increments(family: str, example: Any, record: Any, stats: bool) -> dict[str,
     }
 
 
+def _slot(t: Array, ckpts: Array) -> tuple[Array, Array]:
+    """(buffer index, whether round t + 1 is a checkpoint)."""
+    i = jnp.clip(jnp.searchsorted(ckpts, t + 1), 0, ckpts.shape[0] - 1)
+    return i, ckpts[i] == t + 1
+
+
 def update(
     family: str, mstate: dict, example: Any, record: Any, t: Array, ckpts: Array, stats: bool
 ) -> dict:
     """Add this round's increments; copy the sums into the buffer if round t+1 is a checkpoint."""
     inc = increments(family, example, record, stats)
     run = {n: mstate["run"][n] + inc[n] for n in mstate["run"]}
-    ck = ckpts
-    n = t + 1
-    i = jnp.clip(jnp.searchsorted(ck, n), 0, ck.shape[0] - 1)
-    hit = ck[i] == n
+    i, hit = _slot(t, ckpts)
     ckpt = {
         name: buf.at[i].set(jnp.where(hit, run[name], buf[i]))
         for name, buf in mstate["ckpt"].items()
     }
-    return {"run": run, "ckpt": ckpt}
+    return dict(mstate, run=run, ckpt=ckpt)
+
+
+def init_diagnostics(diagnostics, lstate: Any, lparams: Any, n_ckpt: int) -> dict:
+    """Zero checkpoint buffers (n_ckpt,) for each value of the learner's `diagnostics`."""
+    if diagnostics is None:
+        return {}
+    shapes = jax.eval_shape(diagnostics, lstate, lparams)
+    return {name: jnp.zeros((n_ckpt,) + s.shape, _float()) for name, s in shapes.items()}
+
+
+def record_diagnostics(diag: dict, diagnostics, lstate: Any, lparams: Any, t: Array,
+                       ckpts: Array) -> dict:
+    """Write the learner's diagnostics into their buffers if round t+1 is a checkpoint.
+
+    t and the checkpoints are not batched over runs, so the `cond` skips the (possibly costly)
+    diagnostics on every other round even under vmap.
+    """
+    if not diag:
+        return diag
+    i, hit = _slot(t, ckpts)
+    f = _float()
+    vals = lax.cond(
+        hit,
+        lambda: {k: jnp.asarray(v).astype(f) for k, v in diagnostics(lstate, lparams).items()},
+        lambda: {k: jnp.zeros(b.shape[1:], f) for k, b in diag.items()},
+    )
+    return {k: b.at[i].set(jnp.where(hit, vals[k], b[i])) for k, b in diag.items()}
 
 
 def tree_select(pred: Array, new: Any, old: Any) -> Any:

@@ -243,12 +243,14 @@ def _linucb_spec(variant: str, description: str) -> LearnerSpec:
                              f"{', '.join(fields)}.")
         return linucb_params(variant, d, **o)
 
+    def factory(d, n_arms=10, horizon=10_000, fixed_arms=True, refactor_every=256, track=False):
+        return linucb(d, n_arms, horizon, variant, fixed_arms, refactor_every, track)
+
     return LearnerSpec(
         name=variant,
         family=BANDIT,
         description=description,
-        factory=lambda d, n_arms=10, horizon=10_000, fixed_arms=True, refactor_every=256: linucb(
-            d, n_arms, horizon, variant, fixed_arms, refactor_every),
+        factory=factory,
         params=params,
         alt_params=lambda d: linucb_params(variant, d, kappa=0.3, lam0=2.0, c_gamma=0.5,
                                            alpha=0.6, c_lambda=0.5, step_scale=0.5),

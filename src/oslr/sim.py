@@ -256,11 +256,10 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
 
     def init(seed, run_id, lp, pp):
         ks = _keys(seed, run_id)
-        return (
-            learner.init(ks[2], lp),
-            problem.init(ks[0], pp),
-            metrics.init(family, problem.d, n_ckpt, stats),
-        )
+        ls = learner.init(ks[2], lp)
+        ms = metrics.init(family, problem.d, n_ckpt, stats)
+        ms["diag"] = metrics.init_diagnostics(learner.diagnostics, ls, lp, n_ckpt)
+        return ls, problem.init(ks[0], pp), ms
 
     def chunk(carry, start, horizon, ckpts, seed, run_id, lp, pp, length: int):
         ks = _keys(seed, run_id)
@@ -272,6 +271,8 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
             ls_new, record = play_round(learner, jax.random.fold_in(ks[3], t), ls, example, lp,
                                          t)
             ms_new = metrics.update(family, ms, example, record, t, ckpts, stats)
+            ms_new["diag"] = metrics.record_diagnostics(ms_new["diag"], learner.diagnostics,
+                                                        ls_new, lp, t, ckpts)
             return metrics.tree_select(t < horizon, (ls_new, ps_new, ms_new), c), None
 
         carry, _ = lax.scan(body, carry, jnp.arange(length, dtype=jnp.int32))
@@ -479,8 +480,9 @@ def simulate(
         seed=seed,
         ckpts=ckpts,
         grid=list(grid),
-        final={k: shape(v) for k, v in ms["run"].items()},
-        curves={k: shape(v) for k, v in ms["ckpt"].items()},
+        final={**{k: shape(v) for k, v in ms["run"].items()},
+               **{k: shape(v)[..., -1] for k, v in ms["diag"].items()}},
+        curves={k: shape(v) for k, v in {**ms["ckpt"], **ms["diag"]}.items()},
         params=jax.tree.map(np.asarray, params),
         comparator_k=comparator_k if stats else None,
         comparator_radius=comparator_radius,

@@ -52,6 +52,10 @@ class Learner(NamedTuple):
       check: optional `check(params, d)` on concrete (batched) params that raises ValueError with
         a clear message for values out of range; called by the simulator before any tracing.
       info: static settings recorded in result files (e.g. the norm exponent b).
+      diagnostics: optional `diagnostics(state, params) -> {name: () array}`, values the harness
+        records at the checkpoint rounds only (e.g. the tracking error of an SGD estimate against
+        the exact least-squares solution); they appear in `SimResult.curves` and, at the horizon,
+        in `SimResult.final`.
     """
 
     init: InitFn
@@ -61,6 +65,7 @@ class Learner(NamedTuple):
     name: str = "learner"
     check: Callable[[PyTree, int], None] | None = None
     info: dict | None = None
+    diagnostics: Callable[[PyTree, PyTree], dict] | None = None
 
 
 class StreamExample(NamedTuple):

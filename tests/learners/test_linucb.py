@@ -74,3 +74,14 @@ def test_linucb__simulator_refuses_mismatched_arms_history_and_arm_mode():
     with pytest.raises(ValueError, match="kappa"):
         oslr.make("linucb", d=4, n_arms=6, kappa=-1.0)[0].check(
             oslr.make("linucb", d=4, n_arms=6, kappa=-1.0)[1], 4)
+
+
+def test_flinucb_tracking_error__recorded_at_checkpoints_and_shrinks():
+    problem, pp = oslr.make_problem("linear-bandit", d=6, n_arms=8)
+    learner, params = oslr.make("flinucb-svrg", d=6, n_arms=8, horizon=2000, track=True)
+    res = oslr.simulate(learner, problem, params, pp, horizon=2000, n_runs=4)
+    err = res.curves["tracking_error"][0].mean(0)
+    assert err.shape == res.ckpts.shape
+    assert err[-1] < 0.1 * err[5]
+    np.testing.assert_allclose(res.final["tracking_error"][0],
+                               res.curves["tracking_error"][0, :, -1])

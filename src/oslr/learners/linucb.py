@@ -73,15 +73,19 @@ class LinUcbState(NamedTuple):
     est: the tracker state (theta, or A^{-1} and b for `linucb`).
     phi: (K, d) float32 confidence trackers per arm slot (unused by `linucb`: (K, 0)).
     hist: `History` of pulled arms and rewards (capacity 0 for `linucb`).
+    a_sum: (d, d) float32 sum of x x^T and b_sum: (d,) sum of r x, kept only with `track=True`
+      (else (0, 0) and (0,)) for the tracking-error diagnostic.
     """
 
     est: Any
     phi: Array
     hist: History
+    a_sum: Array
+    b_sum: Array
 
 
 def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
-           fixed_arms: bool = True, refactor_every: int = 256) -> Learner:
+           fixed_arms: bool = True, refactor_every: int = 256, track: bool = False) -> Learner:
     """LinUCB (`variant="linucb"`) or fLinUCB with the fRLS-GD, SVRG or SAG tracker.
 
     Args:
@@ -90,6 +94,9 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
       variant: one of `VARIANTS`.
       fixed_arms: store arm indices (the arm set is the same every round) instead of vectors.
       refactor_every: Cholesky refresh period of A^{-1} (`linucb`).
+      track: keep A_n, b_n (O(d^2) per round) and report `tracking_error` = ||theta_n -
+        theta~_n|| at the checkpoints, theta~_n = (A_n + n lam_n I)^{-1} b_n the regularised LS
+        solution the tracker follows (solved in the checkpoint rounds only; fLinUCB variants).
     """
     if variant not in VARIANTS:
         raise ValueError(f"unknown LinUCB variant {variant!r}; choose one of {list(VARIANTS)}.")
@@ -97,12 +104,15 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
     exact = kind == "rls-sm"
     capacity = 0 if exact else horizon
     tracker = make_tracker(kind, d, capacity, refactor_every=refactor_every)
+    tracked = track and not exact
 
     def init(key: Array, params: LinUcbParams) -> LinUcbState:
         del key
         return LinUcbState(est=tracker.init(params),
                            phi=jnp.zeros((n_arms, 0 if exact else d), jnp.float32),
-                           hist=history_init(capacity, d, store_features=not fixed_arms))
+                           hist=history_init(capacity, d, store_features=not fixed_arms),
+                           a_sum=jnp.zeros((d, d) if tracked else (0, 0), jnp.float32),
+                           b_sum=jnp.zeros(d if tracked else 0, jnp.float32))
 
     def step(key: Array, state: LinUcbState, rnd, params: LinUcbParams) -> LinUcbState:
         k_phi, k_est = jax.random.split(key)
@@ -121,7 +131,16 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
         hist = history_add(state.hist, reward, x=x, idx=arm)
         est = tracker.update(k_est, state.est, x, reward, hist if not exact else None, arms,
                              rnd.t, params)
-        return LinUcbState(est=est, phi=phi, hist=hist)
+        a_sum, b_sum = state.a_sum, state.b_sum
+        if tracked:
+            a_sum, b_sum = a_sum + jnp.outer(x, x), b_sum + reward * x
+        return LinUcbState(est=est, phi=phi, hist=hist, a_sum=a_sum, b_sum=b_sum)
+
+    def diagnostics(state: LinUcbState, params: LinUcbParams) -> dict:
+        n = state.hist.n
+        reg = n * reg_at(n, params) + 1e-6  # the jitter keeps fOLS (c_lambda = 0) solvable
+        target = jnp.linalg.solve(state.a_sum + reg * jnp.eye(d, dtype=jnp.float32), state.b_sum)
+        return {"tracking_error": jnp.linalg.norm(tracker.theta(state.est, params) - target)}
 
     def _phi_step(key, phi, arms, hist: History, params) -> Array:
         # (11) with n = samples so far; no step before the first sample
@@ -142,5 +161,6 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
         check_tracker_params(variant, params)
 
     return Learner(init=init, step=step, family=BANDIT, budget=budget, name=variant, check=check,
+                   diagnostics=diagnostics if tracked else None,
                    info={"tracker": kind, "fixed_arms": fixed_arms and not exact,
                          "n_arms": n_arms, "capacity": None if exact else horizon})
