@@ -10,7 +10,9 @@ from oslr.testing import check_state_stable
 from oslr.types import BANDIT
 
 
-def _problem_for(family):
+def _problem_for(family, name=""):
+    if name in ("pege", "fpege-gd"):
+        return oslr.make_problem("sphere-bandit", d=6)
     if family == BANDIT:
         return oslr.make_problem("linear-bandit", d=6, n_arms=5)
     return oslr.make_problem("sparse-linear", d=8, k=2)
@@ -19,7 +21,7 @@ def _problem_for(family):
 @pytest.mark.parametrize("name", sorted(LEARNERS))
 def test_contract__registered_learner_passes(name):
     spec = LEARNERS[name]
-    problem, pp = _problem_for(spec.family)
+    problem, pp = _problem_for(spec.family, name)
     arms = {"n_arms": problem.n_arms} if "n_arms" in factory_options(name) else {}
     learner, params = oslr.make(name, d=problem.d, **arms)
     passed = check_learner(learner, params, spec.alt_params(problem.d), problem, pp)

@@ -78,6 +78,10 @@ def increments(family: str, example: Any, record: Any, stats: bool) -> dict[str,
             "queries": record.n_queried.astype(f),
             "over_budget": record.over_budget.astype(f),
         }
+    if example.theta is not None:  # continuous action set: the played x
+        mean = jnp.sum(record.x.astype(f) * example.theta.astype(f))
+        return {"reward": mean + example.noise.astype(f),
+                "pseudo_regret": example.best.astype(f) - mean}
     means = example.means.astype(f)
     return {
         "reward": example.rewards[record.arm].astype(f),

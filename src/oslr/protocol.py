@@ -55,9 +55,11 @@ class LinearRecord(NamedTuple):
 
 
 class BanditRecord(NamedTuple):
-    """What the harness keeps from an F3 round: the pulled `arm` () int32."""
+    """What the harness keeps from an F3 round: the pulled `arm` () int32 (-1 for a continuous
+    play), and the played `x` (d,) for continuous-action problems (None otherwise)."""
 
     arm: Array
+    x: Any = None
 
 
 def _round_index(t: Array | None) -> Array:
@@ -204,12 +206,29 @@ class BanditRound:
     def pull(self, arm: Array) -> Array:
         """Pull `arm` (() int) and receive its realised reward (() float)."""
         if self._record is not None:
-            raise ProtocolError("pull() may be called once per round.")
+            raise ProtocolError("pull()/play() may be called once per round.")
         arm = jnp.clip(jnp.asarray(arm, jnp.int32), 0, self.n_arms - 1)
         if arm.shape != ():
             raise ProtocolError(f"pull() expects a scalar arm index, got shape {arm.shape}.")
-        self._record = BanditRecord(arm)
-        return self._example.rewards[arm]
+        ex = self._example
+        self._record = BanditRecord(arm, None if ex.theta is None else ex.arms[arm])
+        return ex.rewards[arm]
+
+    def play(self, x: Array) -> Array:
+        """Play any x (d,) of the unit ball (continuous-action problems such as the unit sphere;
+        a longer x is scaled back onto the sphere) and receive x^T theta + noise."""
+        if self._record is not None:
+            raise ProtocolError("pull()/play() may be called once per round.")
+        ex = self._example
+        if ex.theta is None:
+            raise ProtocolError("play(x) needs a continuous-action problem; this one has finite "
+                                "arms: use pull(arm).")
+        x = jnp.asarray(x, jnp.float32)
+        if x.shape != ex.theta.shape:
+            raise ProtocolError(f"play() expects x of shape {ex.theta.shape}, got {x.shape}.")
+        x = x / jnp.maximum(jnp.linalg.norm(x), 1.0)
+        self._record = BanditRecord(jnp.asarray(-1, jnp.int32), x)
+        return x @ ex.theta + ex.noise
 
 
 def make_round(family: str, example: Any, budget: Array, t: Array | None = None):

@@ -28,7 +28,7 @@ from oslr.learners.ftpsl import (
 )
 from oslr.learners.ogd import ogd_full, ogd_params, ogd_random_subset
 from oslr.learners.uniform import uniform_params, uniform_subset
-from oslr.problems.bandits import bandit_params, linear_bandit
+from oslr.problems.bandits import bandit_params, linear_bandit, sphere_bandit, sphere_params
 from oslr.problems.datasets import DATASETS, dataset_params, dataset_replay
 from oslr.problems.delays import with_delays
 from oslr.problems.synthetic import (
@@ -40,6 +40,7 @@ from oslr.problems.synthetic import (
     synthetic_params,
 )
 from oslr.learners.linucb import linucb, linucb_params
+from oslr.learners.pege import pege, pege_params
 from oslr.types import BANDIT, LINEAR, PREDICTION, Learner, Problem
 
 
@@ -268,6 +269,34 @@ for _variant, _text in (
     register_learner(_linucb_spec(_variant, _text))
 
 
+def _pege_spec(fast: bool) -> LearnerSpec:
+    def params(d, **o):
+        unknown = set(o) - {"c_gamma"}
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {sorted(unknown)}; parameters: c_gamma.")
+        return pege_params(d, **o)
+
+    def factory(d, horizon=10_000):
+        return pege(d, horizon, fast)
+
+    name = "fpege-gd" if fast else "pege"
+    return LearnerSpec(
+        name=name,
+        family=BANDIT,
+        description=("fPEGE-GD: PEGE with an fOLS-GD estimate ([KPM] Alg. 1), unit sphere"
+                     if fast else "PEGE: explore the basis, exploit theta/||theta|| ([RT10])"),
+        factory=factory,
+        params=params,
+        alt_params=lambda d: pege_params(d, c_gamma=2.0 * d),
+        sweepable=("c_gamma",),
+        reference="[KPM] Alg. 1, ALGORITHMS.md L2.1",
+    )
+
+
+register_learner(_pege_spec(False))
+register_learner(_pege_spec(True))
+
+
 def _ftpsl_defaults(d, horizon=10_000, **o):
     return _with(ftpsl_params, dict(k=_default_k(d), horizon=horizon, eta_scale=1.0, c0=1.0,
                                     gamma_max=0.5), o)
@@ -452,6 +481,20 @@ def _bandit(d: int = 10, n_arms: int = 10, changing: bool = False, noise: float 
     return linear_bandit(d, n_arms=n_arms, changing=changing), bandit_params(noise)
 
 
+def _sphere(d: int = 10, noise: float = 1.0, norm: float = 1.0):
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise ValueError(f"d must be a positive integer, got {d!r}.")
+    if not 0 <= noise <= 1:
+        raise ValueError(f"noise half-width {noise} must lie in [0, 1] ([KPM] assume |xi| <= 1).")
+    if not norm > 0:
+        raise ValueError(f"norm={norm} of theta* must be > 0.")
+    return sphere_bandit(d), sphere_params(noise, norm)
+
+
+register_problem(ProblemSpec(
+    "sphere-bandit", "bandit",
+    "linear bandit on the unit sphere (play any unit x; basis e_1..e_d known), U[-1, 1] noise",
+    _sphere))
 register_problem(ProblemSpec(
     "linear-bandit", "bandit",
     "linear bandit, unit-norm theta* and K unit-norm arms (fixed or changing), uniform noise",

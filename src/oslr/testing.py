@@ -201,8 +201,13 @@ def check_blind(learner, params, problem, pp, warmup=4):
     kp = jax.random.split(jax.random.key(99), 3)
     if learner.family == BANDIT:
         alt = ex._replace(rewards=_perturb(kp[0], ex.rewards), means=_perturb(kp[1], ex.means))
+        if ex.theta is not None:
+            alt = alt._replace(theta=_perturb(kp[2], ex.theta), noise=_perturb(kp[2], ex.noise),
+                               best=_perturb(kp[1], ex.best))
         changed = step(alt)
-        if int(changed.arm) != int(base.arm):
+        if int(changed.arm) != int(base.arm) or (
+                base.x is not None and not np.array_equal(np.asarray(changed.x),
+                                                          np.asarray(base.x))):
             raise ContractError("blind: the pulled arm depends on this round's rewards.")
         return
     if learner.family == PREDICTION:

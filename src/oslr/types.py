@@ -89,14 +89,23 @@ class BanditExample(NamedTuple):
     """One round of a linear bandit.
 
     Attributes:
-      arms: (K, d) arm features, visible before the pull.
+      arms: (K, d) arm features, visible before the pull (for a continuous action set, a known
+        basis of it, e.g. e_1..e_d for the unit sphere).
       rewards: (K,) realised reward of each arm this round (only the pulled one is revealed).
       means: (K,) expected reward of each arm (for pseudo-regret; never shown to the learner).
+      theta: (d,) hidden parameter, set only by continuous-action problems ([KPM] setting (a)),
+        where any x in the unit ball may be played: reward x^T theta + noise.
+      noise: () this round's reward noise (continuous-action problems).
+      best: () max over the action set of x^T theta (continuous-action problems; ||theta|| on the
+        unit sphere).
     """
 
     arms: Array
     rewards: Array
     means: Array
+    theta: Any = None
+    noise: Any = None
+    best: Any = None
 
 
 class Problem(NamedTuple):

@@ -2,7 +2,8 @@
 
 * `linucb` ([LCLS10], shared-parameter form): A = lam0 I + sum x x^T, b = sum r x,
   theta = A^{-1} b by Sherman-Morrison (the `rls-sm` tracker), UCB(x) = x^T theta +
-  kappa sqrt(max(0, x^T A^{-1} x)); pull the argmax (ties to the lower arm index).
+  kappa sqrt(max(0, x^T A^{-1} x)); pull the argmax (ties, within a relative 1e-5, to the lower
+  arm index).
 * `flinucb-gd`, `flinucb-svrg`, `flinucb-sag`: theta from the fRLS-GD / SVRG / SAG tracker on the
   history of pulled arms, and the confidence width from the gradient tracker (11) of
   phi_k ~ (A_n + n lam_n I)^{-1} x_k, one per arm slot:
@@ -125,7 +126,11 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
             phi = _phi_step(k_phi, state.phi, arms, state.hist, params)
             width = jnp.sum(phi * arms, axis=-1)
         ucb = arms @ theta + params.kappa * jnp.sqrt(jnp.maximum(width, 0.0))
-        arm = jnp.argmax(ucb)
+        # ties within float32 rounding go to the lower index, so that compiled and eager runs
+        # (different fusion, last-bit differences) pull the same arm; unit-norm arms tie exactly
+        # in round 1
+        top = jnp.max(ucb)
+        arm = jnp.argmax(ucb >= top - 1e-5 * (1.0 + jnp.abs(top)))
         reward = rnd.pull(arm)
         x = arms[arm]
         hist = history_add(state.hist, reward, x=x, idx=arm)

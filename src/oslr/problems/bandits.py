@@ -1,8 +1,12 @@
-"""Synthetic linear bandits (family F3, [KPM] setting (b)).
+"""Synthetic linear bandits (family F3).
 
-theta* is uniform on the unit sphere; each round has K arms with unit-norm features (drawn once at
-the start, or afresh every round with `changing=True`); the reward of arm a is
-<x_a, theta*> + xi with xi ~ U[-noise, noise] (bounded, zero mean, as [KPM] assume).
+* `linear_bandit` ([KPM] setting (b)): theta* is uniform on the unit sphere; each round has K arms
+  with unit-norm features (drawn once at the start, or afresh every round with `changing=True`);
+  the reward of arm a is <x_a, theta*> + xi with xi ~ U[-noise, noise] (bounded, zero mean, as
+  [KPM] assume).
+* `sphere_bandit` ([KPM] setting (a), [RT10]; ALGORITHMS.md E2 PEGE check): the action set is the
+  unit sphere with the known basis e_1..e_d; theta* uniform on the sphere of radius `norm`; playing
+  x earns x^T theta* + xi, and the best action earns ||theta*||.
 """
 
 from __future__ import annotations
@@ -65,3 +69,33 @@ def linear_bandit(d: int, n_arms: int = 10, changing: bool = False) -> Problem:
         n_arms=n_arms,
         info={"changing": changing},
     )
+
+
+@jax.tree_util.register_dataclass
+@dataclass(frozen=True)
+class SphereParams:
+    """Attributes: noise: () half-width of the uniform noise; norm: () ||theta*||."""
+
+    noise: Array
+    norm: Array
+
+
+def sphere_params(noise: float = 1.0, norm: float = 1.0) -> SphereParams:
+    return SphereParams(noise=jnp.asarray(noise, jnp.float32), norm=jnp.asarray(norm, jnp.float32))
+
+
+def sphere_bandit(d: int) -> Problem:
+    """Linear bandit on the unit sphere with basis arms e_1..e_d (continuous actions: `play(x)`)."""
+
+    def init(key: Array, params: SphereParams) -> Array:
+        return _unit_rows(key, (d,)) * params.norm
+
+    def sample(key: Array, theta: Array, t: Array, params: SphereParams):
+        del t
+        xi = jax.random.uniform(key, (), jnp.float32, -1.0, 1.0) * params.noise
+        basis = jnp.eye(d, dtype=jnp.float32)
+        return theta, BanditExample(arms=basis, rewards=theta + xi, means=theta, theta=theta,
+                                    noise=xi, best=jnp.linalg.norm(theta))
+
+    return Problem(init=init, sample=sample, kind="bandit", d=d, name="sphere-bandit", n_arms=d,
+                   info={"action_set": "unit sphere"})
