@@ -8,7 +8,8 @@ family:
   the sufficient statistics G = X^T X, c = X^T y, s = y^T y of the prefix, from which `oslr.regret`
   computes the best k-sparse least-squares loss in hindsight (R1/R2);
 * linear (F2): reward y <w, x> and Theta = sum y x, whose top-k norm is the best sparse action (R4);
-* bandit (F3): reward and pseudo-regret max_a <x_a, theta*> - <x_pulled, theta*> (R5).
+* bandit (F3): reward, pseudo-regret max_a <x_a, theta*> - <x_pulled, theta*> (R5) and the count
+  of accepted events (every round, except rejected events of a replay; CTR = reward / accepted).
 
 Every family also counts queried features and over-budget rounds.
 """
@@ -43,7 +44,7 @@ def running_names(family: str, stats: bool) -> tuple[str, ...]:
     if family == LINEAR:
         return ("reward", "theta_sum", "queries", "over_budget")
     if family == BANDIT:
-        return ("reward", "pseudo_regret")
+        return ("reward", "pseudo_regret", "accepted")
     raise ValueError(f"unknown family {family!r}")
 
 
@@ -81,11 +82,13 @@ def increments(family: str, example: Any, record: Any, stats: bool) -> dict[str,
     if example.theta is not None:  # continuous action set: the played x
         mean = jnp.sum(record.x.astype(f) * example.theta.astype(f))
         return {"reward": mean + example.noise.astype(f),
-                "pseudo_regret": example.best.astype(f) - mean}
+                "pseudo_regret": example.best.astype(f) - mean, "accepted": jnp.ones((), f)}
     means = example.means.astype(f)
+    accepted = (jnp.ones((), f) if record.accepted is None else record.accepted.astype(f))
     return {
-        "reward": example.rewards[record.arm].astype(f),
+        "reward": example.rewards[record.arm].astype(f) * accepted,
         "pseudo_regret": jnp.max(means) - means[record.arm],
+        "accepted": accepted,
     }
 
 

@@ -56,10 +56,12 @@ class LinearRecord(NamedTuple):
 
 class BanditRecord(NamedTuple):
     """What the harness keeps from an F3 round: the pulled `arm` () int32 (-1 for a continuous
-    play), and the played `x` (d,) for continuous-action problems (None otherwise)."""
+    play), the played `x` (d,) for continuous-action problems and whether a replayed event was
+    `accepted` () bool (None otherwise)."""
 
     arm: Array
     x: Any = None
+    accepted: Any = None
 
 
 def _round_index(t: Array | None) -> Array:
@@ -189,9 +191,10 @@ class LinearRound:
 class BanditRound:
     """F3 round ([KPM]): arm features are visible; pull one arm and receive its reward."""
 
-    def __init__(self, example: BanditExample, t: Array | None = None):
+    def __init__(self, example: BanditExample, t: Array | None = None, lookup=None):
         self.t = _round_index(t)
         self._example = example
+        self._lookup = lookup
         self._record: BanditRecord | None = None
 
     @property
@@ -203,6 +206,20 @@ class BanditRound:
     def n_arms(self) -> int:
         return self._example.arms.shape[0]
 
+    @property
+    def arm_ids(self) -> Array:
+        """(K,) int32 global ids of this round's arms (problems with `Problem.features`)."""
+        if self._example.arm_ids is None:
+            raise ProtocolError("this problem has no global arm ids; store arm indices or "
+                                "vectors instead (history='arm' or 'features').")
+        return self._example.arm_ids
+
+    def features(self, ids: Array) -> Array:
+        """Arm features (..., d) of global arm ids from any round (`Problem.features`)."""
+        if self._lookup is None:
+            raise ProtocolError("this problem provides no feature lookup for arm ids.")
+        return self._lookup(ids)
+
     def pull(self, arm: Array) -> Array:
         """Pull `arm` (() int) and receive its realised reward (() float)."""
         if self._record is not None:
@@ -211,8 +228,18 @@ class BanditRound:
         if arm.shape != ():
             raise ProtocolError(f"pull() expects a scalar arm index, got shape {arm.shape}.")
         ex = self._example
-        self._record = BanditRecord(arm, None if ex.theta is None else ex.arms[arm])
-        return ex.rewards[arm]
+        accepted = None if ex.logged is None else arm == ex.logged
+        self._record = BanditRecord(arm, None if ex.theta is None else ex.arms[arm], accepted)
+        return ex.rewards[arm] if accepted is None else jnp.where(accepted, ex.rewards[arm], 0.0)
+
+    @property
+    def accepted(self) -> Array:
+        """() bool, after `pull`: whether the event counts (False only for a replayed event whose
+        logged arm differs from the pulled one; the learner must then leave its state as it was)."""
+        if self._record is None:
+            raise ProtocolError("accepted is known only after pull().")
+        acc = self._record.accepted
+        return jnp.ones((), bool) if acc is None else acc
 
     def play(self, x: Array) -> Array:
         """Play any x (d,) of the unit ball (continuous-action problems such as the unit sphere;
@@ -231,25 +258,33 @@ class BanditRound:
         return x @ ex.theta + ex.noise
 
 
-def make_round(family: str, example: Any, budget: Array, t: Array | None = None):
-    """Build the round object of `family` for `example` at round index `t`."""
+def make_round(family: str, example: Any, budget: Array, t: Array | None = None, lookup=None):
+    """Build the round object of `family` for `example` at round index `t` (`lookup`: the
+    problem's `features` bound to its params, for bandit rounds)."""
     if family == PREDICTION:
         return PredictionRound(example, budget, t)
     if family == LINEAR:
         return LinearRound(example, budget, t)
     if family == BANDIT:
-        return BanditRound(example, t)
+        return BanditRound(example, t, lookup)
     raise ValueError(f"unknown family {family!r}")
 
 
+def problem_lookup(problem: Any, problem_params: Any):
+    """`ids -> features` of `problem` with its params bound, or None."""
+    if getattr(problem, "features", None) is None:
+        return None
+    return lambda ids: problem.features(problem_params, ids)
+
+
 def play_round(learner: Learner, key: Array, state: Any, example: Any, params: Any,
-               t: Array | None = None):
+               t: Array | None = None, lookup=None):
     """Run one protocol round `t`: build the round, call `learner.step`, return (state, record).
 
     Raises:
       ProtocolError: at trace time if the learner never committed / played / pulled.
     """
-    rnd = make_round(learner.family, example, learner.budget(params), t)
+    rnd = make_round(learner.family, example, learner.budget(params), t, lookup)
     new_state = learner.step(key, state, rnd, params)
     if rnd._record is None:
         raise ProtocolError(

@@ -244,8 +244,8 @@ def _linucb_spec(variant: str, description: str) -> LearnerSpec:
                              f"{', '.join(fields)}.")
         return linucb_params(variant, d, **o)
 
-    def factory(d, n_arms=10, horizon=10_000, fixed_arms=True, refactor_every=256, track=False):
-        return linucb(d, n_arms, horizon, variant, fixed_arms, refactor_every, track)
+    def factory(d, n_arms=10, horizon=10_000, history="arm", refactor_every=256, track=False):
+        return linucb(d, n_arms, horizon, variant, history, refactor_every, track)
 
     return LearnerSpec(
         name=variant,
@@ -479,6 +479,19 @@ def _bandit(d: int = 10, n_arms: int = 10, changing: bool = False, noise: float 
     if not 0 <= noise <= 1:
         raise ValueError(f"noise half-width {noise} must lie in [0, 1] ([KPM] assume |xi| <= 1).")
     return linear_bandit(d, n_arms=n_arms, changing=changing), bandit_params(noise)
+
+
+def _obd(campaign: str = "all", stream: bool = False, shuffle: bool = True):
+    from oslr.problems.obd import obd_params, obd_replay
+
+    return obd_replay(campaign, stream, shuffle), obd_params(campaign)
+
+
+register_problem(ProblemSpec(
+    "obd", "bandit",
+    "Open Bandit Dataset uniform-random logs (ZOZOTOWN), replay by rejection sampling; "
+    "campaign all (K=80, d=1177) / men / women",
+    _obd))
 
 
 def _sphere(d: int = 10, noise: float = 1.0, norm: float = 1.0):

@@ -33,7 +33,7 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from oslr import metrics, regret
-from oslr.protocol import play_round
+from oslr.protocol import play_round, problem_lookup
 from oslr.types import LINEAR, PREDICTION, Learner, Problem, PyTree
 
 #: Above this many supports the F1 comparator switches from exact enumeration to greedy.
@@ -225,10 +225,23 @@ def validate(learner: Learner, problem: Problem, params: PyTree, problem_params:
             f"horizon is {horizon}; build it with horizon >= {horizon} (oslr.make(..., "
             f"horizon={horizon}))."
         )
-    if info.get("fixed_arms") and (problem.info or {}).get("changing"):
+    if (problem.info or {}).get("replay") and not info.get("replay"):
         raise ValueError(
-            f"learner {learner.name!r} stores arm indices (fixed_arms=True) but problem "
-            f"{problem.name!r} draws new arms every round; build it with fixed_arms=False."
+            f"problem {problem.name!r} replays logged events (rejection sampling) but learner "
+            f"{learner.name!r} does not skip rejected events; use a replay-aware learner "
+            "(linucb, flinucb-*, eps-greedy)."
+        )
+    history = info.get("history")
+    if history == "arm" and (problem.info or {}).get("changing"):
+        raise ValueError(
+            f"learner {learner.name!r} stores arm indices (history='arm') but problem "
+            f"{problem.name!r} has new arms every round; build it with history='features'"
+            + (" or history='id'." if problem.features is not None else ".")
+        )
+    if history == "id" and problem.features is None:
+        raise ValueError(
+            f"learner {learner.name!r} stores global arm ids (history='id') but problem "
+            f"{problem.name!r} has no feature lookup; use history='arm' or 'features'."
         )
     _check_finite("learner params", params)
     _check_finite("problem params", problem_params)
@@ -269,7 +282,7 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
             ls, ps, ms = c
             ps_new, example = problem.sample(jax.random.fold_in(ks[1], t), ps, t, pp)
             ls_new, record = play_round(learner, jax.random.fold_in(ks[3], t), ls, example, lp,
-                                         t)
+                                         t, problem_lookup(problem, pp))
             ms_new = metrics.update(family, ms, example, record, t, ckpts, stats)
             ms_new["diag"] = metrics.record_diagnostics(ms_new["diag"], learner.diagnostics,
                                                         ls_new, lp, t, ckpts)

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from oslr.protocol import play_round
+from oslr.protocol import play_round, problem_lookup
 from oslr.sim import _keys, stack_params
 from oslr.types import BANDIT, LINEAR, PREDICTION, Learner, Problem, PyTree
 
@@ -46,7 +46,8 @@ def episode_fn(learner: Learner, problem: Problem, n_rounds: int) -> Callable:
         def body(c, t):
             ls, ps = c
             ps, ex = problem.sample(jax.random.fold_in(ks[1], t), ps, t, pp)
-            ls, rec = play_round(learner, jax.random.fold_in(ks[3], t), ls, ex, lp, t)
+            ls, rec = play_round(learner, jax.random.fold_in(ks[3], t), ls, ex, lp, t,
+                                 problem_lookup(problem, pp))
             return (ls, ps), rec
 
         (ls, _), recs = lax.scan(body, carry, jnp.arange(n_rounds, dtype=jnp.int32))
@@ -148,7 +149,7 @@ def check_state_stable(learner, params, problem, pp):
         ls = learner.init(ks[2], lp)
         ps = problem.init(ks[0], ppar)
         _, ex = problem.sample(ks[1], ps, jnp.int32(0), ppar)
-        new, _ = play_round(learner, ks[3], ls, ex, lp)
+        new, _ = play_round(learner, ks[3], ls, ex, lp, None, problem_lookup(problem, pp))
         return ls, new
 
     before, after = jax.eval_shape(one, params, pp)
@@ -196,7 +197,8 @@ def check_blind(learner, params, problem, pp, warmup=4):
     ps = problem.init(ks[0], pp)
     ls, _ = _runner(learner, problem, warmup)[0](_seed(6), 0, params, pp)
     _, ex = problem.sample(ks[1], ps, jnp.int32(warmup), pp)
-    step = jax.jit(lambda e: play_round(learner, ks[3], ls, e, params)[1])
+    step = jax.jit(lambda e: play_round(learner, ks[3], ls, e, params, None,
+                                        problem_lookup(problem, pp))[1])
     base = step(ex)
     kp = jax.random.split(jax.random.key(99), 3)
     if learner.family == BANDIT:

@@ -98,6 +98,9 @@ class BanditExample(NamedTuple):
       noise: () this round's reward noise (continuous-action problems).
       best: () max over the action set of x^T theta (continuous-action problems; ||theta|| on the
         unit sphere).
+      logged: () int32 logged arm of a replayed event (replay problems, [LCLW11]): a pull of any
+        other arm is rejected (reward 0, `round.accepted` False) and the learner must not update.
+      arm_ids: (K,) int32 global ids of this round's arms, for problems with `Problem.features`.
     """
 
     arms: Array
@@ -106,6 +109,8 @@ class BanditExample(NamedTuple):
     theta: Any = None
     noise: Any = None
     best: Any = None
+    logged: Any = None
+    arm_ids: Any = None
 
 
 class Problem(NamedTuple):
@@ -124,6 +129,9 @@ class Problem(NamedTuple):
         the problem.
       cycle: whether a replayed dataset may be cycled past its length.
       info: extra labels recorded in result files (scale factors, design, ...).
+      features: optional `features(params, ids) -> (..., d)`, the arm features of global arm ids
+        (`BanditExample.arm_ids`) of any round, so that learners keep ids, not vectors, in their
+        histories (ALGORITHMS.md B12); the harness hands it to rounds as `round.features`.
     """
 
     init: Callable[[Array, PyTree], PyTree]
@@ -137,6 +145,7 @@ class Problem(NamedTuple):
     sparsity: int | None = None
     cycle: bool = False
     info: dict | None = None
+    features: Callable | None = None
 
     def supports(self, family: str) -> bool:
         """Whether a learner of `family` can run on this problem."""

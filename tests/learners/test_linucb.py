@@ -69,7 +69,7 @@ def test_linucb__simulator_refuses_mismatched_arms_history_and_arm_mode():
     with pytest.raises(ValueError, match="horizon >= 200"):
         oslr.simulate(learner, problem, params, pp, horizon=200, n_runs=1)
     changing, cp = oslr.make_problem("linear-bandit", d=4, n_arms=6, changing=True)
-    with pytest.raises(ValueError, match="fixed_arms=False"):
+    with pytest.raises(ValueError, match="history='features'"):
         oslr.simulate(learner, changing, params, cp, horizon=50, n_runs=1)
     with pytest.raises(ValueError, match="kappa"):
         oslr.make("linucb", d=4, n_arms=6, kappa=-1.0)[0].check(

@@ -75,11 +75,13 @@ def eps_greedy(d: int) -> Learner:
         arm = jnp.where(explore, random_arm, greedy)
         reward = rnd.pull(arm)
         x = arms[arm]
-        return EpsGreedyState(
+        new = EpsGreedyState(
             a_inv=sherman_morrison_update(state.a_inv, x),
             b=state.b + reward * x,
             t=state.t + 1,
         )
+        # a rejected replay event leaves the state as it was
+        return jax.tree.map(lambda a, b: jnp.where(rnd.accepted, a, b), new, state)
 
     def budget(params: EpsGreedyParams) -> Array:
         del params
@@ -92,5 +94,6 @@ def eps_greedy(d: int) -> Learner:
                     hint="The ridge regulariser must be > 0 so that A is invertible.")
 
     return Learner(
-        init=init, step=step, family=BANDIT, budget=budget, name="eps-greedy", check=check
+        init=init, step=step, family=BANDIT, budget=budget, name="eps-greedy", check=check,
+        info={"replay": True},
     )

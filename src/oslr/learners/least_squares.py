@@ -243,10 +243,13 @@ def svrg_tracker(d: int, snapshot_every: int | None = None, name: str = "svrg") 
                          lmax=jnp.zeros((), jnp.float32))
 
     def full_mean(snap: Array, hist: History, table) -> Array:
-        idx = jnp.arange(hist.y.shape[0])
-        xs, ys = jax.vmap(lambda i: history_get(hist, i, table))(idx)
-        g = jax.vmap(lambda x, y: _data_grad(snap, x, y))(xs, ys)
-        return jnp.sum(jnp.where((idx < hist.n)[:, None], g, 0.0), 0) / jnp.maximum(hist.n, 1)
+        def grad_i(i):
+            x, y = history_get(hist, i, table)
+            return jnp.where(i < hist.n, _data_grad(snap, x, y), 0.0)
+
+        # batches of 256 samples keep the memory at 256 d whatever the capacity
+        g = lax.map(grad_i, jnp.arange(hist.y.shape[0]), batch_size=256)
+        return jnp.sum(g, 0) / jnp.maximum(hist.n, 1)
 
     def update(key, state: SvrgState, x_new, y_new, hist: History, table, t, params):
         n = jnp.maximum(hist.n, 1)

@@ -13,9 +13,10 @@
   UCB(x_k) = x_k^T theta + kappa sqrt(max(0, x_k^T phi_k)). Cost O(K d) per round against
   O(d^2 + K d^2) for `linucb`.
 
-Histories (B12): with `fixed_arms=True` (the arm set does not change between rounds) the history
-stores pulled arm indices and rewards, and x_i is rebuilt from this round's arm table; otherwise
-it stores the pulled vectors. Capacity = horizon.
+Histories (B12), capacity = horizon: `history="arm"` (default; the arm set is the same every
+round) stores pulled arm indices and rebuilds x_i from this round's arm table; `"id"` stores the
+problem's global arm ids and rebuilds x_i with its feature lookup (OBD replay: event row x item);
+`"features"` stores the pulled vectors (arm sets that change, with no lookup).
 
 References: Li, Chu, Langford, Schapire 2010 (LinUCB); Korda, Prashanth, Munos, AAAI 2015,
 Algorithm 2 and eq. (11).
@@ -41,6 +42,7 @@ from oslr.learners.least_squares import (
 from oslr.primitives import History, history_add, history_draw, history_get, history_init
 from oslr.types import BANDIT, Array, Learner
 
+HISTORIES = ("arm", "id", "features")
 VARIANTS = {"linucb": "rls-sm", "flinucb-gd": "frls-gd", "flinucb-svrg": "svrg",
             "flinucb-sag": "sag"}
 
@@ -86,14 +88,14 @@ class LinUcbState(NamedTuple):
 
 
 def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
-           fixed_arms: bool = True, refactor_every: int = 256, track: bool = False) -> Learner:
+           history: str = "arm", refactor_every: int = 256, track: bool = False) -> Learner:
     """LinUCB (`variant="linucb"`) or fLinUCB with the fRLS-GD, SVRG or SAG tracker.
 
     Args:
       d: feature dimension; n_arms: K arms per round (static).
       horizon: history capacity (rounds).
       variant: one of `VARIANTS`.
-      fixed_arms: store arm indices (the arm set is the same every round) instead of vectors.
+      history: "arm", "id" or "features" (see the module docstring).
       refactor_every: Cholesky refresh period of A^{-1} (`linucb`).
       track: keep A_n, b_n (O(d^2) per round) and report `tracking_error` = ||theta_n -
         theta~_n|| at the checkpoints, theta~_n = (A_n + n lam_n I)^{-1} b_n the regularised LS
@@ -101,6 +103,8 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
     """
     if variant not in VARIANTS:
         raise ValueError(f"unknown LinUCB variant {variant!r}; choose one of {list(VARIANTS)}.")
+    if history not in HISTORIES:
+        raise ValueError(f"unknown history mode {history!r}; choose one of {HISTORIES}.")
     kind = VARIANTS[variant]
     exact = kind == "rls-sm"
     capacity = 0 if exact else horizon
@@ -111,7 +115,7 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
         del key
         return LinUcbState(est=tracker.init(params),
                            phi=jnp.zeros((n_arms, 0 if exact else d), jnp.float32),
-                           hist=history_init(capacity, d, store_features=not fixed_arms),
+                           hist=history_init(capacity, d, store_features=history == "features"),
                            a_sum=jnp.zeros((d, d) if tracked else (0, 0), jnp.float32),
                            b_sum=jnp.zeros(d if tracked else 0, jnp.float32))
 
@@ -123,7 +127,7 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
             phi = state.phi
             width = jnp.sum((arms @ state.est.a_inv) * arms, axis=-1)
         else:
-            phi = _phi_step(k_phi, state.phi, arms, state.hist, params)
+            phi = _phi_step(k_phi, state.phi, arms, state.hist, table(rnd), params)
             width = jnp.sum(phi * arms, axis=-1)
         ucb = arms @ theta + params.kappa * jnp.sqrt(jnp.maximum(width, 0.0))
         # ties within float32 rounding go to the lower index, so that compiled and eager runs
@@ -132,13 +136,18 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
         top = jnp.max(ucb)
         arm = jnp.argmax(ucb >= top - 1e-5 * (1.0 + jnp.abs(top)))
         reward = rnd.pull(arm)
+        ok = rnd.accepted  # False only for a rejected replay event: then nothing changes
         x = arms[arm]
-        hist = history_add(state.hist, reward, x=x, idx=arm)
-        est = tracker.update(k_est, state.est, x, reward, hist if not exact else None, arms,
-                             rnd.t, params)
+        idx = rnd.arm_ids[arm] if history == "id" and not exact else arm
+        hist = history_add(state.hist, reward, x=x, idx=idx, accept=ok)
+        est = tracker.update(k_est, state.est, x, reward, hist if not exact else None,
+                             table(rnd), rnd.t, params)
         a_sum, b_sum = state.a_sum, state.b_sum
         if tracked:
             a_sum, b_sum = a_sum + jnp.outer(x, x), b_sum + reward * x
+        small = (est, phi, a_sum, b_sum)
+        est, phi, a_sum, b_sum = jax.tree.map(lambda a, b: jnp.where(ok, a, b), small,
+                                              (state.est, state.phi, state.a_sum, state.b_sum))
         return LinUcbState(est=est, phi=phi, hist=hist, a_sum=a_sum, b_sum=b_sum)
 
     def diagnostics(state: LinUcbState, params: LinUcbParams) -> dict:
@@ -147,10 +156,14 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
         target = jnp.linalg.solve(state.a_sum + reg * jnp.eye(d, dtype=jnp.float32), state.b_sum)
         return {"tracking_error": jnp.linalg.norm(tracker.theta(state.est, params) - target)}
 
-    def _phi_step(key, phi, arms, hist: History, params) -> Array:
+    def table(rnd):
+        """How stored ids become features: this round's arms, or the problem's lookup."""
+        return rnd.features if history == "id" and not exact else rnd.arms
+
+    def _phi_step(key, phi, arms, hist: History, tab, params) -> Array:
         # (11) with n = samples so far; no step before the first sample
         n = hist.n
-        x_i, _ = history_get(hist, history_draw(key, hist), arms)
+        x_i, _ = history_get(hist, history_draw(key, hist), tab)
         gamma = step_at(n, params, "power")
         lam = reg_at(n, params)
         nf = jnp.maximum(n, 1).astype(jnp.float32)
@@ -167,5 +180,5 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
 
     return Learner(init=init, step=step, family=BANDIT, budget=budget, name=variant, check=check,
                    diagnostics=diagnostics if tracked else None,
-                   info={"tracker": kind, "fixed_arms": fixed_arms and not exact,
+                   info={"tracker": kind, "history": None if exact else history, "replay": True,
                          "n_arms": n_arms, "capacity": None if exact else horizon})

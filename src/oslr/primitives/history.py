@@ -56,9 +56,12 @@ def history_add(h: History, y: Array, x: Array | None = None, idx: Array | None 
     return History(ids=ids, x=xs, y=h.y.at[pos].set(y, mode="drop"), n=n)
 
 
-def history_get(h: History, i: Array, table: Array | None = None) -> tuple[Array, Array]:
-    """(x_i (d,), y_i ()) of sample i; id mode needs the `table` (rows, d)."""
-    x = h.x[i] if h.x.shape[0] else table[h.ids[i]]
+def history_get(h: History, i: Array, table=None) -> tuple[Array, Array]:
+    """(x_i (d,), y_i ()) of sample i; id mode needs the `table`: an array (rows, d) or a
+    function of the stored id (e.g. a problem's feature lookup)."""
+    if h.x.shape[0]:
+        return h.x[i], h.y[i]
+    x = table(h.ids[i]) if callable(table) else table[h.ids[i]]
     return x, h.y[i]
 
 

@@ -44,6 +44,20 @@ CHECKSUMS = {
     "kegg-undirected/data.csv.gz": (
         "117419270e50f581df18bf996ffc8b6bf1bb76c9f3640331ac9d6e64cff63d4e"
     ),
+    "obd/random/all/all.csv.gz": "e5f7284292d0a9906e54a1019a8c392cde0106610dbd6dff73af7b7836123bfc",
+    "obd/random/all/item_context.csv.gz": (
+        "d8e57e36f03fb5255865768e6ca003e20efd60013ec5125b233135bf64148da0"
+    ),
+    "obd/random/men/men.csv.gz": "1d506bbe0c2fef46e42cdcb1f84f60d965daa6bb16b3e560e92b5bfd58c29da6",
+    "obd/random/men/item_context.csv.gz": (
+        "d7e13dd33f628425840b214e2c3c58cfa5a2bd71d05749f7ad2fc60efbb93f88"
+    ),
+    "obd/random/women/women.csv.gz": (
+        "83e9f38cd0246c73a765206adb8829a28d66b8aed5d3c42b64b49b997ad48c7a"
+    ),
+    "obd/random/women/item_context.csv.gz": (
+        "ff9bce665250160bb6c1c261d9328eed87a5bb760303a3d4059db465746d4b4d"
+    ),
 }
 
 DATASETS = ("a9a", "connect4", "covtype", "mnist35", "kegg")
