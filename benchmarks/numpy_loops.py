@@ -132,3 +132,107 @@ def ftpl_subset_loop(x: np.ndarray, y: np.ndarray, k: int, horizon: int, seed: i
         total += y[row] * xq @ w
         s += -y[row] * xq
     return total
+
+
+def _bandit(rng, d, n_arms):
+    theta = rng.normal(size=d)
+    theta /= np.linalg.norm(theta)
+    arms = rng.normal(size=(n_arms, d))
+    arms /= np.linalg.norm(arms, axis=1, keepdims=True)
+    return theta, arms
+
+
+def linucb_loop(d: int, n_arms: int, horizon: int, kappa: float = 1.0, seed: int = 0) -> float:
+    """LinUCB with Sherman-Morrison (float64), fixed arms; returns the pseudo-regret."""
+    rng = np.random.default_rng(seed)
+    theta, arms = _bandit(rng, d, n_arms)
+    means = arms @ theta
+    a_inv, b = np.eye(d), np.zeros(d)
+    regret = 0.0
+    for _ in range(horizon):
+        width = np.einsum("kd,de,ke->k", arms, a_inv, arms)
+        arm = int(np.argmax(arms @ (a_inv @ b) + kappa * np.sqrt(np.maximum(width, 0.0))))
+        x = arms[arm]
+        r = means[arm] + rng.uniform(-0.5, 0.5)
+        u = a_inv @ x
+        a_inv -= np.outer(u, u) / (1.0 + x @ u)
+        b += r * x
+        regret += means.max() - means[arm]
+    return regret
+
+
+def flinucb_gd_loop(d: int, n_arms: int, horizon: int, kappa: float = 1.0, alpha: float = 0.75,
+                    seed: int = 0) -> float:
+    """fLinUCB-GD ([KPM] Alg. 2, float64), fixed arms, arm-index history; pseudo-regret."""
+    rng = np.random.default_rng(seed)
+    theta_star, arms = _bandit(rng, d, n_arms)
+    means = arms @ theta_star
+    theta, phi = np.zeros(d), np.zeros((n_arms, d))
+    hist_arm, hist_r = np.zeros(horizon, int), np.zeros(horizon)
+    regret = 0.0
+    for n in range(horizon):
+        if n > 0:
+            xi = arms[hist_arm[rng.integers(n)]]
+            g, lam = n**-alpha, n ** (alpha - 1.0)
+            phi += g * (arms / n - np.outer(phi @ xi, xi) - lam * phi)
+        ucb = arms @ theta + kappa * np.sqrt(np.maximum(np.sum(phi * arms, 1), 0.0))
+        arm = int(np.argmax(ucb))
+        hist_arm[n], hist_r[n] = arm, means[arm] + rng.uniform(-0.5, 0.5)
+        i = rng.integers(n + 1)
+        x, y = arms[hist_arm[i]], hist_r[i]
+        g, lam = (n + 1) ** -alpha, (n + 1) ** (alpha - 1.0)
+        theta += g * ((y - theta @ x) * x - lam * theta)
+        regret += means.max() - means[arm]
+    return regret
+
+
+def pege_loop(d: int, horizon: int, seed: int = 0) -> float:
+    """PEGE on the unit sphere with basis e_i (float64); returns the pseudo-regret."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=d)
+    theta /= np.linalg.norm(theta)
+    sums, counts = np.zeros(d), np.zeros(d)
+    regret, t, m = 0.0, 0, 1
+    while t < horizon:
+        for i in range(d):
+            if t == horizon:
+                break
+            sums[i] += theta[i] + rng.uniform(-1, 1)
+            counts[i] += 1
+            regret += 1.0 - theta[i]
+            t += 1
+        est = sums / np.maximum(counts, 1)
+        x = est / max(np.linalg.norm(est), 1e-12)
+        for _ in range(m):
+            if t == horizon:
+                break
+            _ = x @ theta + rng.uniform(-1, 1)
+            regret += 1.0 - x @ theta
+            t += 1
+        m += 1
+    return regret
+
+
+def mabwiser_linucb_loop(d: int, n_arms: int, horizon: int, seed: int = 0) -> float | None:
+    """The peer: mabwiser's LinUCB (one ridge model per arm on the shared context, its design),
+    online: predict then partial_fit each round. None when mabwiser is not installed (it is a
+    benchmark-only dependency: `pip install mabwiser`). Returns the pseudo-regret."""
+    try:
+        from mabwiser.mab import MAB, LearningPolicy
+    except ImportError:
+        return None
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=(n_arms, d))
+    theta /= np.linalg.norm(theta, axis=1, keepdims=True)
+    mab = MAB(arms=list(range(n_arms)), learning_policy=LearningPolicy.LinUCB(alpha=1.0),
+              seed=seed)
+    ctx = rng.normal(size=(n_arms, d)) / np.sqrt(d)
+    mab.fit(decisions=list(range(n_arms)), rewards=[0.0] * n_arms, contexts=ctx)
+    regret = 0.0
+    for _ in range(horizon):
+        c = rng.normal(size=d) / np.sqrt(d)
+        means = theta @ c
+        arm = mab.predict([c])
+        mab.partial_fit([arm], [means[arm] + rng.uniform(-0.5, 0.5)], [c])
+        regret += means.max() - means[arm]
+    return regret

@@ -42,7 +42,17 @@ CASES = [
      lambda T: numpy_loops.ftpsl_loop(*load_dataset("a9a"), k=10, horizon=T)),
     ("ftpl-random-subset", "a9a", {}, {"k": 10},
      lambda T: numpy_loops.ftpl_subset_loop(*load_dataset("a9a"), k=10, horizon=T)),
+    ("linucb", "linear-bandit", {"d": 20, "n_arms": 10}, {"n_arms": 10},
+     lambda T: numpy_loops.linucb_loop(20, 10, T)),
+    ("flinucb-gd", "linear-bandit", {"d": 20, "n_arms": 10}, {"n_arms": 10},
+     lambda T: numpy_loops.flinucb_gd_loop(20, 10, T)),
+    ("pege", "sphere-bandit", {"d": 20}, {}, lambda T: numpy_loops.pege_loop(20, T)),
 ]
+
+# learner -> (runs, peer name, peer loop): the peer a researcher would otherwise use, timed in the
+# same invocation (benchmark-only dependency; the row says "not installed" without it)
+PEERS = {"linucb": (1024, "mabwiser LinUCB",
+                    lambda T: numpy_loops.mabwiser_linucb_loop(20, 10, T))}
 
 
 def machine() -> dict:
@@ -60,6 +70,17 @@ def machine() -> dict:
         "device_kind": jax.devices()[0].device_kind, "jax": jax.__version__,
         "numpy": np.__version__, "date": datetime.date.today().isoformat(),
     }
+
+
+def _rate(loop, horizon: int, repeats: int) -> float | None:
+    """Rounds per second of a one-run Python loop (median of repeats), None if unavailable."""
+    times = []
+    for _ in range(max(1, repeats)):
+        t0 = time.perf_counter()
+        if loop(horizon) is None:
+            return None
+        times.append(time.perf_counter() - t0)
+    return horizon / statistics.median(times)
 
 
 def bench_case(name, problem_name, popts, overrides, loop, runs, horizon, repeats):
@@ -84,19 +105,21 @@ def bench_case(name, problem_name, popts, overrides, loop, runs, horizon, repeat
         jax.block_until_ready(compiled(*args))
         times.append(time.perf_counter() - t0)
     jax_s = statistics.median(times)
-    np_horizon = max(50, min(horizon, 2000))
-    np_times = []
-    for _ in range(max(1, repeats // 2)):
-        t0 = time.perf_counter()
-        loop(np_horizon)
-        np_times.append(time.perf_counter() - t0)
-    np_rate = np_horizon / statistics.median(np_times)
+    np_rate = _rate(loop, max(50, min(horizon, 2000)), repeats // 2)
     jax_rate = runs * horizon / jax_s
+    peer = {}
+    if name in PEERS:
+        _, peer_name, peer_loop = PEERS[name]
+        peer_rate = _rate(peer_loop, max(20, min(horizon, 300)), 1)
+        peer = {"peer": peer_name if peer_rate else f"{peer_name} (not installed)",
+                "peer_rounds_per_s": round(peer_rate, 1) if peer_rate else None,
+                "peer_ratio": round(jax_rate / peer_rate, 1) if peer_rate else None}
     return {
         "learner": name, "family": learner.family, "d": problem.d,
         "k": int(np.asarray(getattr(params, "k", 0))), "T": horizon, "runs": runs,
         "compile_s": round(compile_s, 3), "jax_run_rounds_per_s": round(jax_rate, 1),
         "numpy_rounds_per_s": round(np_rate, 1), "ratio": round(jax_rate / np_rate, 2),
+        **peer,
     }
 
 
@@ -104,10 +127,10 @@ def to_markdown(rows: list[dict], info: dict) -> str:
     head = (f"Machine: {info['cpu']} ({info['cores']} cores), device {info['device']}; "
             f"jax {info['jax']}, numpy {info['numpy']}; {info['date']}.\n\n")
     cols = ["learner", "family", "d", "k", "T", "runs", "compile_s", "jax_run_rounds_per_s",
-            "numpy_rounds_per_s", "ratio"]
+            "numpy_rounds_per_s", "ratio", "peer", "peer_rounds_per_s", "peer_ratio"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
-        lines.append("| " + " | ".join(str(r[c]) for c in cols) + " |")
+        lines.append("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |")
     return head + "\n".join(lines) + "\n"
 
 
@@ -122,7 +145,8 @@ def main(argv=None) -> list[dict]:
     if args.smoke:
         horizon, repeats, runs = 20, 1, 4
     info = machine()
-    rows = [bench_case(*case, runs=runs, horizon=horizon, repeats=repeats) for case in CASES]
+    rows = [bench_case(*case, runs=runs if args.smoke else PEERS.get(case[0], (runs,))[0],
+                       horizon=horizon, repeats=repeats) for case in CASES]
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)

@@ -232,6 +232,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown experiment {args.name!r}; available: {', '.join(EXPERIMENTS)}.")
     if args.runs is not None:
         _check_run_count(args.runs)
+    if args.dataset is None:
+        args.dataset = "all" if args.name.startswith("kpm-") else "a9a"
     out = Path(args.out or Path("oslr-results") / f"{args.name}-{args.dataset}")
     options = _parse_assignments(args.set, multi=False)
     if args.hold_rates:
@@ -243,10 +245,15 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if args.json:
         print(df.to_json(orient="records", indent=1))
     else:
-        cols = [c for c in ("learner", "k", "ratio", "rho", "reward_mean", "reward_ci_low",
-                            "reward_ci_high", "comparator_reward_mean") if c in df]
-        print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-        print(f"\nwrote {args.name}-{args.dataset}.csv/.png to {out}")
+        if "n" in df:  # curves: show the last checkpoint of each line
+            df = df[df["n"] == df["n"].max()]
+        cols = [c for c in ("learner", "d", "k", "ratio", "rho", "eta_scale", "c0", "kappa",
+                            "reward_mean", "reward_ci_low", "reward_ci_high",
+                            "comparator_reward_mean", "ctr_mean", "ctr_ci_low", "ctr_ci_high",
+                            "accepted_mean", "ms_per_round", "slope", "tracking_error",
+                            "regret_over_sqrt_n", "ci_low", "ci_high") if c in df]
+        print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        print(f"\nwrote {args.name}-*.csv/.png to {out}")
     return 0
 
 
@@ -296,10 +303,12 @@ def make_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p_run.set_defaults(func=cmd_run)
 
-    p_exp = sub.add_parser("experiment",
-                           help="reproduce a paper figure (wll-k, wll-redundant, wll-rates)")
-    p_exp.add_argument("name", help="wll-k, wll-redundant or wll-rates")
-    p_exp.add_argument("--dataset", default="a9a", help="a9a, connect4, covtype or mnist35")
+    p_exp = sub.add_parser("experiment", help="reproduce a paper figure (oslr experiment --list)")
+    p_exp.add_argument("name", help="wll-k, wll-redundant, wll-rates, kpm-tracking, kpm-runtime, "
+                                    "kpm-replay or kpm-pege")
+    p_exp.add_argument("--dataset", default=None,
+                       help="wll-*: a9a (default), connect4, covtype or mnist35; kpm-tracking / "
+                            "kpm-replay: the OBD campaign all (default), men or women")
     p_exp.add_argument("--runs", type=int, default=None,
                        help="shuffles per point (default 5 as in the paper; 100 for wll-rates)")
     p_exp.add_argument("--hold-rates", action="store_true",

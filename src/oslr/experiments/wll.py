@@ -1,6 +1,4 @@
-"""Paper experiments as functions (and `oslr experiment NAME`).
-
-[WLL] Appendix B (ALGORITHMS.md E1):
+"""[WLL] Appendix B (ALGORITHMS.md E1) as functions (`oslr experiment wll-*`):
 
 * `wll_reward_vs_k`: cumulative reward sum_t y_t <w_t, x_t> against k/d on a dataset (one pass,
   a fresh shuffle per run), for FTPSL and the random-subset and oracle-subset FTPL baselines, with
@@ -193,49 +191,3 @@ def plot_experiment(df: pd.DataFrame, x: str, path: str | Path | None = None, ti
     ax.set_ylabel("cumulative reward")
     ax.set_title(title)
     return finish_figure(fig, ax, path)
-
-
-EXPERIMENTS = {
-    "wll-k": "FTPSL vs random/oracle-subset FTPL: cumulative reward against k/d ([WLL] Fig. 1a-d)",
-    "wll-redundant": "the same against appended N(0,1) features ([WLL] Fig. 1e-f)",
-    "wll-rates": "eta x gamma grid at k = 0.2 d, 100 shuffles per point, one vmapped call each",
-}
-
-
-def run_experiment(name: str, dataset: str, runs: int | None, seed: int, out: Path, quick: bool,
-                   progress: bool, **options) -> pd.DataFrame:
-    """Run experiment `name`, write `<name>-<dataset>.csv` and `.png` into `out`.
-
-    runs None: 5 shuffles for wll-k and wll-redundant (as in the paper), 100 for wll-rates.
-    """
-    if name not in EXPERIMENTS:
-        raise ValueError(f"unknown experiment {name!r}; available: {', '.join(EXPERIMENTS)}.")
-    horizon = 5000 if quick else None
-    if name == "wll-k":
-        runs = runs or 5
-        ratios = (0.1, 0.3, 0.5) if quick else WLL_RATIOS
-        df = wll_reward_vs_k(dataset, ratios, runs, seed, horizon, progress=progress, **options)
-        plot = lambda path, title: plot_experiment(df, "ratio", path, title)  # noqa: E731
-    elif name == "wll-redundant":
-        runs = runs or 5
-        rhos = (0.5, 1.5) if quick else WLL_RHOS
-        df = wll_redundant(dataset, rhos, runs=runs, seed=seed, horizon=horizon,
-                           progress=progress, **options)
-        plot = lambda path, title: plot_experiment(df, "rho", path, title)  # noqa: E731
-    else:
-        runs = runs or 100
-        grids = ({"eta_scales": (1.0, 30.0), "c0s": (0.01, 1.0)} if quick else {})
-        df = wll_rate_sweep(dataset, runs=runs, seed=seed, horizon=1000 if quick else 5000,
-                            progress=progress, **grids, **options)
-        plot = lambda path, title: plot_rate_sweep(df, path, title)  # noqa: E731
-    out.mkdir(parents=True, exist_ok=True)
-    stem = f"{name}-{dataset}"
-    df.to_csv(out / f"{stem}.csv", index=False)
-    try:
-        import matplotlib.pyplot as plt
-
-        fig = plot(out / f"{stem}.png", f"{dataset}: {runs} shuffles, T={df['horizon'].iloc[0]}")
-        plt.close(fig)
-    except ImportError:  # pragma: no cover - plotting is optional
-        pass
-    return df

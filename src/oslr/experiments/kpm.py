@@ -1,0 +1,183 @@
+"""[KPM] experiments (ALGORITHMS.md E2) as functions (`oslr experiment kpm-*`):
+
+* `kpm_tracking`: tracking error ||theta_n - theta~_n|| of fLinUCB-GD / -SVRG / -SAG against the
+  regularised LS solution of the same run, over the OBD log in stream mode (every event accepted;
+  OURS, since replay accepts ~1/K of the events); Fig. 2a-c.
+* `kpm_runtime`: wall time per round of LinUCB (Sherman-Morrison, O(K d^2)) against the fast
+  variants (O(K d)) as d grows, on the synthetic linear bandit; Fig. 2d in spirit.
+* `kpm_replay`: CTR score 10000 clicks / accepted events of LinUCB and the SGD variants under
+  rejection-sampling replay of the OBD uniform-random log, over a kappa grid (one vmapped call per
+  learner), a fresh event order per run.
+* `kpm_pege`: pseudo-regret / sqrt(n) of PEGE and fPEGE-GD on the unit sphere (the O(log^4 n)
+  overhead of [KPM] Thm 2 checked empirically).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Sequence
+
+import jax
+import numpy as np
+import pandas as pd
+
+from oslr.registry import make, make_problem
+from oslr.report import finish_figure, mean_ci
+from oslr.sim import simulate, sweep
+
+FAST = ("flinucb-gd", "flinucb-svrg", "flinucb-sag")
+KAPPAS = (0.1, 0.3, 1.0, 3.0)
+
+
+def _curve_rows(res, name: str, metric: str, scale=None, **labels) -> list[dict]:
+    rows = []
+    for g, label in enumerate(res.grid):
+        values = res.curves[metric][g].astype(np.float64)  # (runs, C)
+        if scale is not None:
+            values = values * scale[None, :]
+        for c, n in enumerate(res.ckpts):
+            mean, _, half = mean_ci(values[:, c])
+            rows.append({"learner": name, **label, **labels, "n": int(n), metric: mean,
+                         "ci_low": mean - half, "ci_high": mean + half})
+    return rows
+
+
+def kpm_tracking(campaign: str = "all", runs: int = 2, horizon: int | None = None,
+                 learners: Sequence[str] = FAST, seed: int = 0, progress: bool = False,
+                 **options) -> pd.DataFrame:
+    """Tracking error curves (mean and 95% interval over runs) on OBD in stream mode."""
+    problem, pp = make_problem("obd", campaign=campaign, stream=True)
+    horizon = horizon or problem.n_rows
+    rows = []
+    for name in learners:
+        learner, params = make(name, d=problem.d, n_arms=problem.n_arms, horizon=horizon,
+                               history="id", track=True, **options)
+        res = simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs, seed=seed,
+                       progress=progress)
+        rows += _curve_rows(res, name, "tracking_error", campaign=campaign, d=problem.d)
+    return pd.DataFrame(rows)
+
+
+def kpm_runtime(ds: Sequence[int] = (10, 30, 100, 300, 1000), n_arms: int = 10,
+                horizon: int = 500, runs: int = 1,
+                learners: Sequence[str] = ("linucb", *FAST), repeats: int = 3) -> pd.DataFrame:
+    """Milliseconds per round of each learner against d (compile excluded; median of repeats).
+
+    Also fits the log-log slope of time against d per learner (`slope` column, from d >= 100):
+    about 2 for LinUCB's O(K d^2) and 1 for the O(K d) variants once the per-round overhead is
+    amortised.
+    """
+    rows = []
+    for d in ds:
+        problem, pp = make_problem("linear-bandit", d=d, n_arms=n_arms)
+        for name in learners:
+            learner, params = make(name, d=d, n_arms=n_arms, horizon=horizon)
+            simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs)  # compile
+            times = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                res = simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs)
+                jax.block_until_ready(res.final["reward"])
+                times.append(time.perf_counter() - t0)
+            rows.append({"learner": name, "d": d, "n_arms": n_arms, "runs": runs,
+                         "horizon": horizon, "ms_per_round": 1e3 * np.median(times) / horizon,
+                         "device": str(jax.devices()[0])})
+    df = pd.DataFrame(rows)
+    for name, part in df.groupby("learner"):
+        big = part[part["d"] >= 100]
+        if len(big) >= 2:
+            slope = np.polyfit(np.log(big["d"]), np.log(big["ms_per_round"]), 1)[0]
+            df.loc[df["learner"] == name, "slope"] = slope
+    return df
+
+
+def kpm_replay(campaign: str = "all", kappas: Sequence[float] = KAPPAS, runs: int = 10,
+               learners: Sequence[str] = FAST, seed: int = 0, progress: bool = False,
+               **options) -> pd.DataFrame:
+    """CTR score (10000 clicks / accepted) under replay, per learner and kappa.
+
+    One vmapped call per learner over kappas x runs; every run replays its own shuffle of the
+    events (common to all learners). Exact `linucb` costs O(K d^2) per event (d = 1177 on
+    random/all): add it to `learners` for small run counts.
+    """
+    problem, pp = make_problem("obd", campaign=campaign)
+    rows = []
+    for name in learners:
+        learner, params = make(name, d=problem.d, n_arms=problem.n_arms,
+                               horizon=problem.n_rows, **({} if name == "linucb"
+                                                          else {"history": "id"}), **options)
+        t0 = time.perf_counter()
+        res = sweep(learner, problem, params, pp, {"kappa": list(kappas)},
+                    horizon=problem.n_rows, n_runs=runs, seed=seed, progress=progress)
+        wall = time.perf_counter() - t0
+        for g, label in enumerate(res.grid):
+            clicks = res.final["reward"][g].astype(np.float64)
+            accepted = res.final["accepted"][g].astype(np.float64)
+            ctr = 1e4 * clicks / np.maximum(accepted, 1)
+            mean, _, half = mean_ci(ctr)
+            rows.append({"learner": name, **label, "campaign": campaign, "runs": runs,
+                         "ctr_mean": mean, "ctr_ci_low": mean - half, "ctr_ci_high": mean + half,
+                         "clicks_mean": clicks.mean(), "accepted_mean": accepted.mean(),
+                         "wall_s": wall})
+    return pd.DataFrame(rows)
+
+
+def kpm_pege(ds: Sequence[int] = (5, 10, 20, 50), horizon: int = 100_000, runs: int = 20,
+             seed: int = 0, progress: bool = False) -> pd.DataFrame:
+    """Pseudo-regret / sqrt(n) curves of PEGE and fPEGE-GD on the unit sphere (||theta*|| = 1,
+    U[-1, 1] noise)."""
+    rows = []
+    for d in ds:
+        problem, pp = make_problem("sphere-bandit", d=d)
+        for name in ("pege", "fpege-gd"):
+            learner, params = make(name, d=d, horizon=horizon)
+            res = simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs,
+                           seed=seed, progress=progress)
+            rows += _curve_rows(res, name, "pseudo_regret", scale=res.ckpts ** -0.5, d=d)
+    return pd.DataFrame(rows).rename(columns={"pseudo_regret": "regret_over_sqrt_n"})
+
+
+def plot_curves(df: pd.DataFrame, y: str, path: str | Path | None = None, title: str = "",
+                by: Sequence[str] = ("learner",), logy: bool = True):
+    """Mean curve with its 95% band against n (log axes), one line per `by` group."""
+    import matplotlib
+
+    if path is not None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for key, part in df.groupby(list(by), sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        label = ", ".join(f"{k}={v}" if k != "learner" else str(v) for k, v in zip(by, key))
+        (line,) = ax.plot(part["n"], part[y], label=label)
+        ax.fill_between(part["n"], part["ci_low"], part["ci_high"], color=line.get_color(),
+                        alpha=0.2, linewidth=0)
+    ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel("n (rounds)")
+    ax.set_ylabel(y.replace("_", " "))
+    ax.set_title(title)
+    return finish_figure(fig, ax, path)
+
+
+def plot_runtime(df: pd.DataFrame, path: str | Path | None = None, title: str = ""):
+    """Milliseconds per round against d (log-log), one line per learner."""
+    import matplotlib
+
+    if path is not None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for name, part in df.groupby("learner", sort=False):
+        slope = part["slope"].iloc[0] if "slope" in part else float("nan")
+        ax.plot(part["d"], part["ms_per_round"], marker="o", label=f"{name} (slope {slope:.2f})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("d")
+    ax.set_ylabel("ms per round (one run)")
+    ax.set_title(title)
+    return finish_figure(fig, ax, path)
