@@ -95,3 +95,22 @@ def test_experiment__wll_k_writes_table_and_figure(tmp_path, capsys, monkeypatch
 def test_experiment__unknown_name_is_refused(capsys):
     assert main(["experiment", "fig9"]) == 2
     assert "unknown experiment 'fig9'" in capsys.readouterr().err
+
+
+def test_experiment__kpm_replay_and_pege_write_their_tables(tmp_path, capsys, monkeypatch):
+    import oslr.experiments as ex
+
+    real_replay, real_pege = ex.kpm.kpm_replay, ex.kpm.kpm_pege
+    monkeypatch.setattr(ex.kpm, "kpm_replay", lambda campaign, kappas, runs, **kw: real_replay(
+        campaign, (1.0,), runs, learners=("flinucb-sag",), **kw))
+    monkeypatch.setattr(ex.kpm, "kpm_pege", lambda ds, horizon, runs, seed, progress: real_pege(
+        (3,), 300, runs, seed, progress))
+    assert main(["experiment", "kpm-replay", "--dataset", "men", "--quick", "--runs", "2",
+                 "--out", str(tmp_path), "--json", "--no-progress"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["learner"] == "flinucb-sag" and rows[0]["kappa"] == 1.0
+    assert 100 < rows[0]["accepted_mean"] < 600  # about 10,000 / 34 events accepted
+    assert (tmp_path / "kpm-replay-men.csv").is_file()
+    assert main(["experiment", "kpm-pege", "--quick", "--runs", "2", "--out", str(tmp_path),
+                 "--no-progress"]) == 0
+    assert (tmp_path / "kpm-pege-sphere.png").is_file()
