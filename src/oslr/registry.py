@@ -244,8 +244,10 @@ def _linucb_spec(variant: str, description: str) -> LearnerSpec:
                              f"{', '.join(fields)}.")
         return linucb_params(variant, d, **o)
 
-    def factory(d, n_arms=10, horizon=10_000, history="arm", refactor_every=256, track=False):
-        return linucb(d, n_arms, horizon, variant, history, refactor_every, track)
+    def factory(d, n_arms=10, horizon=10_000, history="arm", refactor_every=256, track=False,
+                schedule=None, average=False):
+        return linucb(d, n_arms, horizon, variant, history, refactor_every, track, schedule,
+                      average)
 
     return LearnerSpec(
         name=variant,

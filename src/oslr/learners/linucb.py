@@ -88,7 +88,8 @@ class LinUcbState(NamedTuple):
 
 
 def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
-           history: str = "arm", refactor_every: int = 256, track: bool = False) -> Learner:
+           history: str = "arm", refactor_every: int = 256, track: bool = False,
+           schedule: str | None = None, average: bool = False) -> Learner:
     """LinUCB (`variant="linucb"`) or fLinUCB with the fRLS-GD, SVRG or SAG tracker.
 
     Args:
@@ -97,6 +98,8 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
       variant: one of `VARIANTS`.
       history: "arm", "id" or "features" (see the module docstring).
       refactor_every: Cholesky refresh period of A^{-1} (`linucb`).
+      schedule, average: fRLS-GD step form ("power" c n^-alpha, default, or "kpm" c/(4(c+n)))
+        and Polyak averaging of its iterates (`flinucb-gd`).
       track: keep A_n, b_n (O(d^2) per round) and report `tracking_error` = ||theta_n -
         theta~_n|| at the checkpoints, theta~_n = (A_n + n lam_n I)^{-1} b_n the regularised LS
         solution the tracker follows (solved in the checkpoint rounds only; fLinUCB variants).
@@ -108,7 +111,7 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
     kind = VARIANTS[variant]
     exact = kind == "rls-sm"
     capacity = 0 if exact else horizon
-    tracker = make_tracker(kind, d, capacity, refactor_every=refactor_every)
+    tracker = make_tracker(kind, d, capacity, schedule, average, refactor_every)
     tracked = track and not exact
 
     def init(key: Array, params: LinUcbParams) -> LinUcbState:
