@@ -53,10 +53,10 @@ def test_flinucb_gd__matches_float64_reference_with_the_same_history_draws():
 @pytest.mark.parametrize("name", ["linucb", "flinucb-gd", "flinucb-svrg", "flinucb-sag"])
 def test_linucb_variants__regret_well_below_uniform_pulls(name):
     problem, pp = oslr.make_problem("linear-bandit", d=8, n_arms=10)
-    learner, params = oslr.make(name, d=8, n_arms=10, horizon=2000)
+    learner, params = oslr.make(name, d=8, n_arms=10, horizon=1000)
     uniform, up = oslr.make("eps-greedy", d=8, eps=1.0)
-    ours = oslr.simulate(learner, problem, params, pp, horizon=2000, n_runs=16)
-    rand = oslr.simulate(uniform, problem, up, pp, horizon=2000, n_runs=16)
+    ours = oslr.simulate(learner, problem, params, pp, horizon=1000, n_runs=8)
+    rand = oslr.simulate(uniform, problem, up, pp, horizon=1000, n_runs=8)
     assert ours.final["pseudo_regret"].mean() < 0.25 * rand.final["pseudo_regret"].mean()
 
 
