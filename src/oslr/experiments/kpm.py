@@ -94,7 +94,7 @@ def kpm_runtime(ds: Sequence[int] = (10, 30, 100, 300, 1000), n_arms: int = 10,
 
 def kpm_replay(campaign: str = "all", kappas: Sequence[float] = KAPPAS, runs: int = 10,
                learners: Sequence[str] = FAST, seed: int = 0, progress: bool = False,
-               **options) -> pd.DataFrame:
+               horizon: int | None = None, **options) -> pd.DataFrame:
     """CTR score (10000 clicks / accepted) under replay, per learner and kappa.
 
     One vmapped call per learner over kappas x runs; every run replays its own shuffle of the
@@ -102,14 +102,14 @@ def kpm_replay(campaign: str = "all", kappas: Sequence[float] = KAPPAS, runs: in
     random/all): add it to `learners` for small run counts.
     """
     problem, pp = make_problem("obd", campaign=campaign)
+    horizon = horizon or problem.n_rows  # events replayed (default: the whole log)
     rows = []
     for name in learners:
-        learner, params = make(name, d=problem.d, n_arms=problem.n_arms,
-                               horizon=problem.n_rows, **({} if name == "linucb"
-                                                          else {"history": "id"}), **options)
+        learner, params = make(name, d=problem.d, n_arms=problem.n_arms, horizon=horizon,
+                               **({} if name == "linucb" else {"history": "id"}), **options)
         t0 = time.perf_counter()
         res = sweep(learner, problem, params, pp, {"kappa": list(kappas)},
-                    horizon=problem.n_rows, n_runs=runs, seed=seed, progress=progress)
+                    horizon=horizon, n_runs=runs, seed=seed, progress=progress)
         wall = time.perf_counter() - t0
         for g, label in enumerate(res.grid):
             clicks = res.final["reward"][g].astype(np.float64)
@@ -117,6 +117,7 @@ def kpm_replay(campaign: str = "all", kappas: Sequence[float] = KAPPAS, runs: in
             ctr = 1e4 * clicks / np.maximum(accepted, 1)
             mean, _, half = mean_ci(ctr)
             rows.append({"learner": name, **label, "campaign": campaign, "runs": runs,
+                         "events": horizon,
                          "ctr_mean": mean, "ctr_ci_low": mean - half, "ctr_ci_high": mean + half,
                          "clicks_mean": clicks.mean(), "accepted_mean": accepted.mean(),
                          "wall_s": wall})
