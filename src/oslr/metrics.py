@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from oslr.primitives.tree import tree_select  # noqa: F401  (re-exported for sim)
 from oslr.types import BANDIT, LINEAR, PREDICTION, Array
 
 
@@ -138,7 +139,3 @@ def record_diagnostics(diag: dict, diagnostics, lstate: Any, lparams: Any, t: Ar
     )
     return {k: b.at[i].set(jnp.where(hit, vals[k], b[i])) for k, b in diag.items()}
 
-
-def tree_select(pred: Array, new: Any, old: Any) -> Any:
-    """`new` where `pred` else `old`, leaf by leaf (used to freeze runs past the horizon)."""
-    return jax.tree.map(lambda a, b: jnp.where(pred, a, b), new, old)

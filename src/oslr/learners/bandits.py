@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from oslr.checks import check_range
-from oslr.primitives import sherman_morrison_update
+from oslr.primitives import sherman_morrison_update, tree_select
 from oslr.types import BANDIT, Array, Learner
 
 
@@ -81,7 +81,7 @@ def eps_greedy(d: int) -> Learner:
             t=state.t + 1,
         )
         # a rejected replay event leaves the state as it was
-        return jax.tree.map(lambda a, b: jnp.where(rnd.accepted, a, b), new, state)
+        return tree_select(rnd.accepted, new, state)
 
     def budget(params: EpsGreedyParams) -> Array:
         del params

@@ -39,7 +39,14 @@ from oslr.learners.least_squares import (
     reg_at,
     step_at,
 )
-from oslr.primitives import History, history_add, history_draw, history_get, history_init
+from oslr.primitives import (
+    History,
+    history_add,
+    history_draw,
+    history_get,
+    history_init,
+    tree_select,
+)
 from oslr.types import BANDIT, Array, Learner
 
 HISTORIES = ("arm", "id", "features")
@@ -149,8 +156,8 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
         if tracked:
             a_sum, b_sum = a_sum + jnp.outer(x, x), b_sum + reward * x
         small = (est, phi, a_sum, b_sum)
-        est, phi, a_sum, b_sum = jax.tree.map(lambda a, b: jnp.where(ok, a, b), small,
-                                              (state.est, state.phi, state.a_sum, state.b_sum))
+        est, phi, a_sum, b_sum = tree_select(ok, small,
+                                             (state.est, state.phi, state.a_sum, state.b_sum))
         return LinUcbState(est=est, phi=phi, hist=hist, a_sum=a_sum, b_sum=b_sum)
 
     def diagnostics(state: LinUcbState, params: LinUcbParams) -> dict:

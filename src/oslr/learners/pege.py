@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-import jax
 import jax.numpy as jnp
 
 from oslr.learners.least_squares import (
@@ -29,7 +28,7 @@ from oslr.learners.least_squares import (
     make_tracker,
     tracker_params,
 )
-from oslr.primitives import History, history_add, history_init
+from oslr.primitives import History, history_add, history_init, tree_select
 from oslr.types import BANDIT, Array, Learner
 
 
@@ -109,7 +108,7 @@ def pege(d: int, horizon: int = 10_000, fast: bool = False) -> Learner:
         if fast:
             hist = history_add(state.hist, reward, idx=arm, accept=explore)
             moved = tracker.update(key, state.est, x, reward, hist, basis, rnd.t, params)
-            est = jax.tree.map(lambda a, b: jnp.where(explore, a, b), moved, state.est)
+            est = tree_select(explore, moved, state.est)
         new = PegeState(sums=sums, counts=counts, est=est, hist=hist, theta_play=state.theta_play)
         last_exploration = pos == d - 1  # the estimate exploitation will use until the next cycle
         return new._replace(theta_play=jnp.where(last_exploration, estimate(new, params),

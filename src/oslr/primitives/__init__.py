@@ -11,6 +11,7 @@ from oslr.primitives.history import (
 from oslr.primitives.knapsack import knapsack_exact, knapsack_fptas
 from oslr.primitives.oracle import oracle_weights, sparse_oracle, sparse_oracle_value
 from oslr.primitives.sherman_morrison import sherman_morrison_update
+from oslr.primitives.tree import tree_select
 from oslr.primitives.topk import radix_select_mask, random_subset_mask, top_k_mask
 
 __all__ = [
@@ -31,4 +32,5 @@ __all__ = [
     "sparse_oracle",
     "sparse_oracle_value",
     "top_k_mask",
+    "tree_select",
 ]

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from oslr.primitives import random_subset_mask
+from oslr.primitives import random_subset_mask, tree_select
 from oslr.types import Array, Problem, StreamExample
 
 DESIGNS = ("gaussian", "rademacher")
@@ -95,7 +95,7 @@ def _stream(d: int, design: str, mode: str, name: str) -> Problem:
         if mode == "switching":
             fresh = init(k_drift, params)
             switch = (t > 0) & (jnp.mod(t, jnp.maximum(params.period, 1)) == 0)
-            state = jax.tree.map(lambda a, b: jnp.where(switch, a, b), fresh, state)
+            state = tree_select(switch, fresh, state)
         x = _draw_x(k_x, d, design)
         clean = jnp.dot(state.w_star, x)
         if mode == "agnostic":
