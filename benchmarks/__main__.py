@@ -1,3 +1,3 @@
-from benchmarks.throughput import main
+from benchmarks.suite import main
 
 main()

@@ -72,11 +72,32 @@ def eps_greedy_loop(d: int, n_arms: int, horizon: int, seed: int = 0) -> float:
     return regret
 
 
+def knapsack_dp(values: np.ndarray, costs: np.ndarray, budget: int) -> np.ndarray:
+    """Exact 0/1 knapsack by dynamic programming over capacities (integer costs); (d,) bool."""
+    d = len(values)
+    best = np.zeros(budget + 1)
+    take = np.zeros((d, budget + 1), bool)
+    caps = np.arange(budget + 1)
+    for i in range(d):
+        shifted = np.where(caps >= costs[i], best[np.maximum(caps - costs[i], 0)] + values[i],
+                           -np.inf)
+        take[i] = shifted > best
+        best = np.where(take[i], shifted, best)
+    chosen, cap = np.zeros(d, bool), budget
+    for i in range(d - 1, -1, -1):
+        if take[i, cap]:
+            chosen[i], cap = True, cap - costs[i]
+    return chosen
+
+
 def ftpsl_loop(x: np.ndarray, y: np.ndarray, k: int, horizon: int, n_resamples: int = 10,
-               seed: int = 0) -> float:
+               seed: int = 0, delay: int = 1, costs: np.ndarray | None = None,
+               budget: int | None = None) -> float:
     """FTPSL (b = 2, eq. (1) rates, shared geometric resampling) replaying rows of (x, y).
 
-    Returns the cumulative reward sum_t y_t <w_t, x_t>.
+    `delay` > 1: every estimate arrives `delay` rounds late (ftpsl-delayed, fixed schedule).
+    `costs`, `budget`: the knapsack leader (exact DP) and a random-order greedy fill when
+    exploring (ftpsl-knapsack). Returns the cumulative reward sum_t y_t <w_t, x_t>.
     """
     rng = np.random.default_rng(seed)
     n, d = x.shape
@@ -88,12 +109,26 @@ def ftpsl_loop(x: np.ndarray, y: np.ndarray, k: int, horizon: int, n_resamples: 
 
     def draw():
         z = rng.laplace(size=d)
+        if costs is not None:
+            if rng.random() < gamma:
+                used, q = 0, []
+                for i in np.argsort(-z):
+                    if used + costs[i] <= budget:
+                        used += costs[i]
+                        q.append(i)
+                return np.array(q), np.full(len(q), len(q) ** -0.5)
+            v = eta * s - z
+            mag = np.abs(v)
+            q = np.flatnonzero(knapsack_dp((mag / mag.max()) ** 2, costs, budget))
+            return q, -v[q] / np.linalg.norm(v[q])
         if rng.random() < gamma:
             q = np.argpartition(-z, k)[:k]
             return q, np.full(k, k**-0.5)
         v = eta * s - z
         q = np.argpartition(-np.abs(v), k)[:k]
         return q, -v[q] / np.linalg.norm(v[q])
+
+    pending = np.zeros((delay, d))
 
     order = rng.permutation(n)
     for t in range(horizon):
@@ -110,17 +145,23 @@ def ftpsl_loop(x: np.ndarray, y: np.ndarray, k: int, horizon: int, n_resamples: 
             new &= ~seen
             h[new] = m
             seen |= new
-        s[q] += -yt * xt[q] * h[q]
+        pending[(t + delay - 1) % delay, q] += -yt * xt[q] * h[q]
+        s += pending[t % delay]
+        pending[t % delay] = 0.0
     return total
 
 
-def ftpl_subset_loop(x: np.ndarray, y: np.ndarray, k: int, horizon: int, seed: int = 0) -> float:
-    """FTPL on a random k-subset fixed before round 1 (b = 2); returns the cumulative reward."""
+def ftpl_subset_loop(x: np.ndarray, y: np.ndarray, k: int, horizon: int, seed: int = 0,
+                     oracle: bool = False) -> float:
+    """FTPL on a k-subset fixed before round 1 (b = 2): uniformly random, or (`oracle`) the
+    top-k of |sum_t y_t x_t| over the whole stream. Returns the cumulative reward."""
     rng = np.random.default_rng(seed)
     n, d = x.shape
     log_t = max(np.log(horizon), 1.0)
     eta = np.sqrt(k**0.5 * np.log(d) / (d**2 * horizon * log_t))
     q = rng.choice(d, k, replace=False)
+    if oracle:
+        q = np.argsort(-np.abs(y @ x), kind="stable")[:k]
     s = np.zeros(k)
     total = 0.0
     order = rng.permutation(n)
@@ -161,14 +202,20 @@ def linucb_loop(d: int, n_arms: int, horizon: int, kappa: float = 1.0, seed: int
     return regret
 
 
-def flinucb_gd_loop(d: int, n_arms: int, horizon: int, kappa: float = 1.0, alpha: float = 0.75,
-                    seed: int = 0) -> float:
-    """fLinUCB-GD ([KPM] Alg. 2, float64), fixed arms, arm-index history; pseudo-regret."""
+def flinucb_loop(d: int, n_arms: int, horizon: int, tracker: str = "gd", kappa: float = 1.0,
+                 alpha: float = 0.75, seed: int = 0) -> float:
+    """fLinUCB ([KPM] Alg. 2, float64), fixed arms, arm-index history; pseudo-regret.
+
+    The confidence widths follow the SGD trackers phi of (11); the estimate is fRLS-GD
+    (`tracker="gd"`, c n^-alpha steps), SVRG (snapshot when t + 1 is a power of two, step 0.1 / L)
+    or SAG (one stored residual per sample, step 1 / L), each with lam_n = n^-(1 - alpha).
+    """
     rng = np.random.default_rng(seed)
     theta_star, arms = _bandit(rng, d, n_arms)
     means = arms @ theta_star
     theta, phi = np.zeros(d), np.zeros((n_arms, d))
     hist_arm, hist_r = np.zeros(horizon, int), np.zeros(horizon)
+    snap, mu, resid, g_sum, lmax = np.zeros(d), np.zeros(d), np.zeros(horizon), np.zeros(d), 0.0
     regret = 0.0
     for n in range(horizon):
         if n > 0:
@@ -177,31 +224,59 @@ def flinucb_gd_loop(d: int, n_arms: int, horizon: int, kappa: float = 1.0, alpha
             phi += g * (arms / n - np.outer(phi @ xi, xi) - lam * phi)
         ucb = arms @ theta + kappa * np.sqrt(np.maximum(np.sum(phi * arms, 1), 0.0))
         arm = int(np.argmax(ucb))
-        hist_arm[n], hist_r[n] = arm, means[arm] + rng.uniform(-0.5, 0.5)
+        x_new, y_new = arms[arm], means[arm] + rng.uniform(-0.5, 0.5)
+        hist_arm[n], hist_r[n] = arm, y_new
         i = rng.integers(n + 1)
         x, y = arms[hist_arm[i]], hist_r[i]
-        g, lam = (n + 1) ** -alpha, (n + 1) ** (alpha - 1.0)
-        theta += g * ((y - theta @ x) * x - lam * theta)
+        lam = (n + 1) ** (alpha - 1.0)
+        if tracker == "gd":
+            theta += (n + 1) ** -alpha * ((y - theta @ x) * x - lam * theta)
+        elif tracker == "svrg":
+            mu += (-(y_new - snap @ x_new) * x_new - mu) / (n + 1)
+            lmax = max(lmax, x_new @ x_new)
+            g = -(y - theta @ x) * x + (y - snap @ x) * x + mu
+            theta = theta - 0.1 / (lmax + lam) * (g + lam * theta)
+            if (n + 1) & n == 0:
+                snap = theta.copy()
+                xs, ys = arms[hist_arm[: n + 1]], hist_r[: n + 1]
+                mu = -((ys - xs @ snap)[:, None] * xs).mean(0)
+        else:  # sag
+            r_new = y_new - theta @ x_new
+            g_sum -= (r_new - resid[n]) * x_new
+            resid[n] = r_new
+            lmax = max(lmax, x_new @ x_new)
+            r = y - theta @ x
+            g_sum -= (r - resid[i]) * x
+            resid[i] = r
+            theta = theta - 1.0 / (lmax + lam) * (g_sum / (n + 1) + lam * theta)
         regret += means.max() - means[arm]
     return regret
 
 
-def pege_loop(d: int, horizon: int, seed: int = 0) -> float:
-    """PEGE on the unit sphere with basis e_i (float64); returns the pseudo-regret."""
+def pege_loop(d: int, horizon: int, seed: int = 0, fast: bool = False) -> float:
+    """PEGE on the unit sphere with basis e_i (float64); `fast`: fPEGE-GD, the estimate moved by
+    one fOLS-GD step per exploration sample (step c / (4 (c + n)), c = 3d). Returns the regret."""
     rng = np.random.default_rng(seed)
     theta = rng.normal(size=d)
     theta /= np.linalg.norm(theta)
     sums, counts = np.zeros(d), np.zeros(d)
+    hist_i, hist_r, n, est_gd, c = np.zeros(horizon, int), np.zeros(horizon), 0, np.zeros(d), 3 * d
     regret, t, m = 0.0, 0, 1
     while t < horizon:
         for i in range(d):
             if t == horizon:
                 break
-            sums[i] += theta[i] + rng.uniform(-1, 1)
+            r = theta[i] + rng.uniform(-1, 1)
+            sums[i] += r
             counts[i] += 1
+            if fast:
+                hist_i[n], hist_r[n] = i, r
+                n += 1
+                j = rng.integers(n)
+                est_gd[hist_i[j]] += c / (4.0 * (c + n)) * (hist_r[j] - est_gd[hist_i[j]])
             regret += 1.0 - theta[i]
             t += 1
-        est = sums / np.maximum(counts, 1)
+        est = est_gd if fast else sums / np.maximum(counts, 1)
         x = est / max(np.linalg.norm(est), 1e-12)
         for _ in range(m):
             if t == horizon:

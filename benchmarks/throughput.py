@@ -1,160 +1,174 @@
-"""Throughput of the reference learners: vmapped oslr runs against float64 NumPy loops.
+"""Throughput, memory and GFLOP/s of every registered learner against its NumPy loop and peers.
 
-    python -m benchmarks [--quick] [--out benchmarks/results]
-
-For each learner: compile seconds (ahead-of-time `lower().compile()`, timed apart), run-rounds per
-second of the jitted, vmapped scan (median of repeats after a warm-up, `block_until_ready`), the
-same for a one-run NumPy loop in the same process, and their ratio. Results go to a JSON file and a
-Markdown table stamped with the machine, the versions and the date. Nothing here is asserted.
+For each case of `benchmarks.cases`: compile seconds (ahead-of-time `lower().compile()`, timed
+apart), run-rounds per second of the jitted, vmapped scan (median of repeats after a warm-up,
+`block_until_ready`), the memory the compiled program holds (arguments + outputs + scratch, from
+XLA's buffer assignment), achieved GFLOP/s from the case's cost model as a percentage of the
+matmul peak measured in the same run; the same rate and peak allocation (tracemalloc) for the
+one-run float64 NumPy loop and the peer, and the ratios. Nothing here is asserted.
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime
-import json
-import os
-import platform
 import statistics
 import time
-from pathlib import Path
+import tracemalloc
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 import oslr
-from benchmarks import numpy_loops
+from benchmarks.cases import Case
 from oslr import metrics, sim
-from oslr.problems.datasets import load_dataset
+from oslr.registry import LEARNERS, takes_max_k
 
-CASES = [
-    # name, problem, problem options, learner overrides, numpy loop
-    ("ogd-full", "sparse-linear", {"d": 64, "k": 3}, {},
-     lambda T: numpy_loops.ogd_loop(64, 64, T, full=True)),
-    ("ogd-random-subset", "sparse-linear", {"d": 64, "k": 3}, {"k": 8},
-     lambda T: numpy_loops.ogd_loop(64, 8, T, full=False)),
-    ("uniform-subset", "sparse-linear", {"d": 64, "k": 3}, {"k": 8},
-     lambda T: numpy_loops.uniform_loop(64, 8, T)),
-    ("eps-greedy", "linear-bandit", {"d": 20, "n_arms": 10}, {},
-     lambda T: numpy_loops.eps_greedy_loop(20, 10, T)),
-    ("ftpsl", "a9a", {}, {"k": 10},
-     lambda T: numpy_loops.ftpsl_loop(*load_dataset("a9a"), k=10, horizon=T)),
-    ("ftpl-random-subset", "a9a", {}, {"k": 10},
-     lambda T: numpy_loops.ftpl_subset_loop(*load_dataset("a9a"), k=10, horizon=T)),
-    ("linucb", "linear-bandit", {"d": 20, "n_arms": 10}, {"n_arms": 10},
-     lambda T: numpy_loops.linucb_loop(20, 10, T)),
-    ("flinucb-gd", "linear-bandit", {"d": 20, "n_arms": 10}, {"n_arms": 10},
-     lambda T: numpy_loops.flinucb_gd_loop(20, 10, T)),
-    ("pege", "sphere-bandit", {"d": 20}, {}, lambda T: numpy_loops.pege_loop(20, T)),
-]
-
-# learner -> (runs, peer name, peer loop): the peer a researcher would otherwise use, timed in the
-# same invocation (benchmark-only dependency; the row says "not installed" without it)
-PEERS = {"linucb": (1024, "mabwiser LinUCB",
-                    lambda T: numpy_loops.mabwiser_linucb_loop(20, 10, T))}
+MB = 2.0**20
 
 
-def machine() -> dict:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return {
-        "cpu": cpu, "cores": os.cpu_count(), "device": str(jax.devices()[0]),
-        "device_kind": jax.devices()[0].device_kind, "jax": jax.__version__,
-        "numpy": np.__version__, "date": datetime.date.today().isoformat(),
-    }
-
-
-def _rate(loop, horizon: int, repeats: int) -> float | None:
-    """Rounds per second of a one-run Python loop (median of repeats), None if unavailable."""
-    times = []
-    for _ in range(max(1, repeats)):
-        t0 = time.perf_counter()
-        if loop(horizon) is None:
-            return None
-        times.append(time.perf_counter() - t0)
-    return horizon / statistics.median(times)
-
-
-def bench_case(name, problem_name, popts, overrides, loop, runs, horizon, repeats):
-    problem, pp = oslr.make_problem(problem_name, **popts)
-    learner, params = oslr.make(name, d=problem.d, max_k=overrides.get("k"), horizon=horizon,
-                                **overrides)
+def build(case: Case, runs: int, horizon: int, problem_opts: dict | None = None):
+    """The compiled chunk of `runs` parallel runs of `case` over `horizon` rounds and its args."""
+    problem, pp = oslr.make_problem(case.problem, **(problem_opts or case.problem_opts))
+    opts = dict(case.make_opts)
+    if takes_max_k(case.learner) and "k" in opts:
+        opts["max_k"] = opts["k"]
+    learner, params = oslr.make(case.learner, d=problem.d, horizon=horizon, **opts)
+    prepare = LEARNERS[case.learner].prepare
+    if prepare is not None:
+        params = prepare(params, problem, pp)
+    sim.validate(learner, problem, params, pp, horizon, runs)
     ckpts = metrics.checkpoint_rounds(horizon)
     init_b, chunk_b = sim._batched_fns(learner, problem, len(ckpts), False)
     seed = jnp.uint32(0)
     ids = jnp.arange(runs, dtype=jnp.int32)
-    lp = jax.tree.map(lambda a: jnp.broadcast_to(a, (runs,) + a.shape), params)
+    lp = jax.tree.map(lambda a: jnp.broadcast_to(a, (runs,) + jnp.shape(a)), params)
     carry = init_b(seed, ids, lp, pp)
     args = (carry, jnp.int32(0), jnp.int32(horizon), jnp.asarray(ckpts, jnp.int32), seed, ids,
             lp, pp)
+    k = getattr(params, "k", None)
+    return chunk_b.lower(*args, horizon), args, problem.d, None if k is None else int(k)
+
+
+def time_jax(case: Case, runs: int, horizon: int, repeats: int,
+             problem_opts: dict | None = None) -> dict:
+    """Compile seconds, median seconds per call, run-rounds/s and program memory (MB)."""
     t0 = time.perf_counter()
-    compiled = chunk_b.lower(*args, horizon).compile()
+    lowered, args, d, k = build(case, runs, horizon, problem_opts)
+    compiled = lowered.compile()
     compile_s = time.perf_counter() - t0
+    mem = compiled.memory_analysis()
+    mem_bytes = (mem.argument_size_in_bytes + mem.output_size_in_bytes + mem.temp_size_in_bytes
+                 - mem.alias_size_in_bytes) if mem is not None else float("nan")
     jax.block_until_ready(compiled(*args))  # warm-up
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         jax.block_until_ready(compiled(*args))
         times.append(time.perf_counter() - t0)
-    jax_s = statistics.median(times)
-    np_rate = _rate(loop, max(50, min(horizon, 2000)), repeats // 2)
-    jax_rate = runs * horizon / jax_s
-    peer = {}
-    if name in PEERS:
-        _, peer_name, peer_loop = PEERS[name]
-        peer_rate = _rate(peer_loop, max(20, min(horizon, 300)), 1)
-        peer = {"peer": peer_name if peer_rate else f"{peer_name} (not installed)",
-                "peer_rounds_per_s": round(peer_rate, 1) if peer_rate else None,
-                "peer_ratio": round(jax_rate / peer_rate, 1) if peer_rate else None}
-    return {
-        "learner": name, "family": learner.family, "d": problem.d,
-        "k": int(np.asarray(getattr(params, "k", 0))), "T": horizon, "runs": runs,
-        "compile_s": round(compile_s, 3), "jax_run_rounds_per_s": round(jax_rate, 1),
-        "numpy_rounds_per_s": round(np_rate, 1), "ratio": round(jax_rate / np_rate, 2),
-        **peer,
+    seconds = statistics.median(times)
+    return {"d": d, "k": k, "compile_s": compile_s, "seconds": seconds,
+            "rate": runs * horizon / seconds, "mem_mb": mem_bytes / MB}
+
+
+def time_loop(loop, horizon: int, repeats: int, min_seconds: float = 0.3,
+              max_calls: int = 50) -> tuple[float, float] | None:
+    """(rounds/s median of the calls, peak MB allocated) of a one-run loop; None if unavailable.
+
+    At least `repeats` timed calls, more (up to `max_calls`) until `min_seconds` have been timed:
+    a fast loop timed over a few milliseconds moves by 2x between invocations. The peak comes
+    from an untimed first call under tracemalloc (which slows the loop)."""
+    tracemalloc.start()
+    try:
+        if loop(horizon) is None:
+            return None
+        peak = tracemalloc.get_traced_memory()[1] / MB
+    finally:
+        tracemalloc.stop()
+    times: list[float] = []
+    while len(times) < max(1, repeats) or (sum(times) < min_seconds and len(times) < max_calls):
+        t0 = time.perf_counter()
+        loop(horizon)
+        times.append(time.perf_counter() - t0)
+    return horizon / statistics.median(times), peak
+
+
+def bench_case(case: Case, runs: int, horizon: int, repeats: int, peak_gflops: float,
+               loop_horizon: int, peer_horizon: int, loop_seconds: float = 0.3) -> dict:
+    """One row of the throughput table (see the module docstring)."""
+    jx = time_jax(case, runs, horizon, repeats)
+    np_rate, np_mem = time_loop(case.loop, loop_horizon, repeats, loop_seconds)
+    ops = case.ops(jx["d"])
+    gflops = ops * jx["rate"] / 1e9
+    row = {
+        "learner": case.learner, "family": LEARNERS[case.learner].family, "d": jx["d"],
+        "k": jx["k"],
+        "T": horizon, "runs": runs, "compile_s": round(jx["compile_s"], 2),
+        "jax_run_rounds_per_s": round(jx["rate"], 1), "jax_mem_mb": round(jx["mem_mb"], 2),
+        "numpy_rounds_per_s": round(np_rate, 1), "numpy_mem_mb": round(np_mem, 3),
+        "ratio": round(jx["rate"] / np_rate, 2),
+        "kind": case.kind, "ops_per_round": round(ops), "gflops": round(gflops, 3),
+        "pct_peak": round(100.0 * gflops / peak_gflops, 2),
     }
+    if case.peer is not None:
+        name, loop = case.peer
+        peer = time_loop(loop, peer_horizon, 3, loop_seconds)
+        row.update(peer=name if peer else f"{name} (not installed)",
+                   peer_rounds_per_s=round(peer[0], 1) if peer else None,
+                   peer_mem_mb=round(peer[1], 3) if peer else None,
+                   peer_ratio=round(jx["rate"] / peer[0], 1) if peer else None)
+    return row
 
 
-def to_markdown(rows: list[dict], info: dict) -> str:
-    head = (f"Machine: {info['cpu']} ({info['cores']} cores), device {info['device']}; "
-            f"jax {info['jax']}, numpy {info['numpy']}; {info['date']}.\n\n")
+def missed_targets(row: dict) -> list[str]:
+    """The issue's targets (2-core CPU) this row misses: >= 10x its NumPy loop for every learner;
+    LinUCB >= 50x NumPy and >= 2000x the peer; linear-algebra learners >= 25% of the peak."""
+    missed = []
+    if not row["ratio"] >= 10:
+        missed.append(f"{row['ratio']}x NumPy < 10x")
+    if row["learner"] == "linucb":
+        if not row["ratio"] >= 50:
+            missed.append(f"{row['ratio']}x NumPy < 50x")
+        if row.get("peer_ratio") is not None and not row["peer_ratio"] >= 2000:
+            missed.append(f"{row['peer_ratio']}x peer < 2000x")
+    if row["kind"] == "linalg" and not row["pct_peak"] >= 25:
+        missed.append(f"{row['pct_peak']}% of peak < 25%")
+    return missed
+
+
+def rows_markdown(rows: list[dict], notes: dict[str, str]) -> str:
+    """The throughput table plus, for each row that misses a target, why and what would fix it."""
     cols = ["learner", "family", "d", "k", "T", "runs", "compile_s", "jax_run_rounds_per_s",
-            "numpy_rounds_per_s", "ratio", "peer", "peer_rounds_per_s", "peer_ratio"]
+            "jax_mem_mb", "numpy_rounds_per_s", "numpy_mem_mb", "ratio", "kind", "gflops",
+            "pct_peak", "peer", "peer_rounds_per_s", "peer_ratio", "targets"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    misses = []
     for r in rows:
-        lines.append("| " + " | ".join(str(r.get(c, "")) for c in cols) + " |")
-    return head + "\n".join(lines) + "\n"
+        missed = missed_targets(r)
+        r = {**r, "targets": "missed" if missed else "met"}
+        lines.append("| " + " | ".join("" if r.get(c) is None else str(r.get(c)) for c in cols)
+                     + " |")
+        if missed:
+            why = notes.get(r["learner"], "no profile recorded yet.")
+            misses.append(f"- **{r['learner']}** ({'; '.join(missed)}): {why}")
+    text = "\n".join(lines) + "\n"
+    if misses:
+        text += "\nMissed targets, what dominates the round, and the fix:\n\n" + "\n".join(misses)
+        text += "\n"
+    return text
 
 
-def main(argv=None) -> list[dict]:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks")
-    parser.add_argument("--quick", action="store_true", help="short horizon (a few minutes)")
-    parser.add_argument("--smoke", action="store_true", help="tiny sizes (for the test suite)")
-    parser.add_argument("--runs", type=int, default=256)
-    parser.add_argument("--out", default=None, help="folder for results.json / RESULTS.md")
-    args = parser.parse_args(argv)
-    horizon, repeats, runs = (2000, 5, args.runs) if not args.quick else (500, 5, args.runs)
-    if args.smoke:
-        horizon, repeats, runs = 20, 1, 4
-    info = machine()
-    rows = [bench_case(*case, runs=runs if args.smoke else PEERS.get(case[0], (runs,))[0],
-                       horizon=horizon, repeats=repeats) for case in CASES]
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "results.json").write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
-        (out / "RESULTS.md").write_text(to_markdown(rows, info))
-    print(to_markdown(rows, info))
+def bench_all(cases: list[Case], runs: int | None, horizon: int, repeats: int,
+              peak_gflops: float, loop_seconds: float = 0.3, progress=None) -> list[dict]:
+    """Every case's row (runs: the case's own unless given)."""
+    rows = []
+    for case in cases:
+        if progress is not None:
+            progress(case.learner)
+        h = max(10, round(horizon * case.horizon_scale))
+        rows.append(bench_case(case, runs or case.runs, h, repeats, peak_gflops,
+                               loop_horizon=max(20, min(h, 2000)),
+                               peer_horizon=max(20, min(h, 300)), loop_seconds=loop_seconds))
     return rows
 
 
-if __name__ == "__main__":
-    main()
+__all__ = ["bench_all", "bench_case", "build", "missed_targets", "rows_markdown", "time_jax",
+           "time_loop"]

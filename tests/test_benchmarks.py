@@ -1,12 +1,37 @@
-"""The benchmark suite runs (tiny sizes): rows exist and ratios are finite. No speed asserted."""
+"""The benchmark suite runs (tiny sizes): rows exist, ratios are finite. No speed is asserted."""
 
 import math
 
-from benchmarks.throughput import CASES, main
+from benchmarks.cases import BY_NAME, CASES
+from benchmarks.suite import main
+from benchmarks.throughput import missed_targets
+from oslr.registry import LEARNERS
 
 
-def test_benchmarks__smoke_produces_a_finite_row_per_case(tmp_path):
-    rows = main(["--smoke", "--out", str(tmp_path)])
-    assert [r["learner"] for r in rows] == [c[0] for c in CASES]
-    assert all(math.isfinite(r["ratio"]) and r["ratio"] > 0 for r in rows)
-    assert (tmp_path / "RESULTS.md").read_text().count("|") > 10
+def test_benchmarks__a_case_for_every_registered_learner():
+    assert set(BY_NAME) == set(LEARNERS)
+
+
+def test_benchmarks__missed_targets_name_each_miss():
+    row = {"learner": "linucb", "ratio": 42.0, "peer_ratio": 2500.0, "kind": "linalg",
+           "pct_peak": 30.0}
+    assert missed_targets(row) == ["42.0x NumPy < 50x"]
+    assert missed_targets({**row, "learner": "flinucb-gd", "ratio": 9.0, "pct_peak": 3.0}) == [
+        "9.0x NumPy < 10x", "3.0% of peak < 25%"]
+    assert missed_targets({**row, "ratio": 60.0}) == []
+
+
+def test_benchmarks__smoke_produces_finite_rows_scaling_and_memory(tmp_path):
+    result = main(["--smoke", "--quiet", "--out", str(tmp_path)])
+    rows = result["rows"]
+    assert [r["learner"] for r in rows] == [c.learner for c in CASES]
+    for r in rows:
+        for key in ("ratio", "jax_run_rounds_per_s", "gflops", "pct_peak", "jax_mem_mb"):
+            assert math.isfinite(r[key]) and r[key] > 0, (r["learner"], key, r[key])
+    assert [r["runs"] for r in result["scaling_runs"]] == [1, 4]
+    assert all(r["run_rounds_per_s"] > 0 for r in result["scaling_runs"] + result["scaling_d"])
+    assert [r["T"] for r in result["memory_T"]] == [100, 1000]
+    assert all(r["peak_rss_mb"] > 0 for r in result["memory_T"])
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert all(c.learner in text for c in CASES) and "Memory vs T" in text
+    assert (tmp_path / "results.json").exists() and (tmp_path / "scaling_runs.csv").exists()

@@ -60,15 +60,22 @@ def test_radix_select_and_top_k_paths__agree_with_a_stable_sort_under_ties(d):
         np.testing.assert_array_equal(np.asarray(radix[j]), expected[k])
 
 
-def test_random_subset_mask__uniform_frequencies():
-    d, k, n = 7, 3, 20000
+@pytest.mark.parametrize("d,k,max_k", [(6, 2, 4), (6, 3, 6), (18, 2, 17)])
+def test_random_subset_mask__every_k_subset_equally_likely(d, k, max_k):
+    # (6, *): Floyd's algorithm (max_k <= 16); (18, 2, 17): top-k of uniforms
+    n = 60000
     keys = jax.random.split(jax.random.key(0), n)
-    masks = np.asarray(jax.jit(jax.vmap(lambda kk: random_subset_mask(kk, d, jnp.int32(k), d)))(
-        keys))
+    masks = np.asarray(jax.jit(jax.vmap(
+        lambda kk: random_subset_mask(kk, d, jnp.int32(k), max_k)))(keys))
     assert (masks.sum(1) == k).all()
-    freq = masks.mean(0)
-    se = math.sqrt(k / d * (1 - k / d) / n)
-    assert np.all(np.abs(freq - k / d) < 5 * se)
+    codes = masks.astype(np.int64) @ (1 << np.arange(d))
+    n_subsets = math.comb(d, k)
+    observed = np.array([c for c in np.bincount(codes) if c > 0])
+    assert len(observed) == n_subsets  # every k-subset occurs
+    expected = n / n_subsets
+    chi2 = float(((observed - expected) ** 2 / expected).sum())
+    df = n_subsets - 1
+    assert chi2 < df + 6 * math.sqrt(2 * df), (chi2, df)
 
 
 def _brute_oracle(v, k, b):

@@ -229,8 +229,11 @@ def test_ftpl_subset__matches_float64_reference_round_by_round(name):
     if name == "ftpl-oracle-subset":
         np.testing.assert_array_equal(subset, np.asarray(params.subset))
     exs = stream(problem, pp, 5, 2, T)
-    zs = np.asarray(jax.vmap(lambda kk: jax.random.laplace(kk, (d,), jnp.float32))(
+    # the learner perturbs the max_k slots of Q (in increasing index order), not all d
+    z_q = np.asarray(jax.vmap(lambda kk: jax.random.laplace(kk, (4,), jnp.float32))(
         learner_keys(5, 2, T)), np.float64)
+    zs = np.zeros((T, d))
+    zs[:, np.flatnonzero(subset)] = z_q[:, :k]
     eta = float(rates(ftpsl_params(k=k, horizon=300, eta_scale=30.0), d, 2.0)[0])
     plays = subset_ftpl_reference(exs.x, exs.y, zs, subset, eta)
     np.testing.assert_allclose(np.asarray(recs.w), plays, rtol=1e-4, atol=1e-5)

@@ -441,10 +441,13 @@ class SubsetFtplState(NamedTuple):
     """Attributes:
     cum_theta: (d,) float32, exact sum of theta on the subset.
     subset: (d,) bool, the fixed subset Q.
+    index: (max_k,) int32, the indices of Q in increasing order (first k entries valid): each
+      round perturbs and solves on these max_k slots only, not on all d coordinates.
     """
 
     cum_theta: Array
     subset: Array
+    index: Array
 
 
 def _subset_ftpl(d: int, max_k: int, b: float, oracle: bool) -> Learner:
@@ -452,16 +455,21 @@ def _subset_ftpl(d: int, max_k: int, b: float, oracle: bool) -> Learner:
 
     def init(key: Array, params: SubsetFtplParams) -> SubsetFtplState:
         subset = params.subset if oracle else random_subset_mask(key, d, params.k, max_k)
-        return SubsetFtplState(cum_theta=jnp.zeros(d, jnp.float32), subset=subset)
+        (index,) = jnp.nonzero(subset, size=max_k, fill_value=0)
+        return SubsetFtplState(cum_theta=jnp.zeros(d, jnp.float32), subset=subset,
+                               index=index.astype(jnp.int32))
 
     def step(key: Array, state: SubsetFtplState, rnd, params: SubsetFtplParams):
         eta = learning_rate(params, d, b)
-        z = jax.random.laplace(key, (d,), jnp.float32)
-        v = jnp.where(state.subset, eta * state.cum_theta - z, 0.0)
-        # the oracle restricted to Q: top-k of |v| within Q (|Q| = k, so all of Q for b > 1)
-        w, _ = sparse_oracle(v, params.k, max_k, b)
-        theta = rnd.play(jnp.where(state.subset, w, 0.0), support=state.subset)
-        return SubsetFtplState(cum_theta=state.cum_theta + theta, subset=state.subset)
+        valid = jnp.arange(max_k) < params.k
+        # perturb the |Q| = k slots only: z_j is the perturbation of coordinate index[j]
+        z = jax.random.laplace(key, (max_k,), jnp.float32)
+        v = jnp.where(valid, eta * state.cum_theta[state.index] - z, 0.0)
+        # the oracle restricted to Q: top-k of |v| within Q (all of Q for b > 1)
+        w_q, _ = sparse_oracle(v, params.k, max_k, b)
+        w = jnp.zeros(d, jnp.float32).at[state.index].add(jnp.where(valid, w_q, 0.0))
+        theta = rnd.play(w, support=state.subset)
+        return state._replace(cum_theta=state.cum_theta + theta)
 
     def budget(params: SubsetFtplParams) -> Array:
         return params.k

@@ -74,5 +74,22 @@ def radix_select_mask(score: Array, k: Array) -> Array:
 
 
 def random_subset_mask(key: Array, d: int, k: Array, max_k: int) -> Array:
-    """Uniformly random k-subset of [d] as a (d,) bool mask, k traced (top-k of U(0,1)^d)."""
-    return top_k_mask(jax.random.uniform(key, (d,)), k, max_k)
+    """Uniformly random k-subset of [d] as a (d,) bool mask, k traced in [0, max_k].
+
+    Small max_k (<= 16): Floyd's algorithm, max_k random integers and max_k one-hot updates
+    (for i = 0..k-1, j = d - k + i: take t ~ U{0..j}, or j if t is already taken), so a round
+    draws max_k random numbers instead of d (random numbers dominate on CPU, `benchmarks/`).
+    Larger max_k: the top-k of U(0,1)^d. Both give every k-subset probability 1 / C(d, k).
+    """
+    k = jnp.minimum(k, max_k)
+    if max_k > _TOP_K_UP_TO:
+        return top_k_mask(jax.random.uniform(key, (d,)), k, max_k)
+    i = jnp.arange(max_k)
+    j = d - k + i  # the i-th step samples from {0..j}
+    t = jax.random.randint(key, (max_k,), 0, jnp.maximum(j + 1, 1))
+    cols = jnp.arange(d)
+    mask = jnp.zeros(d, bool)
+    for step in range(max_k):
+        pick = jnp.where(mask[t[step]], j[step], t[step])
+        mask = mask | ((cols == pick) & (step < k))
+    return mask

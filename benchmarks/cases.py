@@ -1,0 +1,129 @@
+"""The benchmark cases: one per registered learner, with its NumPy loop, peer and cost model.
+
+Each case names the learner, the problem it runs on (the same sizes for oslr and the loop), the
+float64 NumPy loop of the same algorithm, and `ops(d)`: the work of one run-round. For linear-
+algebra learners that is floating-point operations (multiply and add counted apart); for
+selection-bound learners it counts random numbers and comparisons, the unit their time goes to
+(`kind` says which). The counts are the learner's own work, not the stream's or the metrics'.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from benchmarks import numpy_loops
+from oslr.problems.datasets import load_dataset
+
+K_ARMS = 10  # arms of the bandit cases ([KPM] E2 uses K = 10 at d = 20)
+M = 10  # geometric-resampling draws of the FTPSL cases (the registry default)
+KNAPSACK_COSTS = lambda d: 1 + np.arange(d) % 3  # noqa: E731
+KNAPSACK_BUDGET = 20
+
+
+@dataclass(frozen=True)
+class Case:
+    """A benchmark row.
+
+    Attributes:
+      learner: registry name; problem, problem_opts: `oslr.make_problem` arguments.
+      make_opts: `oslr.make` options (static factory options and params overrides).
+      loop: `loop(T) -> float`, the one-run float64 NumPy loop of the same algorithm.
+      ops: `ops(d) -> float`, work per run-round (see the module docstring).
+      kind: "linalg" (judged against the matmul peak), "selection" or "vector".
+      runs: parallel runs of the row (LinUCB's target is set at 1024).
+      peer: optional (name, loop) of another library's implementation.
+      horizon_scale: the row's T is the mode's T times this (slow rows run shorter).
+    """
+
+    learner: str
+    problem: str
+    problem_opts: dict
+    make_opts: dict
+    loop: Callable[[int], float | None]
+    ops: Callable[[int], float]
+    kind: str
+    runs: int = 256
+    peer: tuple[str, Callable[[int], float | None]] | None = None
+    horizon_scale: float = 1.0
+
+
+def _log2(k: int) -> float:
+    return max(1.0, math.log2(k))
+
+
+def _a9a():
+    return load_dataset("a9a")
+
+
+def _draws(d: int, k: int, n: int) -> float:
+    """n perturbed draws: d Laplace numbers, |v| and a top-k selection (d log2 k comparisons)."""
+    return n * d * (2.0 + _log2(k))
+
+
+def _knapsack_ops(d: int) -> float:
+    """(M + 1) draws: the DP table (3 operations per item and capacity), the greedy fill's sort
+    (d log2 d comparisons), d Laplace numbers."""
+    return (M + 1) * (3.0 * d * (KNAPSACK_BUDGET + 1) + d * _log2(d) + d)
+
+
+def _linucb_ops(d: int) -> float:
+    # theta = A^-1 b, widths (K x d)(d x d) and row dots, means, SM update and A += x x^T
+    return 2 * K_ARMS * d * d + 8 * d * d + 4 * K_ARMS * d
+
+
+def _flinucb_ops(extra: float) -> Callable[[int], float]:
+    # phi step (11): phi x, outer, arms / n, ridge (8 K d); widths and means (4 K d); estimate
+    return lambda d: 12 * K_ARMS * d + extra * d
+
+
+CASES: list[Case] = [
+    Case("ogd-full", "sparse-linear", {"d": 64, "k": 3}, {},
+         lambda T: numpy_loops.ogd_loop(64, 64, T, full=True),
+         lambda d: 8.0 * d, "vector"),
+    Case("ogd-random-subset", "sparse-linear", {"d": 64, "k": 3}, {"k": 8},
+         lambda T: numpy_loops.ogd_loop(64, 8, T, full=False),
+         lambda d: 8.0 * d + d * (1 + _log2(8)), "selection"),
+    Case("uniform-subset", "sparse-linear", {"d": 64, "k": 3}, {"k": 8},
+         lambda T: numpy_loops.uniform_loop(64, 8, T),
+         lambda d: d * (1 + _log2(8)) + 2.0 * d, "selection"),
+    Case("eps-greedy", "linear-bandit", {"d": 20, "n_arms": K_ARMS}, {},
+         lambda T: numpy_loops.eps_greedy_loop(20, K_ARMS, T),
+         lambda d: 6.0 * d * d + 2.0 * K_ARMS * d, "linalg"),
+    Case("ftpsl", "a9a", {}, {"k": 10},
+         lambda T: numpy_loops.ftpsl_loop(*_a9a(), k=10, horizon=T),
+         lambda d: _draws(d, 10, M + 1), "selection", horizon_scale=0.4),
+    Case("ftpsl-delayed", "a9a", {"delays": "fixed", "max_delay": 8}, {"k": 10, "max_delay": 8},
+         lambda T: numpy_loops.ftpsl_loop(*_a9a(), k=10, horizon=T, delay=8),
+         lambda d: _draws(d, 10, M + 1), "selection", horizon_scale=0.4),
+    Case("ftpsl-knapsack", "a9a", {},
+         {"costs": KNAPSACK_COSTS(123), "budget": KNAPSACK_BUDGET, "max_budget": KNAPSACK_BUDGET,
+          "k": KNAPSACK_BUDGET},
+         lambda T: numpy_loops.ftpsl_loop(*_a9a(), k=KNAPSACK_BUDGET, horizon=T,
+                                          costs=KNAPSACK_COSTS(123), budget=KNAPSACK_BUDGET),
+         _knapsack_ops, "selection", horizon_scale=0.05),
+    Case("ftpl-random-subset", "a9a", {}, {"k": 10},
+         lambda T: numpy_loops.ftpl_subset_loop(*_a9a(), k=10, horizon=T),
+         lambda d: d * (2.0 + _log2(10)), "selection"),
+    Case("ftpl-oracle-subset", "a9a", {}, {"k": 10},
+         lambda T: numpy_loops.ftpl_subset_loop(*_a9a(), k=10, horizon=T, oracle=True),
+         lambda d: d * (2.0 + _log2(10)), "selection"),
+    Case("linucb", "linear-bandit", {"d": 20, "n_arms": K_ARMS}, {"n_arms": K_ARMS},
+         lambda T: numpy_loops.linucb_loop(20, K_ARMS, T), _linucb_ops, "linalg", runs=1024,
+         peer=("mabwiser LinUCB", lambda T: numpy_loops.mabwiser_linucb_loop(20, K_ARMS, T))),
+    Case("flinucb-gd", "linear-bandit", {"d": 20, "n_arms": K_ARMS}, {"n_arms": K_ARMS},
+         lambda T: numpy_loops.flinucb_loop(20, K_ARMS, T, "gd"), _flinucb_ops(6), "linalg"),
+    Case("flinucb-svrg", "linear-bandit", {"d": 20, "n_arms": K_ARMS}, {"n_arms": K_ARMS},
+         lambda T: numpy_loops.flinucb_loop(20, K_ARMS, T, "svrg"), _flinucb_ops(16), "linalg"),
+    Case("flinucb-sag", "linear-bandit", {"d": 20, "n_arms": K_ARMS}, {"n_arms": K_ARMS},
+         lambda T: numpy_loops.flinucb_loop(20, K_ARMS, T, "sag"), _flinucb_ops(12), "linalg"),
+    Case("pege", "sphere-bandit", {"d": 20}, {}, lambda T: numpy_loops.pege_loop(20, T),
+         lambda d: 6.0 * d, "vector"),
+    Case("fpege-gd", "sphere-bandit", {"d": 20}, {},
+         lambda T: numpy_loops.pege_loop(20, T, fast=True), lambda d: 12.0 * d, "vector"),
+]
+
+BY_NAME = {c.learner: c for c in CASES}

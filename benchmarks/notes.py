@@ -1,0 +1,55 @@
+"""Why a row misses its target and what would fix it, from profiles of the rows' pieces measured
+apart on the 2-core CPU (jitted, vmapped, median of 30 calls; numbers in the text). Shown under
+the throughput table for each row that misses a target; a row without a note says so."""
+
+_RANK_ONE = (
+    "memory-bound rank-1 (BLAS-2) work: each pass over the (runs, d, d) float32 state moves "
+    "4 bytes per 2 flops, and an elementwise pass over 1.6 MB (1024 runs, d = 20) takes about "
+    "0.3 ms (~11 GB/s), so a GEMM peak is out of reach by construction. "
+)
+
+_SGD = (
+    "O(K d) vector work per round (about 12 K d flops, 2.5k at d = 20, K = 10): BLAS-1 passes "
+    "over the (runs, K, d) width trackers and one history gather, bound by memory traffic and "
+    "loop overhead, not arithmetic (the 10x NumPy target is met). Fix: none for this algorithm "
+    "on a CPU; its flops per byte stay O(1) whatever the batch (see the d sweep). "
+)
+
+NOTES: dict[str, str] = {
+    "ftpsl": (
+        "one round of 256 runs takes about 11.6 ms, of which 11 top-10-of-123 selections "
+        "(`lax.top_k` on (2816, 123)) take 5.6-5.8 ms and the 11 x 123 Laplace numbers per run "
+        "(threefry) 2.2 ms; the NumPy loop does the same with argpartition and PCG64, C loops "
+        "at about 1 ns per element. Tried: an iterative argmax (6.8 ms) and the radix select "
+        "(5-8 ms) are not faster than `lax.top_k` at k = 10. Fix: a fused top-k kernel on CPU "
+        "(custom call), fewer resamples where the theory allows (M enters linearly), or a GPU, "
+        "where the 2816 selections and the draws run in parallel."
+    ),
+    "ftpsl-delayed": (
+        "the same round as ftpsl (11 selections and 11 x 123 Laplace numbers per run dominate) "
+        "plus an (8, 123) ring-buffer update per run; the delayed NumPy loop costs the same as "
+        "plain FTPSL's, so the ratio follows ftpsl's. Fix: as for ftpsl."
+    ),
+    "linucb": (
+        "a round of 1024 runs takes 1.5-2 ms (1.5-2 us per run-round). Measured apart: widths "
+        "(arms A^-1) . arms 0.72 ms, theta = A^-1 b 0.19 ms, the Sherman-Morrison update 0.55 ms, "
+        "the exact A += x x^T kept for the Cholesky refresh 0.44 ms: "
+        + _RANK_ONE
+        + "The d sweep peaks at d = 100 (about 13% of peak) and falls when the state leaves the "
+        "cache. The baselines move between invocations (NumPy 14.9k-24.6k rounds/s, mabwiser "
+        "265-390 rounds/s in three runs), so the ratios move with them (NumPy 21-42x, mabwiser "
+        "1341-2377x). Fix: drop the exact A (one of the four passes; the float32 guard would then "
+        "need another source of A), update the widths incrementally when the arm set is fixed "
+        "(O(K d) instead of O(K d^2)), or a lazy variant with Woodbury block updates every B "
+        "rounds (rank-B, BLAS-3)."
+    ),
+    "eps-greedy": (
+        "one Sherman-Morrison update and one A^-1 b per round (6 d^2 + 2 K d flops, 2.8k at "
+        "d = 20): "
+        + _RANK_ONE
+        + "Fix: as for linucb (block updates); the 10x NumPy target is met."
+    ),
+    "flinucb-gd": _SGD,
+    "flinucb-svrg": _SGD + "SVRG adds an O(n d) full gradient at rounds 1, 2, 4, 8, ...",
+    "flinucb-sag": _SGD + "SAG adds a residual scatter into the (runs, capacity) table.",
+}

@@ -1,0 +1,131 @@
+"""Scaling: throughput versus the number of parallel runs and versus d, and memory versus T.
+
+* `runs_sweep`: run-rounds/s of a case at 1 ... 4096 parallel runs (one compile per size).
+* `d_sweep`: run-rounds/s, GFLOP/s and % of the matmul peak at d = 10 ... 1000 (synthetic
+  problems: `sparse-linear`, `linear-bandit`).
+* `memory_vs_horizon`: peak resident memory of `oslr.simulate` at T = 10^3 ... 10^6 with 64 runs,
+  each in a fresh process (`python -m benchmarks.scaling --memory T RUNS` prints one JSON line):
+  metrics are streamed inside the scan, so memory must not grow with T.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmarks.cases import BY_NAME
+from benchmarks.throughput import time_jax
+
+
+def runs_sweep(learners: list[str], runs_list: list[int], horizon: int, repeats: int,
+               progress=None) -> list[dict]:
+    rows = []
+    for name in learners:
+        for runs in runs_list:
+            if progress is not None:
+                progress(f"{name} runs={runs}")
+            r = time_jax(BY_NAME[name], runs, horizon, repeats)
+            rows.append({"learner": name, "runs": runs, "d": r["d"], "T": horizon,
+                         "run_rounds_per_s": round(r["rate"], 1),
+                         "compile_s": round(r["compile_s"], 2), "mem_mb": round(r["mem_mb"], 2)})
+    return rows
+
+
+def d_sweep(learners: list[str], d_list: list[int], runs: int, horizon: int, repeats: int,
+            peak_gflops: float, progress=None) -> list[dict]:
+    rows = []
+    for name in learners:
+        case = BY_NAME[name]
+        for d in d_list:
+            if progress is not None:
+                progress(f"{name} d={d}")
+            h = max(10, min(horizon, 20_000 // d))  # O(d^2) rounds: fewer of them at large d
+            r = time_jax(case, runs, h, repeats, problem_opts={**case.problem_opts, "d": d})
+            gflops = case.ops(d) * r["rate"] / 1e9
+            rows.append({"learner": name, "d": d, "runs": runs, "T": h,
+                         "run_rounds_per_s": round(r["rate"], 1), "gflops": round(gflops, 3),
+                         "pct_peak": round(100 * gflops / peak_gflops, 2),
+                         "compile_s": round(r["compile_s"], 2), "mem_mb": round(r["mem_mb"], 2)})
+    return rows
+
+
+def _peak_rss_kb() -> float:
+    """This process's peak resident set (VmHWM; ru_maxrss would carry the parent's peak across
+    the fork and exec that started it)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return float(line.split()[1])
+    except OSError:
+        pass
+    import resource
+
+    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
+def _memory_child(horizon: int, runs: int) -> dict:
+    """Run one study in this process and report its peak resident memory."""
+    import time
+
+    import numpy as np
+
+    import oslr
+
+    t0 = time.perf_counter()
+    problem, pp = oslr.make_problem("sphere-bandit", d=20)
+    learner, params = oslr.make("pege", d=20, horizon=horizon)
+    res = oslr.simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs, seed=0,
+                        chunk_size=1000)
+    seconds = time.perf_counter() - t0
+    result_bytes = sum(np.asarray(v).nbytes for v in [*res.curves.values(), *res.final.values()])
+    regret = res.regret_curves()["pseudo_regret"][..., -1]
+    return {"T": horizon, "runs": runs, "learner": "pege", "problem": "sphere-bandit d=20",
+            "peak_rss_mb": round(_peak_rss_kb() / 1024, 1),
+            "result_mb": round(result_bytes / 2**20, 3), "seconds": round(seconds, 1),
+            "final_regret_mean": round(float(np.mean(regret)), 2)}
+
+
+def memory_vs_horizon(horizons: list[int], runs: int, progress=None) -> list[dict]:
+    rows = []
+    for horizon in horizons:
+        if progress is not None:
+            progress(f"memory T={horizon}")
+        out = subprocess.run([sys.executable, "-m", "benchmarks.scaling", "--memory",
+                              str(horizon), str(runs)], capture_output=True, text=True,
+                             check=True, cwd=Path(__file__).resolve().parent.parent)
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return rows
+
+
+def plot(runs_rows: list[dict], d_rows: list[dict], path: Path) -> Path | None:
+    """Two panels: run-rounds/s vs runs and vs d (log-log), one line per learner."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, rows, x, title in ((axes[0], runs_rows, "runs", "throughput vs parallel runs"),
+                               (axes[1], d_rows, "d", "throughput vs d")):
+        for name in dict.fromkeys(r["learner"] for r in rows):
+            pts = [r for r in rows if r["learner"] == name]
+            ax.plot([r[x] for r in pts], [r["run_rounds_per_s"] for r in pts], "o-", label=name)
+        ax.set(xscale="log", yscale="log", xlabel=x, ylabel="run-rounds / s", title=title)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--memory":
+        print(json.dumps(_memory_child(int(sys.argv[2]), int(sys.argv[3]))))
+    else:
+        sys.exit("usage: python -m benchmarks.scaling --memory T RUNS")

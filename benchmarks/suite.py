@@ -1,0 +1,179 @@
+"""The benchmark suite: `python -m benchmarks [--quick | --smoke] [--only PARTS] [--out DIR]`.
+
+Parts (all by default):
+  throughput  every registered learner against its float64 NumPy loop (and peer), with program
+              memory and GFLOP/s as a share of a float32 matmul peak measured in the same run;
+  scaling     throughput versus parallel runs (1 ... 4096) and versus d (10 ... 1000), plotted;
+  memory      peak resident memory of a 64-run study at T = 10^3 and 10^6 (fresh processes).
+
+Modes: full (T = 2000 rows, the whole grids), `--quick` (T = 500, coarse grids; under 5 minutes
+on a 2-core CPU), `--smoke` (tiny sizes; the test suite runs it). Results go to DIR as
+results.json, RESULTS.md, scaling_runs.csv, scaling_d.csv, memory_T.csv and scaling.png, with a
+`-gpu` (etc.) suffix off the CPU. Every file is stamped with the machine, versions and date.
+Nothing is asserted: speed is reported, never tested.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from pathlib import Path
+
+from benchmarks import cases as case_table
+from benchmarks.machine import machine, matmul_peak
+from benchmarks.notes import NOTES
+from benchmarks.scaling import d_sweep, memory_vs_horizon, plot, runs_sweep
+from benchmarks.throughput import bench_all, rows_markdown
+
+PARTS = ("throughput", "scaling", "memory")
+
+MODES = {
+    # horizon, repeats, runs override, matmul n, runs grid, runs-sweep learners,
+    # d grid, d-sweep learners, d-sweep runs, memory horizons, memory runs
+    "full": dict(horizon=2000, repeats=5, runs=None, matmul=2048,
+                 runs_grid=[1, 4, 16, 64, 256, 1024, 4096],
+                 runs_learners=["ogd-full", "ftpsl", "linucb", "flinucb-gd"],
+                 d_grid=[10, 30, 100, 300, 1000], d_learners=["ogd-full", "linucb", "flinucb-gd"],
+                 d_runs=64, memory_T=[1000, 1_000_000], memory_runs=64),
+    "quick": dict(horizon=500, repeats=5, runs=None, matmul=2048,
+                  runs_grid=[1, 4096], runs_learners=["linucb"],
+                  d_grid=[10, 100, 1000], d_learners=["linucb"], d_runs=16,
+                  memory_T=[1000, 1_000_000], memory_runs=64),
+    "smoke": dict(horizon=20, repeats=1, runs=4, matmul=256, loop_seconds=0.0, runs_grid=[1, 4],
+                  runs_learners=["ogd-full"], d_grid=[10, 20], d_learners=["linucb"], d_runs=2,
+                  memory_T=[100, 1000], memory_runs=4),
+}
+
+
+def _progress(enabled: bool):
+    start = time.perf_counter()
+
+    def say(what: str) -> None:
+        if enabled:
+            print(f"[{time.perf_counter() - start:6.1f} s] {what}", file=sys.stderr, flush=True)
+
+    return say
+
+
+def _write_csv(path: Path, rows: list[dict]) -> None:
+    if not rows:
+        return
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def _table(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    cols = list(rows[0])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(result: dict, plot_name: str | None) -> str:
+    info = result["machine"]
+    parts = [
+        f"# Benchmark results ({result['mode']} mode)\n",
+        f"Machine: {info['cpu']} ({info['cores']} cores), device {info['device']} "
+        f"({info['device_kind']}); jax {info['jax']}, jaxlib {info['jaxlib']}, numpy "
+        f"{info['numpy']}, Python {info['python']}; {info['date']}. Measured float32 matmul "
+        f"peak: {result['peak_gflops']:.1f} GFLOP/s. Wall time of the suite: "
+        f"{result['wall_s']:.0f} s.\n",
+    ]
+    if result.get("rows"):
+        parts += [
+            "## Throughput\n",
+            "run-rounds/s: runs x T / median seconds of the compiled, vmapped scan; NumPy and "
+            "peer: one run, rounds/s. ratio = oslr / NumPy. jax_mem_mb: the compiled program's "
+            "buffers (arguments, outputs, scratch); numpy_mem_mb: tracemalloc peak of one run. "
+            "gflops: the case's cost model (benchmarks/cases.py: flops for `linalg`, random "
+            "numbers and comparisons for `selection`) x run-rounds/s; pct_peak: share of the "
+            "matmul peak.\n",
+            rows_markdown(result["rows"], NOTES),
+        ]
+    if result.get("scaling_runs"):
+        parts += ["## Throughput vs parallel runs\n", _table(result["scaling_runs"])]
+    if result.get("scaling_d"):
+        parts += ["## Throughput vs d\n", _table(result["scaling_d"])]
+    if plot_name:
+        parts += [f"![scaling]({plot_name})\n"]
+    if result.get("memory_T"):
+        mem = result["memory_T"]
+        growth = mem[-1]["peak_rss_mb"] - mem[0]["peak_rss_mb"]
+        parts += [
+            "## Memory vs T\n",
+            f"Peak resident memory of a whole `oslr.simulate` study in a fresh process "
+            f"(metrics streamed inside the scan). T x{mem[-1]['T'] // mem[0]['T']}: "
+            f"{growth:+.1f} MB.\n",
+            _table(mem),
+        ]
+    return "\n".join(parts)
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="short horizon, coarse grids (<5 min)")
+    mode.add_argument("--smoke", action="store_true", help="tiny sizes (for the test suite)")
+    parser.add_argument("--only", default=",".join(PARTS),
+                        help=f"comma-separated parts to run, of {','.join(PARTS)}")
+    parser.add_argument("--learners", default=None,
+                        help="comma-separated learners for the throughput part (default: all)")
+    parser.add_argument("--out", default=None, help="folder for the result files")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    args = parser.parse_args(argv)
+    parts = [p.strip() for p in args.only.split(",") if p.strip()]
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        parser.error(f"unknown part(s) {sorted(unknown)}; choose from {list(PARTS)}.")
+    cases = case_table.CASES
+    if args.learners:
+        names = [n.strip() for n in args.learners.split(",")]
+        missing = [n for n in names if n not in case_table.BY_NAME]
+        if missing:
+            parser.error(f"no benchmark case for {missing}; cases: {list(case_table.BY_NAME)}.")
+        cases = [case_table.BY_NAME[n] for n in names]
+    mode_name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    cfg = MODES[mode_name]
+    say = _progress(not args.quiet)
+    t0 = time.perf_counter()
+
+    info = machine()
+    say("matmul peak")
+    peak = matmul_peak(cfg["matmul"])
+    result: dict = {"mode": mode_name, "machine": info, "peak_gflops": round(peak, 1)}
+    if "throughput" in parts:
+        result["rows"] = bench_all(cases, cfg["runs"], cfg["horizon"], cfg["repeats"], peak,
+                                   cfg.get("loop_seconds", 0.3), progress=say)
+    if "scaling" in parts:
+        h = min(cfg["horizon"], 200)
+        result["scaling_runs"] = runs_sweep(cfg["runs_learners"], cfg["runs_grid"], h, 3, say)
+        result["scaling_d"] = d_sweep(cfg["d_learners"], cfg["d_grid"], cfg["d_runs"],
+                                      min(h, 100), 3, peak, say)
+    if "memory" in parts:
+        result["memory_T"] = memory_vs_horizon(cfg["memory_T"], cfg["memory_runs"], say)
+    result["wall_s"] = round(time.perf_counter() - t0, 1)
+
+    plot_name = None
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        suffix = "" if info["platform"] == "cpu" else f"-{info['platform']}"
+        if result.get("scaling_runs"):
+            if plot(result["scaling_runs"], result["scaling_d"], out / f"scaling{suffix}.png"):
+                plot_name = f"scaling{suffix}.png"
+            _write_csv(out / f"scaling_runs{suffix}.csv", result["scaling_runs"])
+            _write_csv(out / f"scaling_d{suffix}.csv", result["scaling_d"])
+        if result.get("memory_T"):
+            _write_csv(out / f"memory_T{suffix}.csv", result["memory_T"])
+        (out / f"results{suffix}.json").write_text(json.dumps(result, indent=1))
+        (out / f"RESULTS{suffix}.md").write_text(to_markdown(result, plot_name))
+    print(to_markdown(result, plot_name))
+    return result
