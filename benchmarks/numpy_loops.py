@@ -152,16 +152,14 @@ def ftpsl_loop(x: np.ndarray, y: np.ndarray, k: int, horizon: int, n_resamples: 
 
 
 def ftpl_subset_loop(x: np.ndarray, y: np.ndarray, k: int, horizon: int, seed: int = 0,
-                     oracle: bool = False) -> float:
-    """FTPL on a k-subset fixed before round 1 (b = 2): uniformly random, or (`oracle`) the
-    top-k of |sum_t y_t x_t| over the whole stream. Returns the cumulative reward."""
+                     subset: np.ndarray | None = None) -> float:
+    """FTPL on a k-subset fixed before round 1 (b = 2): uniformly random, or the given indices
+    (the offline oracle subset, computed once outside the loop). Returns the cumulative reward."""
     rng = np.random.default_rng(seed)
     n, d = x.shape
     log_t = max(np.log(horizon), 1.0)
     eta = np.sqrt(k**0.5 * np.log(d) / (d**2 * horizon * log_t))
-    q = rng.choice(d, k, replace=False)
-    if oracle:
-        q = np.argsort(-np.abs(y @ x), kind="stable")[:k]
+    q = rng.choice(d, k, replace=False) if subset is None else np.asarray(subset)
     s = np.zeros(k)
     total = 0.0
     order = rng.permutation(n)

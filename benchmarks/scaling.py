@@ -70,6 +70,7 @@ def _memory_child(horizon: int, runs: int) -> dict:
     """Run one study in this process and report its peak resident memory."""
     import time
 
+    import jax
     import numpy as np
 
     import oslr
@@ -82,8 +83,11 @@ def _memory_child(horizon: int, runs: int) -> dict:
     seconds = time.perf_counter() - t0
     result_bytes = sum(np.asarray(v).nbytes for v in [*res.curves.values(), *res.final.values()])
     regret = res.regret_curves()["pseudo_regret"][..., -1]
+    stats = jax.devices()[0].memory_stats() or {}  # accelerators report their own peak
+    device_mb = stats.get("peak_bytes_in_use")
     return {"T": horizon, "runs": runs, "learner": "pege", "problem": "sphere-bandit d=20",
             "peak_rss_mb": round(_peak_rss_kb() / 1024, 1),
+            "peak_device_mb": None if device_mb is None else round(device_mb / 2**20, 2),
             "result_mb": round(result_bytes / 2**20, 3), "seconds": round(seconds, 1),
             "final_regret_mean": round(float(np.mean(regret)), 2)}
 

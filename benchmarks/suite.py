@@ -7,9 +7,11 @@ Parts (all by default):
   memory      peak resident memory of a 64-run study at T = 10^3 and 10^6 (fresh processes).
 
 Modes: full (T = 2000 rows, the whole grids), `--quick` (T = 500, coarse grids; under 5 minutes
-on a 2-core CPU), `--smoke` (tiny sizes; the test suite runs it). Results go to DIR as
-results.json, RESULTS.md, scaling_runs.csv, scaling_d.csv, memory_T.csv and scaling.png, with a
-`-gpu` (etc.) suffix off the CPU. Every file is stamped with the machine, versions and date.
+on a 2-core CPU), `--smoke` (tiny sizes; the test suite runs it). On an accelerator the runs
+sweep goes on to 16384 and 65536 runs, and `--runs N` sets every throughput row's runs. Results
+go to DIR as results.json, RESULTS.md, scaling_runs.csv, scaling_d.csv, memory_T.csv and
+scaling.png, with a `-gpu` (etc.) suffix off the CPU. Every file is stamped with the machine,
+versions and date.
 Nothing is asserted: speed is reported, never tested.
 """
 
@@ -43,7 +45,7 @@ MODES = {
                   d_grid=[10, 100, 1000], d_learners=["linucb"], d_runs=16,
                   memory_T=[1000, 1_000_000], memory_runs=64),
     "smoke": dict(horizon=20, repeats=1, runs=4, matmul=256, loop_seconds=0.0, runs_grid=[1, 4],
-                  runs_learners=["ogd-full"], d_grid=[10, 20], d_learners=["linucb"], d_runs=2,
+                  runs_learners=["ogd-full"], d_grid=[10, 20], d_learners=["linucb"], d_runs=4,
                   memory_T=[100, 1000], memory_runs=4),
 }
 
@@ -83,7 +85,8 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
         f"Machine: {info['cpu']} ({info['cores']} cores), device {info['device']} "
         f"({info['device_kind']}); jax {info['jax']}, jaxlib {info['jaxlib']}, numpy "
         f"{info['numpy']}, Python {info['python']}; {info['date']}. Measured float32 matmul "
-        f"peak: {result['peak_gflops']:.1f} GFLOP/s. Wall time of the suite: "
+        f"peak{' (JAX default precision)' if info['platform'] != 'cpu' else ''}: "
+        f"{result['peak_gflops']:.1f} GFLOP/s. Wall time of the suite: "
         f"{result['wall_s']:.0f} s.\n",
     ]
     if result.get("rows"):
@@ -105,12 +108,15 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
         parts += [f"![scaling]({plot_name})\n"]
     if result.get("memory_T"):
         mem = result["memory_T"]
-        growth = mem[-1]["peak_rss_mb"] - mem[0]["peak_rss_mb"]
+        growth = f"{mem[-1]['peak_rss_mb'] - mem[0]['peak_rss_mb']:+.1f} MB resident"
+        if mem[0].get("peak_device_mb") is not None:
+            dev = mem[-1]["peak_device_mb"] - mem[0]["peak_device_mb"]
+            growth += f", {dev:+.2f} MB on the device"
         parts += [
             "## Memory vs T\n",
-            f"Peak resident memory of a whole `oslr.simulate` study in a fresh process "
-            f"(metrics streamed inside the scan). T x{mem[-1]['T'] // mem[0]['T']}: "
-            f"{growth:+.1f} MB.\n",
+            f"Peak resident memory (and the accelerator's own peak, where it reports one) of a "
+            f"whole `oslr.simulate` study in a fresh process, metrics streamed inside the scan. "
+            f"T x{mem[-1]['T'] // mem[0]['T']}: {growth}.\n",
             _table(mem),
         ]
     return "\n".join(parts)
@@ -126,6 +132,9 @@ def main(argv=None) -> dict:
                         help=f"comma-separated parts to run, of {','.join(PARTS)}")
     parser.add_argument("--learners", default=None,
                         help="comma-separated learners for the throughput part (default: all)")
+    parser.add_argument("--runs", type=int, default=None,
+                        help="parallel runs of every throughput row (default: the case's, 256 "
+                             "or 1024; more fill a GPU)")
     parser.add_argument("--out", default=None, help="folder for the result files")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args(argv)
@@ -141,31 +150,45 @@ def main(argv=None) -> dict:
             parser.error(f"no benchmark case for {missing}; cases: {list(case_table.BY_NAME)}.")
         cases = [case_table.BY_NAME[n] for n in names]
     mode_name = "smoke" if args.smoke else "quick" if args.quick else "full"
-    cfg = MODES[mode_name]
+    cfg = dict(MODES[mode_name])
     say = _progress(not args.quiet)
     t0 = time.perf_counter()
 
     info = machine()
+    if info["platform"] != "cpu" and not args.smoke:  # an accelerator fills at larger sizes
+        cfg["runs_grid"] = cfg["runs_grid"] + [16384, 65536]
+        cfg["matmul"] = 8192
     say("matmul peak")
     peak = matmul_peak(cfg["matmul"])
     result: dict = {"mode": mode_name, "machine": info, "peak_gflops": round(peak, 1)}
+    out = Path(args.out) if args.out else None
+    # the files are rewritten after each part, so an interrupted run keeps what it measured
     if "throughput" in parts:
-        result["rows"] = bench_all(cases, cfg["runs"], cfg["horizon"], cfg["repeats"], peak,
-                                   cfg.get("loop_seconds", 0.3), progress=say)
+        result["rows"] = bench_all(cases, args.runs or cfg["runs"], cfg["horizon"],
+                                   cfg["repeats"], peak, cfg.get("loop_seconds", 0.3),
+                                   progress=say)
+        _save(result, out, t0)
     if "scaling" in parts:
         h = min(cfg["horizon"], 200)
         result["scaling_runs"] = runs_sweep(cfg["runs_learners"], cfg["runs_grid"], h, 3, say)
         result["scaling_d"] = d_sweep(cfg["d_learners"], cfg["d_grid"], cfg["d_runs"],
                                       min(h, 100), 3, peak, say)
+        _save(result, out, t0)
     if "memory" in parts:
         result["memory_T"] = memory_vs_horizon(cfg["memory_T"], cfg["memory_runs"], say)
-    result["wall_s"] = round(time.perf_counter() - t0, 1)
+    text = _save(result, out, t0)
+    print(text)
+    return result
 
+
+def _save(result: dict, out: Path | None, t0: float) -> str:
+    """Write the result files (when `out` is given); return the Markdown report."""
+    result["wall_s"] = round(time.perf_counter() - t0, 1)
     plot_name = None
-    if args.out:
-        out = Path(args.out)
+    if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        suffix = "" if info["platform"] == "cpu" else f"-{info['platform']}"
+        platform = result["machine"]["platform"]
+        suffix = "" if platform == "cpu" else f"-{platform}"
         if result.get("scaling_runs"):
             if plot(result["scaling_runs"], result["scaling_d"], out / f"scaling{suffix}.png"):
                 plot_name = f"scaling{suffix}.png"
@@ -174,6 +197,7 @@ def main(argv=None) -> dict:
         if result.get("memory_T"):
             _write_csv(out / f"memory_T{suffix}.csv", result["memory_T"])
         (out / f"results{suffix}.json").write_text(json.dumps(result, indent=1))
-        (out / f"RESULTS{suffix}.md").write_text(to_markdown(result, plot_name))
-    print(to_markdown(result, plot_name))
-    return result
+        text = to_markdown(result, plot_name)
+        (out / f"RESULTS{suffix}.md").write_text(text)
+        return text
+    return to_markdown(result, plot_name)

@@ -2,10 +2,11 @@
 
 For each case of `benchmarks.cases`: compile seconds (ahead-of-time `lower().compile()`, timed
 apart), run-rounds per second of the jitted, vmapped scan (median of repeats after a warm-up,
-`block_until_ready`), the memory the compiled program holds (arguments + outputs + scratch, from
-XLA's buffer assignment), achieved GFLOP/s from the case's cost model as a percentage of the
-matmul peak measured in the same run; the same rate and peak allocation (tracemalloc) for the
-one-run float64 NumPy loop and the peer, and the ratios. Nothing here is asserted.
+`block_until_ready`; the NumPy loop and the peer are timed in turn within each repeat), the
+memory the compiled program holds (arguments + outputs + scratch, from XLA's buffer assignment),
+achieved GFLOP/s from the case's cost model as a percentage of the matmul peak measured in the
+same run; the same rate and peak allocation (tracemalloc) for the one-run float64 NumPy loop and
+the peer, and the ratios. Nothing here is asserted.
 """
 
 from __future__ import annotations
@@ -48,9 +49,9 @@ def build(case: Case, runs: int, horizon: int, problem_opts: dict | None = None)
     return chunk_b.lower(*args, horizon), args, problem.d, None if k is None else int(k)
 
 
-def time_jax(case: Case, runs: int, horizon: int, repeats: int,
-             problem_opts: dict | None = None) -> dict:
-    """Compile seconds, median seconds per call, run-rounds/s and program memory (MB)."""
+def jax_program(case: Case, runs: int, horizon: int, problem_opts: dict | None = None) -> dict:
+    """Compile the case (timed) and return `call()` (one blocking run of the chunk) with the
+    compile seconds, the program's memory (MB), d and k. The first call is made (warm-up)."""
     t0 = time.perf_counter()
     lowered, args, d, k = build(case, runs, horizon, problem_opts)
     compiled = lowered.compile()
@@ -58,24 +59,17 @@ def time_jax(case: Case, runs: int, horizon: int, repeats: int,
     mem = compiled.memory_analysis()
     mem_bytes = (mem.argument_size_in_bytes + mem.output_size_in_bytes + mem.temp_size_in_bytes
                  - mem.alias_size_in_bytes) if mem is not None else float("nan")
-    jax.block_until_ready(compiled(*args))  # warm-up
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+
+    def call():
         jax.block_until_ready(compiled(*args))
-        times.append(time.perf_counter() - t0)
-    seconds = statistics.median(times)
-    return {"d": d, "k": k, "compile_s": compile_s, "seconds": seconds,
-            "rate": runs * horizon / seconds, "mem_mb": mem_bytes / MB}
+
+    call()  # warm-up
+    return {"call": call, "d": d, "k": k, "compile_s": compile_s, "mem_mb": mem_bytes / MB}
 
 
-def time_loop(loop, horizon: int, repeats: int, min_seconds: float = 0.3,
-              max_calls: int = 50) -> tuple[float, float] | None:
-    """(rounds/s median of the calls, peak MB allocated) of a one-run loop; None if unavailable.
-
-    At least `repeats` timed calls, more (up to `max_calls`) until `min_seconds` have been timed:
-    a fast loop timed over a few milliseconds moves by 2x between invocations. The peak comes
-    from an untimed first call under tracemalloc (which slows the loop)."""
+def loop_program(loop, horizon: int):
+    """`call()` running a one-run loop over `horizon` rounds and its peak allocation (MB), from a
+    first, untimed call under tracemalloc (which slows the loop); None if unavailable."""
     tracemalloc.start()
     try:
         if loop(horizon) is None:
@@ -83,38 +77,67 @@ def time_loop(loop, horizon: int, repeats: int, min_seconds: float = 0.3,
         peak = tracemalloc.get_traced_memory()[1] / MB
     finally:
         tracemalloc.stop()
-    times: list[float] = []
-    while len(times) < max(1, repeats) or (sum(times) < min_seconds and len(times) < max_calls):
-        t0 = time.perf_counter()
-        loop(horizon)
-        times.append(time.perf_counter() - t0)
-    return horizon / statistics.median(times), peak
+    loop(horizon)  # a second warm-up: the first timed calls of a process run slow
+    return (lambda: loop(horizon)), peak
+
+
+def interleaved(calls: dict, repeats: int, min_seconds: float = 0.3,
+                max_calls: int = 20) -> dict[str, float]:
+    """Median seconds per call of each of `calls`, timed in turn within each of `repeats` rounds
+    (so that every program sees the same machine state: on a shared 2-core VM a loop's speed moves
+    by up to 2x over minutes). Within a round a call repeats until min_seconds / repeats."""
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(max(1, repeats)):
+        for name, call in calls.items():
+            n, spent = 0, 0.0
+            while n == 0 or (spent < min_seconds / max(1, repeats) and n < max_calls):
+                t0 = time.perf_counter()
+                call()
+                spent += time.perf_counter() - t0
+                n += 1
+            times[name].append(spent / n)
+    return {name: statistics.median(v) for name, v in times.items()}
+
+
+def time_jax(case: Case, runs: int, horizon: int, repeats: int,
+             problem_opts: dict | None = None) -> dict:
+    """Compile seconds, median seconds per call, run-rounds/s and program memory (MB)."""
+    prog = jax_program(case, runs, horizon, problem_opts)
+    seconds = interleaved({"jax": prog["call"]}, repeats, 0.0)["jax"]
+    return {**prog, "seconds": seconds, "rate": runs * horizon / seconds}
 
 
 def bench_case(case: Case, runs: int, horizon: int, repeats: int, peak_gflops: float,
                loop_horizon: int, peer_horizon: int, loop_seconds: float = 0.3) -> dict:
     """One row of the throughput table (see the module docstring)."""
-    jx = time_jax(case, runs, horizon, repeats)
-    np_rate, np_mem = time_loop(case.loop, loop_horizon, repeats, loop_seconds)
-    ops = case.ops(jx["d"])
-    gflops = ops * jx["rate"] / 1e9
+    prog = jax_program(case, runs, horizon)
+    calls = {"jax": prog["call"]}
+    np_call, np_mem = loop_program(case.loop, loop_horizon)
+    calls["numpy"] = np_call
+    peer = loop_program(case.peer[1], peer_horizon) if case.peer is not None else None
+    if peer is not None:
+        calls["peer"] = peer[0]
+    sec = interleaved(calls, repeats, loop_seconds)
+    jax_rate = runs * horizon / sec["jax"]
+    np_rate = loop_horizon / sec["numpy"]
+    ops = case.ops(prog["d"])
+    gflops = ops * jax_rate / 1e9
     row = {
-        "learner": case.learner, "family": LEARNERS[case.learner].family, "d": jx["d"],
-        "k": jx["k"],
-        "T": horizon, "runs": runs, "compile_s": round(jx["compile_s"], 2),
-        "jax_run_rounds_per_s": round(jx["rate"], 1), "jax_mem_mb": round(jx["mem_mb"], 2),
+        "learner": case.learner, "family": LEARNERS[case.learner].family, "d": prog["d"],
+        "k": prog["k"], "T": horizon, "runs": runs, "compile_s": round(prog["compile_s"], 2),
+        "jax_run_rounds_per_s": round(jax_rate, 1), "jax_mem_mb": round(prog["mem_mb"], 2),
         "numpy_rounds_per_s": round(np_rate, 1), "numpy_mem_mb": round(np_mem, 3),
-        "ratio": round(jx["rate"] / np_rate, 2),
+        "ratio": round(jax_rate / np_rate, 2),
         "kind": case.kind, "ops_per_round": round(ops), "gflops": round(gflops, 3),
         "pct_peak": round(100.0 * gflops / peak_gflops, 2),
     }
     if case.peer is not None:
-        name, loop = case.peer
-        peer = time_loop(loop, peer_horizon, 3, loop_seconds)
+        name = case.peer[0]
+        peer_rate = peer_horizon / sec["peer"] if peer is not None else None
         row.update(peer=name if peer else f"{name} (not installed)",
-                   peer_rounds_per_s=round(peer[0], 1) if peer else None,
+                   peer_rounds_per_s=round(peer_rate, 1) if peer else None,
                    peer_mem_mb=round(peer[1], 3) if peer else None,
-                   peer_ratio=round(jx["rate"] / peer[0], 1) if peer else None)
+                   peer_ratio=round(jax_rate / peer_rate, 1) if peer else None)
     return row
 
 
@@ -170,5 +193,5 @@ def bench_all(cases: list[Case], runs: int | None, horizon: int, repeats: int,
     return rows
 
 
-__all__ = ["bench_all", "bench_case", "build", "missed_targets", "rows_markdown", "time_jax",
-           "time_loop"]
+__all__ = ["bench_all", "bench_case", "build", "interleaved", "jax_program", "loop_program",
+           "missed_targets", "rows_markdown", "time_jax"]
