@@ -20,16 +20,23 @@ from benchmarks.throughput import time_jax
 
 
 def runs_sweep(learners: list[str], runs_list: list[int], horizon: int, repeats: int,
-               progress=None) -> list[dict]:
+               progress=None, max_mb: float = 16_384.0) -> list[dict]:
+    """Run-rounds/s at each number of runs; a learner stops where its program memory, extrapolated
+    linearly from the last size, would pass `max_mb` (FTPSL on a9a keeps a 32,561-row replay order
+    per run: 1.7 GB at 4096 runs; at 65536 runs XLA's GPU autotuner hit an illegal address)."""
     rows = []
     for name in learners:
+        last = None
         for runs in runs_list:
+            if last is not None and last["mem_mb"] * runs / last["runs"] > max_mb:
+                break
             if progress is not None:
                 progress(f"{name} runs={runs}")
             r = time_jax(BY_NAME[name], runs, horizon, repeats)
-            rows.append({"learner": name, "runs": runs, "d": r["d"], "T": horizon,
-                         "run_rounds_per_s": round(r["rate"], 1),
-                         "compile_s": round(r["compile_s"], 2), "mem_mb": round(r["mem_mb"], 2)})
+            last = {"learner": name, "runs": runs, "d": r["d"], "T": horizon,
+                    "run_rounds_per_s": round(r["rate"], 1),
+                    "compile_s": round(r["compile_s"], 2), "mem_mb": round(r["mem_mb"], 2)}
+            rows.append(last)
     return rows
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from benchmarks import cases as case_table
 from benchmarks.machine import machine, matmul_peak
-from benchmarks.notes import NOTES
+from benchmarks.notes import NOTES, NOTES_ACCELERATOR
 from benchmarks.scaling import d_sweep, memory_vs_horizon, plot, runs_sweep
 from benchmarks.throughput import bench_all, rows_markdown
 
@@ -89,6 +89,8 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
         f"{result['peak_gflops']:.1f} GFLOP/s. Wall time of the suite: "
         f"{result['wall_s']:.0f} s.\n",
     ]
+    if result.get("sources"):
+        parts += [result["sources"] + "\n"]
     if result.get("rows"):
         parts += [
             "## Throughput\n",
@@ -98,7 +100,8 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
             "gflops: the case's cost model (benchmarks/cases.py: flops for `linalg`, random "
             "numbers and comparisons for `selection`) x run-rounds/s; pct_peak: share of the "
             "matmul peak.\n",
-            rows_markdown(result["rows"], NOTES),
+            rows_markdown(result["rows"],
+                          NOTES if info["platform"] == "cpu" else NOTES_ACCELERATOR),
         ]
     if result.get("scaling_runs"):
         parts += ["## Throughput vs parallel runs\n", _table(result["scaling_runs"])]
