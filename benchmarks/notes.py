@@ -16,6 +16,16 @@ _SGD = (
 )
 
 NOTES: dict[str, str] = {
+    "uniform-subset": (
+        "random numbers are the round: for 256 runs the stream's 64 normals per run take about "
+        "0.47 ms and the k = 8 Floyd draws 0.37 ms (each timed apart, with its call overhead) "
+        "against a 0.5-0.8 ms round; "
+        "threefry costs 20-30 ns per number here against a few ns for NumPy's PCG64, and the "
+        "NumPy loop is little else than those draws. The ratio moved 7-22x across four "
+        "invocations (oslr 3.3e5-5.1e5 run-rounds/s, NumPy 23k-47k rounds/s). Tried: the `rbg` "
+        "key implementation is no faster under vmap (uniforms 0.45 vs 0.76 ms, Laplace 3x "
+        "slower). Fix: a GPU (466x there), or fewer random numbers per round in the stream."
+    ),
     "ftpsl": (
         "one round of 256 runs takes about 11.6 ms, of which 11 top-10-of-123 selections "
         "(`lax.top_k` on (2816, 123)) take 5.6-5.8 ms and the 11 x 123 Laplace numbers per run "
@@ -28,17 +38,19 @@ NOTES: dict[str, str] = {
     "ftpsl-delayed": (
         "the same round as ftpsl (11 selections and 11 x 123 Laplace numbers per run dominate) "
         "plus an (8, 123) ring-buffer update per run; the delayed NumPy loop costs the same as "
-        "plain FTPSL's, so the ratio follows ftpsl's. Fix: as for ftpsl."
+        "plain FTPSL's, so the ratio follows ftpsl's (8.9-11.9x for the two across invocations: "
+        "both sit at the 10x line). Fix: as for ftpsl."
     ),
     "linucb": (
         "a round of 1024 runs takes 1.5-2 ms (1.5-2 us per run-round). Measured apart: widths "
         "(arms A^-1) . arms 0.72 ms, theta = A^-1 b 0.19 ms, the Sherman-Morrison update 0.55 ms, "
         "the exact A += x x^T kept for the Cholesky refresh 0.44 ms: "
         + _RANK_ONE
-        + "The d sweep peaks at d = 100 (about 13% of peak) and falls when the state leaves the "
-        "cache. The baselines move between invocations (NumPy 14.9k-24.6k rounds/s, mabwiser "
-        "265-390 rounds/s in three runs), so the ratios move with them (NumPy 21-42x, mabwiser "
-        "1341-2377x). Fix: drop the exact A (one of the four passes; the float32 guard would then "
+        + "The d sweep peaks at d = 100 (10-13% of peak) and falls when the state leaves the "
+        "cache. Both sides move between invocations on this shared VM (five runs: oslr 5.2e5-"
+        "7.2e5 run-rounds/s, NumPy 13.7k-24.6k rounds/s, mabwiser 265-636 rounds/s), so the "
+        "ratios move with them (NumPy 21-46x, mabwiser 1130-2377x). Fix: drop the exact A (one "
+        "of the four passes; the float32 guard would then "
         "need another source of A), update the widths incrementally when the arm set is fixed "
         "(O(K d) instead of O(K d^2)), or a lazy variant with Woodbury block updates every B "
         "rounds (rank-B, BLAS-3)."
