@@ -121,12 +121,15 @@ def plot(runs_rows: list[dict], d_rows: list[dict], path: Path) -> Path | None:
     except ImportError:
         return None
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    names = list(dict.fromkeys(r["learner"] for r in runs_rows + d_rows))
+    colour = {n: f"C{i}" for i, n in enumerate(names)}  # one colour per learner in both panels
     d_runs = f" ({d_rows[0]['runs']} runs)" if d_rows else ""
     for ax, rows, x, title in ((axes[0], runs_rows, "runs", "throughput vs parallel runs"),
                                (axes[1], d_rows, "d", f"throughput vs d{d_runs}")):
         for name in dict.fromkeys(r["learner"] for r in rows):
             pts = [r for r in rows if r["learner"] == name]
-            ax.plot([r[x] for r in pts], [r["run_rounds_per_s"] for r in pts], "o-", label=name)
+            ax.plot([r[x] for r in pts], [r["run_rounds_per_s"] for r in pts], "o-", label=name,
+                    color=colour[name])
         ax.set(xscale="log", yscale="log", xlabel=x, ylabel="run-rounds / s", title=title)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
