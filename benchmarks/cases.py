@@ -52,6 +52,11 @@ class Case:
     horizon_scale: float = 1.0
 
 
+def _k(k: int) -> dict:
+    """Sparsity k with the static bound max_k = k (the cheapest selection for that k)."""
+    return {"k": k, "max_k": k}
+
+
 def _log2(k: int) -> float:
     return max(1.0, math.log2(k))
 
@@ -93,19 +98,19 @@ CASES: list[Case] = [
     Case("ogd-full", "sparse-linear", {"d": 64, "k": 3}, {},
          lambda T: numpy_loops.ogd_loop(64, 64, T, full=True),
          lambda d: 8.0 * d, "vector"),
-    Case("ogd-random-subset", "sparse-linear", {"d": 64, "k": 3}, {"k": 8},
+    Case("ogd-random-subset", "sparse-linear", {"d": 64, "k": 3}, _k(8),
          lambda T: numpy_loops.ogd_loop(64, 8, T, full=False),
          lambda d: 8.0 * d + d * (1 + _log2(8)), "selection"),
-    Case("uniform-subset", "sparse-linear", {"d": 64, "k": 3}, {"k": 8},
+    Case("uniform-subset", "sparse-linear", {"d": 64, "k": 3}, _k(8),
          lambda T: numpy_loops.uniform_loop(64, 8, T),
          lambda d: d * (1 + _log2(8)) + 2.0 * d, "selection"),
     Case("eps-greedy", "linear-bandit", {"d": 20, "n_arms": K_ARMS}, {},
          lambda T: numpy_loops.eps_greedy_loop(20, K_ARMS, T),
          lambda d: 6.0 * d * d + 2.0 * K_ARMS * d, "linalg"),
-    Case("ftpsl", "a9a", {}, {"k": 10},
+    Case("ftpsl", "a9a", {}, _k(10),
          lambda T: numpy_loops.ftpsl_loop(*_a9a(), k=10, horizon=T),
          lambda d: _draws(d, 10, M + 1), "selection", horizon_scale=0.4),
-    Case("ftpsl-delayed", "a9a", {"delays": "fixed", "max_delay": 8}, {"k": 10, "max_delay": 8},
+    Case("ftpsl-delayed", "a9a", {"delays": "fixed", "max_delay": 8}, {**_k(10), "max_delay": 8},
          lambda T: numpy_loops.ftpsl_loop(*_a9a(), k=10, horizon=T, delay=8),
          lambda d: _draws(d, 10, M + 1), "selection", horizon_scale=0.4),
     Case("ftpsl-knapsack", "a9a", {},
@@ -114,10 +119,10 @@ CASES: list[Case] = [
          lambda T: numpy_loops.ftpsl_loop(*_a9a(), k=KNAPSACK_BUDGET, horizon=T,
                                           costs=KNAPSACK_COSTS(123), budget=KNAPSACK_BUDGET),
          _knapsack_ops, "selection", horizon_scale=0.05),
-    Case("ftpl-random-subset", "a9a", {}, {"k": 10},
+    Case("ftpl-random-subset", "a9a", {}, _k(10),
          lambda T: numpy_loops.ftpl_subset_loop(*_a9a(), k=10, horizon=T),
          lambda d: d * (2.0 + _log2(10)), "selection"),
-    Case("ftpl-oracle-subset", "a9a", {}, {"k": 10},
+    Case("ftpl-oracle-subset", "a9a", {}, _k(10),
          lambda T: numpy_loops.ftpl_subset_loop(*_a9a(), k=10, horizon=T, subset=_a9a_oracle(10)),
          lambda d: d * (2.0 + _log2(10)), "selection"),
     Case("linucb", "linear-bandit", {"d": 20, "n_arms": K_ARMS}, {"n_arms": K_ARMS},

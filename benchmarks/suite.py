@@ -28,7 +28,7 @@ from benchmarks import cases as case_table
 from benchmarks.machine import machine, matmul_peak
 from benchmarks.notes import NOTES, NOTES_ACCELERATOR
 from benchmarks.scaling import d_sweep, memory_vs_horizon, plot, runs_sweep
-from benchmarks.throughput import bench_all, rows_markdown
+from benchmarks.throughput import bench_all, markdown_table, rows_markdown
 
 PARTS = ("throughput", "scaling", "memory")
 
@@ -69,15 +69,6 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
         w.writerows(rows)
 
 
-def _table(rows: list[dict]) -> str:
-    if not rows:
-        return ""
-    cols = list(rows[0])
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
-
-
 def to_markdown(result: dict, plot_name: str | None) -> str:
     info = result["machine"]
     parts = [
@@ -104,9 +95,9 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                           NOTES if info["platform"] == "cpu" else NOTES_ACCELERATOR),
         ]
     if result.get("scaling_runs"):
-        parts += ["## Throughput vs parallel runs\n", _table(result["scaling_runs"])]
+        parts += ["## Throughput vs parallel runs\n", markdown_table(result["scaling_runs"])]
     if result.get("scaling_d"):
-        parts += ["## Throughput vs d\n", _table(result["scaling_d"])]
+        parts += ["## Throughput vs d\n", markdown_table(result["scaling_d"])]
     if plot_name:
         parts += [f"![scaling]({plot_name})\n"]
     if result.get("memory_T"):
@@ -120,7 +111,7 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
             f"Peak resident memory (and the accelerator's own peak, where it reports one) of a "
             f"whole `oslr.simulate` study in a fresh process, metrics streamed inside the scan. "
             f"T x{mem[-1]['T'] // mem[0]['T']}: {growth}.\n",
-            _table(mem),
+            markdown_table(mem),
         ]
     return "\n".join(parts)
 

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import oslr
 from benchmarks.cases import Case
 from oslr import metrics, sim
-from oslr.registry import LEARNERS, takes_max_k
+from oslr.registry import LEARNERS
 
 MB = 2.0**20
 
@@ -29,10 +29,7 @@ MB = 2.0**20
 def build(case: Case, runs: int, horizon: int, problem_opts: dict | None = None):
     """The compiled chunk of `runs` parallel runs of `case` over `horizon` rounds and its args."""
     problem, pp = oslr.make_problem(case.problem, **(problem_opts or case.problem_opts))
-    opts = dict(case.make_opts)
-    if takes_max_k(case.learner) and "k" in opts:
-        opts["max_k"] = opts["k"]
-    learner, params = oslr.make(case.learner, d=problem.d, horizon=horizon, **opts)
+    learner, params = oslr.make(case.learner, d=problem.d, horizon=horizon, **case.make_opts)
     prepare = LEARNERS[case.learner].prepare
     if prepare is not None:
         params = prepare(params, problem, pp)
@@ -131,13 +128,13 @@ def bench_case(case: Case, runs: int, horizon: int, repeats: int, peak_gflops: f
         "kind": case.kind, "ops_per_round": round(ops), "gflops": round(gflops, 3),
         "pct_peak": round(100.0 * gflops / peak_gflops, 2),
     }
-    if case.peer is not None:
-        name = case.peer[0]
-        peer_rate = peer_horizon / sec["peer"] if peer is not None else None
-        row.update(peer=name if peer else f"{name} (not installed)",
-                   peer_rounds_per_s=round(peer_rate, 1) if peer else None,
-                   peer_mem_mb=round(peer[1], 3) if peer else None,
-                   peer_ratio=round(jax_rate / peer_rate, 1) if peer else None)
+    if case.peer is not None and peer is None:
+        row.update(peer=f"{case.peer[0]} (not installed)", peer_rounds_per_s=None,
+                   peer_mem_mb=None, peer_ratio=None)
+    elif peer is not None:
+        peer_rate = peer_horizon / sec["peer"]
+        row.update(peer=case.peer[0], peer_rounds_per_s=round(peer_rate, 1),
+                   peer_mem_mb=round(peer[1], 3), peer_ratio=round(jax_rate / peer_rate, 1))
     return row
 
 
@@ -157,22 +154,30 @@ def missed_targets(row: dict) -> list[str]:
     return missed
 
 
+def markdown_table(rows: list[dict], cols: list[str] | None = None) -> str:
+    """A Markdown table of `rows` (columns: `cols`, default the first row's keys; None -> "")."""
+    if not rows:
+        return ""
+    cols = cols or list(rows[0])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join("" if r.get(c) is None else str(r[c]) for c in cols) + " |"
+              for r in rows]
+    return "\n".join(lines) + "\n"
+
+
 def rows_markdown(rows: list[dict], notes: dict[str, str]) -> str:
     """The throughput table plus, for each row that misses a target, why and what would fix it."""
     cols = ["learner", "family", "d", "k", "T", "runs", "compile_s", "jax_run_rounds_per_s",
             "jax_mem_mb", "numpy_rounds_per_s", "numpy_mem_mb", "ratio", "kind", "gflops",
             "pct_peak", "peer", "peer_rounds_per_s", "peer_ratio", "targets"]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    misses = []
+    table, misses = [], []
     for r in rows:
         missed = missed_targets(r)
-        r = {**r, "targets": "missed" if missed else "met"}
-        lines.append("| " + " | ".join("" if r.get(c) is None else str(r.get(c)) for c in cols)
-                     + " |")
+        table.append({**r, "targets": "missed" if missed else "met"})
         if missed:
             why = notes.get(r["learner"], "no profile recorded yet.")
             misses.append(f"- **{r['learner']}** ({'; '.join(missed)}): {why}")
-    text = "\n".join(lines) + "\n"
+    text = markdown_table(table, cols)
     if misses:
         text += "\nMissed targets, what dominates the round, and the fix:\n\n" + "\n".join(misses)
         text += "\n"
@@ -194,4 +199,4 @@ def bench_all(cases: list[Case], runs: int | None, horizon: int, repeats: int,
 
 
 __all__ = ["bench_all", "bench_case", "build", "interleaved", "jax_program", "loop_program",
-           "missed_targets", "rows_markdown", "time_jax"]
+           "markdown_table", "missed_targets", "rows_markdown", "time_jax"]

@@ -23,7 +23,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from oslr.primitives.tree import tree_select  # noqa: F401  (re-exported for sim)
 from oslr.types import BANDIT, LINEAR, PREDICTION, Array
 
 

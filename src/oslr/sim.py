@@ -33,6 +33,7 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from oslr import metrics, regret
+from oslr.primitives import tree_select
 from oslr.protocol import play_round, problem_lookup
 from oslr.types import LINEAR, PREDICTION, Learner, Problem, PyTree
 
@@ -286,7 +287,7 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
             ms_new = metrics.update(family, ms, example, record, t, ckpts, stats)
             ms_new["diag"] = metrics.record_diagnostics(ms_new["diag"], learner.diagnostics,
                                                         ls_new, lp, t, ckpts)
-            return metrics.tree_select(t < horizon, (ls_new, ps_new, ms_new), c), None
+            return tree_select(t < horizon, (ls_new, ps_new, ms_new), c), None
 
         carry, _ = lax.scan(body, carry, jnp.arange(length, dtype=jnp.int32))
         return carry
