@@ -4,29 +4,23 @@ import jax.numpy as jnp
 import pytest
 
 import oslr
-from oslr.registry import LEARNERS, factory_options
-from oslr.testing import ContractError, check_budget, check_learner, check_no_retrace
-from oslr.testing import check_state_stable
-from oslr.types import BANDIT
-
-
-def _problem_for(family, name=""):
-    if name in ("pege", "fpege-gd"):
-        return oslr.make_problem("sphere-bandit", d=6)
-    if family == BANDIT:
-        return oslr.make_problem("linear-bandit", d=6, n_arms=5)
-    return oslr.make_problem("sparse-linear", d=8, k=2)
+from oslr.registry import LEARNERS
+from oslr.testing import ContractError, check_budget, check_no_retrace, check_spec
+from oslr.testing import check_state_stable, example_problem
+from oslr.types import BANDIT, PREDICTION, Requirements
 
 
 @pytest.mark.parametrize("name", sorted(LEARNERS))
 def test_contract__registered_learner_passes(name):
-    spec = LEARNERS[name]
-    problem, pp = _problem_for(spec.family, name)
-    arms = {"n_arms": problem.n_arms} if "n_arms" in factory_options(name) else {}
-    learner, params = oslr.make(name, d=problem.d, **arms)
-    passed = check_learner(learner, params, spec.alt_params(problem.d), problem, pp)
-    assert len(passed) == 8
+    assert len(check_spec(LEARNERS[name])) == 8
 
+
+def test_example_problem__follows_the_requirements():
+    sphere, _ = example_problem(BANDIT, Requirements(continuous_actions=True))
+    arms, _ = example_problem(BANDIT)
+    stream, _ = example_problem(PREDICTION)
+    assert (sphere.continuous_actions, arms.continuous_actions, stream.kind) == (
+        True, False, "stream")
 
 def _ogd():
     learner, params = oslr.make("ogd-random-subset", d=8, k=2)

@@ -15,7 +15,7 @@ from oslr import sim
 
 def _setup(name="ogd-random-subset", d=8):
     problem, pp = oslr.make_problem("sparse-linear", d=d, k=2)
-    learner, params = oslr.make(name, d=d, k=3)
+    learner, params = oslr.make(name, d=d, **({} if name == "ogd-full" else {"k": 3}))
     return learner, params, problem, pp
 
 

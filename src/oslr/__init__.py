@@ -2,14 +2,26 @@
 
 Public API:
   make, make_problem, list_learners, list_problems   registry
+  register_learner, register_problem                  extension from user code
+  LearnerSpec, Option, param, register_params,        declaring a learner's params and options
+    build_params, ProblemSpec
   simulate, sweep, grid_params, stack_params, SimResult   simulator
-  Learner, Problem                                    contracts (see oslr.types, oslr.protocol)
+  Learner, Problem, Requirements                      contracts (see oslr.types, oslr.protocol)
 """
 
 from oslr.protocol import ProtocolError
-from oslr.registry import list_learners, list_problems, make, make_problem
-from oslr.sim import SimResult, grid_params, simulate, stack_params, sweep
-from oslr.types import BANDIT, LINEAR, PREDICTION, Learner, Problem
+from oslr.registry import (
+    list_learners,
+    list_problems,
+    make,
+    make_problem,
+    register_learner,
+    register_problem,
+)
+from oslr.result import SimResult
+from oslr.sim import grid_params, simulate, stack_params, sweep
+from oslr.spec import LearnerSpec, Option, ProblemSpec, build_params, param, register_params
+from oslr.types import BANDIT, LINEAR, PREDICTION, Learner, Problem, Requirements
 
 __version__ = "0.1.0"
 
@@ -18,14 +30,23 @@ __all__ = [
     "LINEAR",
     "PREDICTION",
     "Learner",
+    "LearnerSpec",
+    "Option",
     "Problem",
+    "ProblemSpec",
+    "Requirements",
     "ProtocolError",
     "SimResult",
+    "build_params",
     "grid_params",
     "list_learners",
     "list_problems",
     "make",
     "make_problem",
+    "param",
+    "register_learner",
+    "register_params",
+    "register_problem",
     "simulate",
     "stack_params",
     "sweep",

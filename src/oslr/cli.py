@@ -11,8 +11,8 @@ the two OGD references, 2000 rounds x 100 runs). Every input is checked before a
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -76,6 +76,10 @@ def _load_config(path: str) -> dict[str, Any]:
 def build_study(args: argparse.Namespace) -> dict[str, Any]:
     """Merge the default study, the TOML config and the flags (flags win)."""
     study = json.loads(json.dumps(DEFAULT_STUDY))
+    if args.config or args.problem or args.learners:
+        # the default study's learner settings belong to the default study only: a study the
+        # user describes starts from the learners' own defaults
+        study["params"] = {}
     if args.config:
         cfg = _load_config(args.config)
         unknown = set(cfg) - set(study) - {"out", "comparator_k", "comparator_radius"}
@@ -111,20 +115,13 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
 def prepare(study: dict[str, Any]):
     """Build problem, learners and params for a study; raise ValueError for any bad input."""
     import oslr
-    from oslr.registry import LEARNERS, PROBLEMS, factory_options, takes_max_k
+    from oslr.registry import LEARNERS, PROBLEMS
     from oslr.sim import grid_params, validate
 
     name = study["problem"]
     if name not in PROBLEMS:
         raise UsageError(f"unknown problem {name!r}; available: {', '.join(sorted(PROBLEMS))}.")
-    accepted = inspect.signature(PROBLEMS[name].factory).parameters
-    options = dict(study.get("problem_options", {}))
-    bad = set(options) - set(accepted)
-    if bad:
-        raise UsageError(
-            f"problem {name!r} does not take option(s) {sorted(bad)}; it takes {list(accepted)}."
-        )
-    problem, pp = oslr.make_problem(name, **options)
+    problem, pp = oslr.make_problem(name, **dict(study.get("problem_options", {})))
     if not study["learners"]:
         raise UsageError("no learners given.")
     plans = []
@@ -142,10 +139,11 @@ def prepare(study: dict[str, Any]):
         fixed = {k: v for k, v in study.get("params", {}).items() if k in spec.sweepable}
         grid = {k: v for k, v in study.get("grid", {}).items() if k in spec.sweepable}
         ks = [int(v) for v in [fixed.get("k")] + list(grid.get("k", [])) if v is not None]
-        max_k = max(ks) if ks and takes_max_k(lname) and 1 <= max(ks) <= problem.d else None
-        max_delay = (problem.info or {}).get("max_delay")
-        if "max_delay" not in factory_options(lname):
-            max_delay = None  # the simulator then explains that a delay-aware learner is needed
+        takes_max_k = "max_k" in spec.option_names
+        max_k = max(ks) if ks and takes_max_k and 1 <= max(ks) <= problem.d else None
+        # a delay-aware learner buffers the problem's delays; the simulator explains the others
+        delayed = problem.max_delay > 1 and "max_delay" in spec.option_names
+        max_delay = problem.max_delay if delayed else None
         learner, base = oslr.make(lname, d=problem.d, max_k=max_k, horizon=study["horizon"],
                                   max_delay=max_delay, **fixed)
         prep = None
@@ -167,19 +165,30 @@ def prepare(study: dict[str, Any]):
 def cmd_list(args: argparse.Namespace) -> int:
     from oslr.registry import list_learners, list_problems
 
-    data = {"learners": list_learners(), "problems": list_problems()}
+    data = {"learners": list_learners(args.d), "problems": list_problems()}
     if args.json:
         print(json.dumps(data, indent=1))
         return 0
-    print("Learners:")
+    print(f"Learners (defaults at d={args.d}; `oslr list --d N` for another d):")
     for item in data["learners"]:
         print(f"  {item['name']:<20} [{item['family']}] {item['description']}")
-        print(f"  {'':<20} params: {', '.join(item['params'])}")
+        for p in item["params"]:
+            flag = "" if p["sweepable"] else "  (not swept)"
+            print(f"  {'':<22}{p['name']:<12} = {_show(p['default']):<10} in {p['range']:<14}"
+                  f" {p['doc']}{flag}")
+        if item["options"]:
+            opts = ", ".join(f"{o['name']}={_show(o['default'])}" for o in item["options"])
+            print(f"  {'':<22}static options: {opts}")
     print("Problems:")
     for item in data["problems"]:
         print(f"  {item['name']:<20} [{item['kind']}] {item['description']}")
+        opts = ", ".join(f"{k}={_show(v)}" for k, v in item["options"].items())
+        print(f"  {'':<22}options: {opts}")
     return 0
 
+
+def _show(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 def cmd_run(args: argparse.Namespace) -> int:
     study = build_study(args)
@@ -257,6 +266,20 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_plugins(modules: list[str] | None) -> None:
+    """Import the modules named by --import (they call oslr.register_learner)."""
+    import importlib
+
+    if modules and os.getcwd() not in sys.path:  # a module in the current folder
+        sys.path.insert(0, os.getcwd())
+    for name in modules or []:
+        try:
+            importlib.import_module(name)
+        except ImportError as err:
+            raise UsageError(f"--import {name}: cannot import it ({err}); is it on PYTHONPATH "
+                             "or installed?") from None
+
+
 def _check_run_count(runs: int) -> None:
     if runs < 1:
         raise UsageError(f"--runs must be a positive integer, got {runs}.")
@@ -270,10 +293,16 @@ def make_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p_list = sub.add_parser("list", help="list registered learners and problems")
     p_list.add_argument("--json", action="store_true", help="print JSON")
+    p_list.add_argument("--d", type=int, default=16,
+                        help="dimension at which to evaluate d-dependent defaults (default 16)")
+    p_list.add_argument("--import", dest="imports", action="append", metavar="MODULE",
+                        help="import a module that registers learners (oslr.register_learner)")
     p_list.set_defaults(func=cmd_list)
 
     p_run = sub.add_parser("run", help="run a regret study (a small default one without flags)")
     p_run.add_argument("--config", help="TOML study file (flags override it)")
+    p_run.add_argument("--import", dest="imports", action="append", metavar="MODULE",
+                       help="import a module that registers learners (oslr.register_learner)")
     p_run.add_argument("--problem", help="problem name (oslr list)")
     p_run.add_argument("--learners", help="comma-separated learner names")
     p_run.add_argument("--horizon", type=int, help="rounds T")
@@ -330,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
     try:
+        _import_plugins(getattr(args, "imports", None))
         return args.func(args)
     except (ValueError, KeyError, DataError) as err:  # bad input: a clear message, no traceback
         msg = err.args[0] if err.args else str(err)

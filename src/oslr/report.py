@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pandas as pd
 
-from oslr.sim import SimResult
+if TYPE_CHECKING:  # the results are read, not built, here: no import at run time
+    from oslr.result import SimResult
 
 # two-sided 97.5% Student-t quantiles for df = 1..30; 1.96 beyond
 _T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,

@@ -22,7 +22,6 @@ import hashlib
 import itertools
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -32,13 +31,12 @@ import numpy as np
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from oslr import metrics, regret
+from oslr import metrics
 from oslr.primitives import tree_select
-from oslr.protocol import play_round, problem_lookup
-from oslr.types import LINEAR, PREDICTION, Learner, Problem, PyTree
+from oslr.result import SimResult
+from oslr.rollout import init_run, play, run_keys
+from oslr.types import NO_REQUIREMENTS, PREDICTION, Learner, Problem, PyTree
 
-#: Above this many supports the F1 comparator switches from exact enumeration to greedy.
-ENUMERATION_LIMIT = 200_000
 #: Gram-statistics buffers (runs x checkpoints x d x d) above this size are not tracked.
 STATS_BYTES_LIMIT = 512 * 2**20
 
@@ -87,86 +85,6 @@ def grid_params(base: PyTree, grid: dict[str, Sequence[Any]] | None,
 # --------------------------------------------------------------------------- results
 
 
-@dataclass
-class SimResult:
-    """Output of `simulate`: streaming metrics per grid point and run.
-
-    Attributes:
-      learner, problem, family: names.
-      horizon, n_runs, seed: study settings.
-      ckpts: (C,) int64 checkpoint round counts (1-based, last = horizon).
-      grid: G dicts labelling the grid points.
-      final: name -> (G, R, ...) running sums at the horizon.
-      curves: name -> (G, R, C, ...) running sums at the checkpoints.
-      params: the (G, ...) learner params as numpy.
-      comparator_k: sparsity of the F1 comparator class (None when not computed).
-      info: extra labels (problem info, timings, devices).
-    """
-
-    learner: str
-    problem: str
-    family: str
-    horizon: int
-    n_runs: int
-    seed: int
-    ckpts: np.ndarray
-    grid: list[dict]
-    final: dict[str, np.ndarray]
-    curves: dict[str, np.ndarray]
-    params: Any
-    comparator_k: int | None = None
-    comparator_radius: float | None = None
-    realizable: bool = False
-    info: dict = field(default_factory=dict)
-    _regret: dict | None = field(default=None, repr=False, compare=False)
-
-    def regret_curves(self) -> dict[str, np.ndarray]:
-        """Regret at every checkpoint, (G, R, C) per quantity, computed in float64.
-
-        Returns a dict with the quantities that apply (ALGORITHMS.md section 2):
-          F1: `regret` (exact best k-sparse LS, R1) or `regret_lb_greedy` (R2, a lower bound), and
-              `regret_wstar` (R3) on realizable streams; F2: `regret` (R4);
-          F3: `pseudo_regret` (R5). Computed once and cached.
-        """
-        if self._regret is None:
-            self._regret = self._compute_regret()
-        return self._regret
-
-    def summary_table(self):
-        """pandas DataFrame: final regret per grid point (mean, sem, 95% interval); see report."""
-        from oslr.report import summary_frame
-
-        return summary_frame([self])
-
-    def curves_table(self):
-        """pandas DataFrame: regret at every checkpoint with 95% bands (long format)."""
-        from oslr.report import curves_frame
-
-        return curves_frame([self])
-
-    def _compute_regret(self) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        c = self.curves
-        if self.family == PREDICTION:
-            loss = c["loss"].astype(np.float64)
-            if self.realizable:
-                out["regret_wstar"] = loss - c["loss_wstar"]
-            if "gram" in c and self.comparator_k is not None:
-                best, exact = regret.best_sparse_ls_loss(
-                    c["gram"], c["xy"], c["yy"], self.comparator_k,
-                    radius=self.comparator_radius, enumeration_limit=ENUMERATION_LIMIT,
-                )
-                out["regret" if exact else "regret_lb_greedy"] = loss - best
-        elif self.family == LINEAR:
-            k = np.asarray(self.params.k).reshape(-1, 1, 1)
-            b = float(self.info.get("b", 2.0))
-            best = regret.best_sparse_linear_reward(c["theta_sum"], k, b)
-            out["regret"] = best - c["reward"]
-        else:
-            out["pseudo_regret"] = c["pseudo_regret"].astype(np.float64)
-        return out
-
-
 # --------------------------------------------------------------------------- validation
 
 
@@ -199,51 +117,7 @@ def validate(learner: Learner, problem: Problem, params: PyTree, problem_params:
             f"horizon {horizon} exceeds the {problem.n_rows} rows of dataset {problem.name!r}; "
             "lower the horizon or allow cycling (cycle=True / --cycle)."
         )
-    problem_delay = int((problem.info or {}).get("max_delay", 1))
-    if problem_delay > 1:
-        learner_delay = (learner.info or {}).get("max_delay")
-        if learner_delay is None:
-            raise ValueError(
-                f"problem {problem.name!r} has delayed feedback (up to {problem_delay} rounds) but "
-                f"learner {learner.name!r} would use feedback at once; use a delay-aware learner "
-                "such as ftpsl-delayed."
-            )
-        if learner_delay < problem_delay:
-            raise ValueError(
-                f"learner {learner.name!r} buffers {learner_delay} rounds of feedback but the "
-                f"problem delays it up to {problem_delay}; build it with max_delay >= "
-                f"{problem_delay}."
-            )
-    info = learner.info or {}
-    if info.get("n_arms") is not None and info["n_arms"] != problem.n_arms:
-        raise ValueError(
-            f"learner {learner.name!r} was built for {info['n_arms']} arms but problem "
-            f"{problem.name!r} has {problem.n_arms}; build it with n_arms={problem.n_arms}."
-        )
-    if info.get("capacity") is not None and info["capacity"] < horizon:
-        raise ValueError(
-            f"learner {learner.name!r} keeps a history of {info['capacity']} samples but the "
-            f"horizon is {horizon}; build it with horizon >= {horizon} (oslr.make(..., "
-            f"horizon={horizon}))."
-        )
-    if (problem.info or {}).get("replay") and not info.get("replay"):
-        raise ValueError(
-            f"problem {problem.name!r} replays logged events (rejection sampling) but learner "
-            f"{learner.name!r} does not skip rejected events; use a replay-aware learner "
-            "(linucb, flinucb-*, eps-greedy)."
-        )
-    history = info.get("history")
-    if history == "arm" and (problem.info or {}).get("changing"):
-        raise ValueError(
-            f"learner {learner.name!r} stores arm indices (history='arm') but problem "
-            f"{problem.name!r} has new arms every round; build it with history='features'"
-            + (" or history='id'." if problem.features is not None else ".")
-        )
-    if history == "id" and problem.features is None:
-        raise ValueError(
-            f"learner {learner.name!r} stores global arm ids (history='id') but problem "
-            f"{problem.name!r} has no feature lookup; use history='arm' or 'features'."
-        )
+    (learner.requires or NO_REQUIREMENTS).check(problem, horizon, learner.name)
     _check_finite("learner params", params)
     _check_finite("problem params", problem_params)
     if learner.check is not None:
@@ -251,10 +125,6 @@ def validate(learner: Learner, problem: Problem, params: PyTree, problem_params:
 
 
 # --------------------------------------------------------------------------- core
-
-
-def _keys(seed: jax.Array, run_id: jax.Array) -> jax.Array:
-    return jax.random.split(jax.random.fold_in(jax.random.key(seed), run_id), 4)
 
 
 def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
@@ -269,21 +139,18 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
     family = learner.family
 
     def init(seed, run_id, lp, pp):
-        ks = _keys(seed, run_id)
-        ls = learner.init(ks[2], lp)
+        ls, ps = init_run(learner, problem, run_keys(seed, run_id), lp, pp)
         ms = metrics.init(family, problem.d, n_ckpt, stats)
         ms["diag"] = metrics.init_diagnostics(learner.diagnostics, ls, lp, n_ckpt)
-        return ls, problem.init(ks[0], pp), ms
+        return ls, ps, ms
 
     def chunk(carry, start, horizon, ckpts, seed, run_id, lp, pp, length: int):
-        ks = _keys(seed, run_id)
+        keys = run_keys(seed, run_id)
 
         def body(c, i):
             t = start + i
             ls, ps, ms = c
-            ps_new, example = problem.sample(jax.random.fold_in(ks[1], t), ps, t, pp)
-            ls_new, record = play_round(learner, jax.random.fold_in(ks[3], t), ls, example, lp,
-                                         t, problem_lookup(problem, pp))
+            ls_new, ps_new, example, record = play(learner, problem, keys, ls, ps, t, lp, pp)
             ms_new = metrics.update(family, ms, example, record, t, ckpts, stats)
             ms_new["diag"] = metrics.record_diagnostics(ms_new["diag"], learner.diagnostics,
                                                         ls_new, lp, t, ckpts)

@@ -20,40 +20,30 @@ An episode plays `n_rounds` rounds of `problem` with the simulator's key discipl
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from oslr.protocol import play_round, problem_lookup
-from oslr.sim import _keys, stack_params
-from oslr.types import BANDIT, LINEAR, PREDICTION, Learner, Problem, PyTree
+from oslr.rollout import LEARNER_INIT, LEARNER_ROUNDS, PROBLEM_INIT, PROBLEM_ROUNDS
+from oslr.rollout import episode_fn, run_keys
+from oslr.sim import stack_params
+from oslr.types import (
+    BANDIT,
+    LINEAR,
+    NO_REQUIREMENTS,
+    PREDICTION,
+    Learner,
+    Problem,
+    PyTree,
+    Requirements,
+)
 
 
 class ContractError(AssertionError):
     """A learner broke the contract; the message says which check and how."""
-
-
-def episode_fn(learner: Learner, problem: Problem, n_rounds: int) -> Callable:
-    """`run(seed, run_id, params, problem_params) -> (final learner state, stacked records)`."""
-
-    def run(seed, run_id, lp, pp):
-        ks = _keys(seed, run_id)
-        carry = (learner.init(ks[2], lp), problem.init(ks[0], pp))
-
-        def body(c, t):
-            ls, ps = c
-            ps, ex = problem.sample(jax.random.fold_in(ks[1], t), ps, t, pp)
-            ls, rec = play_round(learner, jax.random.fold_in(ks[3], t), ls, ex, lp, t,
-                                 problem_lookup(problem, pp))
-            return (ls, ps), rec
-
-        (ls, _), recs = lax.scan(body, carry, jnp.arange(n_rounds, dtype=jnp.int32))
-        return ls, recs
-
-    return run
 
 
 _RUNNERS: dict[tuple, Any] = {}
@@ -143,13 +133,14 @@ def check_no_retrace(learner, params, alt_params, problem, pp, n_rounds=4):
 
 def check_state_stable(learner, params, problem, pp):
     """One step maps the init state to a state with identical structure, shapes and dtypes."""
-    ks = _keys(_seed(0), 0)
+    ks = run_keys(_seed(0), 0)
 
     def one(lp, ppar):
-        ls = learner.init(ks[2], lp)
-        ps = problem.init(ks[0], ppar)
-        _, ex = problem.sample(ks[1], ps, jnp.int32(0), ppar)
-        new, _ = play_round(learner, ks[3], ls, ex, lp, None, problem_lookup(problem, pp))
+        ls = learner.init(ks[LEARNER_INIT], lp)
+        ps = problem.init(ks[PROBLEM_INIT], ppar)
+        _, ex = problem.sample(ks[PROBLEM_ROUNDS], ps, jnp.int32(0), ppar)
+        new, _ = play_round(learner, ks[LEARNER_ROUNDS], ls, ex, lp, None,
+                            problem_lookup(problem, pp))
         return ls, new
 
     before, after = jax.eval_shape(one, params, pp)
@@ -193,12 +184,13 @@ def _perturb(key, a, scale=3.0):
 
 def check_blind(learner, params, problem, pp, warmup=4):
     """The decision ignores the label/reward and every unqueried feature of its round."""
-    ks = _keys(_seed(6), 0)
-    ps = problem.init(ks[0], pp)
+    ks = run_keys(_seed(6), 0)
+    ps = problem.init(ks[PROBLEM_INIT], pp)
     ls, _ = _runner(learner, problem, warmup)[0](_seed(6), 0, params, pp)
-    _, ex = problem.sample(ks[1], ps, jnp.int32(warmup), pp)
-    step = jax.jit(lambda e: play_round(learner, ks[3], ls, e, params, None,
+    _, ex = problem.sample(ks[PROBLEM_ROUNDS], ps, jnp.int32(warmup), pp)
+    step = jax.jit(lambda e: play_round(learner, ks[LEARNER_ROUNDS], ls, e, params, None,
                                         problem_lookup(problem, pp))[1])
+
     base = step(ex)
     kp = jax.random.split(jax.random.key(99), 3)
     if learner.family == BANDIT:
@@ -268,6 +260,31 @@ def check_learner(learner: Learner, params: Any, alt_params: Any, problem: Probl
     return passed
 
 
+def example_problem(family: str, requires: Requirements | None = None, d: int = 8):
+    """A small problem that a learner of `family` with `requires` can run on (contract checks):
+    `sparse-linear` (d, k = 2) for the stream families, `sphere-bandit` for continuous actions,
+    `linear-bandit` (5 arms) otherwise. Returns (problem, problem_params)."""
+    from oslr.registry import make_problem
+
+    requires = requires or NO_REQUIREMENTS
+    if family != BANDIT:
+        return make_problem("sparse-linear", d=d, k=2)
+    if requires.continuous_actions:
+        return make_problem("sphere-bandit", d=max(2, d - 2))
+    return make_problem("linear-bandit", d=max(2, d - 2), n_arms=5)
+
+
+def check_spec(spec: Any, d: int = 8) -> list[str]:
+    """Run the contract suite on a registered learner spec at its default and alternative params,
+    on `example_problem` (built with the problem's arm count when the spec has an `n_arms`
+    option). Returns the names of the checks that passed."""
+    learner, _ = spec.make(d)
+    problem, pp = example_problem(spec.family, learner.requires, d)
+    options = {"n_arms": problem.n_arms} if "n_arms" in spec.option_names else {}
+    learner, params = spec.make(problem.d, **options)
+    return check_learner(learner, params, spec.alt_params(problem.d), problem, pp)
+
+
 __all__ = [
     "ContractError",
     "check_blind",
@@ -275,6 +292,8 @@ __all__ = [
     "check_finite",
     "check_jit_matches_eager",
     "check_learner",
+    "check_spec",
+    "example_problem",
     "check_no_retrace",
     "check_state_stable",
     "check_vmap_params",

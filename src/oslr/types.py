@@ -3,10 +3,10 @@
 A learner is a pair of pure functions over a state pytree (optax / gymnax style):
 
     state = learner.init(key, params)
-    state = learner.step(key, state, round, params)
+    state = learner.step(key, state, rnd, params)
 
 `params` is a pytree of arrays (everything a user may sweep: sparsity k, step sizes, ...), so
-`jax.vmap` maps seeds and hyper-parameters independently. `round` is built by the harness
+`jax.vmap` maps seeds and hyper-parameters independently. `rnd` is built by the harness
 (`oslr.protocol`) from the traced example of this round; it is the *only* way a learner sees data,
 and it hands over the queried features before the label, in order, once.
 
@@ -17,6 +17,7 @@ numbers).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Protocol
 
 import jax
@@ -36,7 +37,7 @@ class InitFn(Protocol):
 
 
 class StepFn(Protocol):
-    def __call__(self, key: Array, state: PyTree, round: Any, params: PyTree) -> PyTree: ...
+    def __call__(self, key: Array, state: PyTree, rnd: Any, params: PyTree) -> PyTree: ...
 
 
 class Learner(NamedTuple):
@@ -44,7 +45,8 @@ class Learner(NamedTuple):
 
     Attributes:
       init: `init(key, params) -> state`.
-      step: `step(key, state, round, params) -> state`; talks to the data only through `round`.
+      step: `step(key, state, rnd, params) -> state`; talks to the data only through the round
+        object `rnd` (`oslr.protocol`).
       family: one of `FAMILIES`; decides which round type the harness builds.
       budget: `budget(params) -> () int32`, the number of observations the learner may make per
         round (features for `prediction`, support size for `linear`). The harness enforces it.
@@ -52,6 +54,8 @@ class Learner(NamedTuple):
       check: optional `check(params, d)` on concrete (batched) params that raises ValueError with
         a clear message for values out of range; called by the simulator before any tracing.
       info: static settings recorded in result files (e.g. the norm exponent b).
+      requires: what the learner needs from a problem (`Requirements`), checked by the simulator
+        before any tracing.
       diagnostics: optional `diagnostics(state, params) -> {name: () array}`, values the harness
         records at the checkpoint rounds only (e.g. the tracking error of an SGD estimate against
         the exact least-squares solution); they appear in `SimResult.curves` and, at the horizon,
@@ -66,6 +70,7 @@ class Learner(NamedTuple):
     check: Callable[[PyTree, int], None] | None = None
     info: dict | None = None
     diagnostics: Callable[[PyTree, PyTree], dict] | None = None
+    requires: "Requirements | None" = None
 
 
 class StreamExample(NamedTuple):
@@ -99,7 +104,7 @@ class BanditExample(NamedTuple):
       best: () max over the action set of x^T theta (continuous-action problems; ||theta|| on the
         unit sphere).
       logged: () int32 logged arm of a replayed event (replay problems, [LCLW11]): a pull of any
-        other arm is rejected (reward 0, `round.accepted` False) and the learner must not update.
+        other arm is rejected (reward 0, `rnd.accepted` False) and the learner must not update.
       arm_ids: (K,) int32 global ids of this round's arms, for problems with `Problem.features`.
     """
 
@@ -131,7 +136,11 @@ class Problem(NamedTuple):
       info: extra labels recorded in result files (scale factors, design, ...).
       features: optional `features(params, ids) -> (..., d)`, the arm features of global arm ids
         (`BanditExample.arm_ids`) of any round, so that learners keep ids, not vectors, in their
-        histories (ALGORITHMS.md B12); the harness hands it to rounds as `round.features`.
+        histories (ALGORITHMS.md B12); the harness hands it to rounds as `rnd.features`.
+      max_delay: the largest feedback delay D_t of the stream (1: feedback at once).
+      replay: whether rounds replay logged events by rejection sampling (`rnd.accepted`).
+      changing_arms: whether the arm set changes every round (bandit problems).
+      continuous_actions: whether any x of the unit ball may be played (`rnd.play(x)`).
     """
 
     init: Callable[[Array, PyTree], PyTree]
@@ -146,9 +155,82 @@ class Problem(NamedTuple):
     cycle: bool = False
     info: dict | None = None
     features: Callable | None = None
+    max_delay: int = 1
+    replay: bool = False
+    changing_arms: bool = False
+    continuous_actions: bool = False
 
     def supports(self, family: str) -> bool:
         """Whether a learner of `family` can run on this problem."""
         if self.kind == "bandit":
             return family == BANDIT
         return family in (PREDICTION, LINEAR)
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """What a learner needs from a problem; `check` says, before tracing, what does not fit.
+
+    Attributes:
+      max_delay: the largest feedback delay the learner buffers (1: it uses feedback at once).
+      replay: whether it skips rejected replay events (leaves its state as it was).
+      n_arms: the arm count its shapes were built for (None: any).
+      capacity: the most rounds its fixed-size history holds (None: unbounded).
+      history: how it stores past arms: "arm" (indices into a fixed arm set), "id" (global ids
+        with the problem's feature lookup), "features" (vectors) or None (no history).
+      dataset: whether it needs a replayed dataset (an offline oracle computed from the stream).
+      continuous_actions: whether it plays vectors of the unit ball (`rnd.play(x)`).
+    """
+
+    max_delay: int = 1
+    replay: bool = False
+    n_arms: int | None = None
+    capacity: int | None = None
+    history: str | None = None
+    dataset: bool = False
+    continuous_actions: bool = False
+
+    def check(self, problem: Problem, horizon: int, learner: str = "learner") -> None:
+        """Raise ValueError saying which requirement `problem` (or `horizon`) does not meet."""
+        who = f"learner {learner!r}"
+        if problem.max_delay > 1 and self.max_delay < problem.max_delay:
+            if self.max_delay <= 1:
+                raise ValueError(
+                    f"problem {problem.name!r} has delayed feedback (up to {problem.max_delay} "
+                    f"rounds) but {who} would use feedback at once; use a delay-aware learner "
+                    "(one with a max_delay option, see `oslr list`).")
+            raise ValueError(
+                f"{who} buffers {self.max_delay} rounds of feedback but the problem delays it "
+                f"up to {problem.max_delay}; build it with max_delay >= {problem.max_delay}.")
+        if self.n_arms is not None and self.n_arms != problem.n_arms:
+            raise ValueError(
+                f"{who} was built for {self.n_arms} arms but problem {problem.name!r} has "
+                f"{problem.n_arms}; build it with n_arms={problem.n_arms}.")
+        if self.capacity is not None and self.capacity < horizon:
+            raise ValueError(
+                f"{who} keeps a history of {self.capacity} samples but the horizon is {horizon}; "
+                f"build it with horizon >= {horizon} (oslr.make(..., horizon={horizon})).")
+        if problem.replay and not self.replay:
+            raise ValueError(
+                f"problem {problem.name!r} replays logged events (rejection sampling) but {who} "
+                "does not skip rejected events; use a replay-aware learner (see `oslr list`).")
+        if self.history == "arm" and problem.changing_arms:
+            raise ValueError(
+                f"{who} stores arm indices (history='arm') but problem {problem.name!r} has new "
+                "arms every round; build it with history='features'"
+                + (" or history='id'." if problem.features is not None else "."))
+        if self.history == "id" and problem.features is None:
+            raise ValueError(
+                f"{who} stores global arm ids (history='id') but problem {problem.name!r} has no "
+                "feature lookup; use history='arm' or 'features'.")
+        if self.dataset and problem.n_rows is None:
+            raise ValueError(
+                f"{who} needs a dataset problem (it computes an offline oracle from the whole "
+                f"stream); problem {problem.name!r} is synthetic.")
+        if self.continuous_actions and not problem.continuous_actions:
+            raise ValueError(
+                f"{who} plays vectors of the unit ball; problem {problem.name!r} has a finite "
+                "arm set (use a continuous-action problem such as sphere-bandit).")
+
+
+NO_REQUIREMENTS = Requirements()

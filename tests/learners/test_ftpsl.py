@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 import oslr
+from oslr.spec import build_params
 from oslr.learners.ftpsl import (
     ftpsl,
+    FtpslParams,
+    KnapsackParams,
     ftpsl_delayed,
-    ftpsl_params,
     oracle_subset,
     perturbation_noise,
     rates,
@@ -40,7 +42,8 @@ def test_ftpsl__matches_float64_reference_round_by_round(b):
     d, k, T, M = 8, 3, 200, 4
     problem, pp = oslr.make_problem("agnostic", d=d, k=2)
     learner = ftpsl(d, max_k=4, b=b, n_resamples=M)
-    params = ftpsl_params(k=k, horizon=300, eta_scale=30.0, c0=1.0)  # a lively leader
+    # a lively leader
+    params = build_params(FtpslParams, d, k=k, horizon=300, eta_scale=30.0, c0=1.0)
     _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(7), 1, params, pp)
     exs = stream(problem, pp, 7, 1, T)
     draws = _draws(learner_keys(7, 1, T), d, M)
@@ -54,8 +57,8 @@ def test_ftpsl__b_inf_plays_signs_on_exactly_k_coordinates():
     d, k = 10, 4
     problem, pp = oslr.make_problem("agnostic", d=d, k=2)
     learner = ftpsl(d, max_k=5, b=math.inf)
-    _, recs = jax.jit(episode_fn(learner, problem, 300))(jnp.uint32(0), 0,
-                                                         ftpsl_params(k=k, horizon=300), pp)
+    params = build_params(FtpslParams, d, k=k, horizon=300)
+    _, recs = jax.jit(episode_fn(learner, problem, 300))(jnp.uint32(0), 0, params, pp)
     w = np.asarray(recs.w)
     assert set(np.unique(w).tolist()) <= {-1.0, 0.0, 1.0}
     assert ((w != 0).sum(1) == k).all()
@@ -88,7 +91,7 @@ def test_ftpsl__estimator_is_unbiased_up_to_the_resampling_factor():
     # gamma = 1: every play is exploration, so q_i = k/d and E[theta_hat_i] = theta_i (1-(1-q)^M)
     d, k, M, reps = 5, 2, 3, 60_000
     learner = ftpsl(d, max_k=d, b=2.0, n_resamples=M)
-    params = ftpsl_params(k=k, horizon=100, c0=1e6, gamma_max=1.0)
+    params = build_params(FtpslParams, d, k=k, horizon=100, c0=1e6, gamma_max=1.0)
     x = jnp.asarray([0.5, -1.0, 0.25, 0.8, -0.3], jnp.float32)
     from oslr.protocol import play_round
     from oslr.types import StreamExample
@@ -160,7 +163,7 @@ def test_ftpsl_delayed__matches_float64_reference_with_delays(schedule):
     d, k, T, M, L = 8, 3, 150, 3, 4
     problem, pp = oslr.make_problem("agnostic", d=d, k=2, delays=schedule, max_delay=L)
     learner = ftpsl_delayed(d, L, max_k=4, n_resamples=M)
-    params = ftpsl_params(k=k, horizon=300, eta_scale=30.0, c0=1.0)
+    params = build_params(FtpslParams, d, k=k, horizon=300, eta_scale=30.0, c0=1.0)
     _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(3), 0, params, pp)
     exs = stream(problem, pp, 3, 0, T)
     delays = np.asarray(exs.delay)
@@ -183,14 +186,15 @@ def test_ftpsl_delayed__refuses_problems_with_longer_delays_and_plain_learners()
 
 @pytest.mark.parametrize("b", [1.0, 2.0, math.inf])
 def test_ftpsl_knapsack__unit_costs_and_budget_k_reproduce_ftpsl(b):
-    from oslr.learners.ftpsl import ftpsl_knapsack, knapsack_params
+    from oslr.learners.ftpsl import ftpsl_knapsack
 
     d, k, T = 8, 3, 120
     problem, pp = oslr.make_problem("agnostic", d=d, k=2)
     plain = ftpsl(d, max_k=k, b=b, n_resamples=4)
     knap = ftpsl_knapsack(d, max_budget=k, b=b, n_resamples=4)
-    p_plain = ftpsl_params(k=k, horizon=300, eta_scale=30.0)
-    p_knap = knapsack_params(np.ones(d, np.int32), k, horizon=300, eta_scale=30.0)
+    p_plain = build_params(FtpslParams, d, k=k, horizon=300, eta_scale=30.0)
+    p_knap = build_params(KnapsackParams, d, costs=np.ones(d, np.int32), budget=k, horizon=300,
+                          eta_scale=30.0)
     _, a = jax.jit(episode_fn(plain, problem, T))(jnp.uint32(1), 0, p_plain, pp)
     _, c = jax.jit(episode_fn(knap, problem, T))(jnp.uint32(1), 0, p_knap, pp)
     np.testing.assert_allclose(np.asarray(c.w), np.asarray(a.w), rtol=1e-5, atol=1e-6)
@@ -198,14 +202,15 @@ def test_ftpsl_knapsack__unit_costs_and_budget_k_reproduce_ftpsl(b):
 
 @pytest.mark.parametrize("solver", ["exact", "fptas"])
 def test_ftpsl_knapsack__spends_at_most_the_budget_and_b1_plays_one_affordable(solver):
-    from oslr.learners.ftpsl import ftpsl_knapsack, knapsack_params
+    from oslr.learners.ftpsl import ftpsl_knapsack
 
     d, budget = 8, 4
     costs = np.array([1, 5, 2, 3, 1, 6, 2, 4])
     problem, pp = oslr.make_problem("agnostic", d=d, k=2)
     for b in (1.0, 2.0):
         learner = ftpsl_knapsack(d, max_budget=6, b=b, solver=solver, n_resamples=3)
-        params = knapsack_params(costs, budget, horizon=300, eta_scale=30.0)
+        params = build_params(KnapsackParams, d, costs=costs, budget=budget, horizon=300,
+                              eta_scale=30.0)
         _, recs = jax.jit(episode_fn(learner, problem, 150))(jnp.uint32(2), 0, params, pp)
         q = np.asarray(recs.query)
         assert (q @ costs).max() <= budget
@@ -234,6 +239,7 @@ def test_ftpl_subset__matches_float64_reference_round_by_round(name):
         learner_keys(5, 2, T)), np.float64)
     zs = np.zeros((T, d))
     zs[:, np.flatnonzero(subset)] = z_q[:, :k]
-    eta = float(rates(ftpsl_params(k=k, horizon=300, eta_scale=30.0), d, 2.0)[0])
+    p = build_params(FtpslParams, d, k=k, horizon=300, eta_scale=30.0)
+    eta = float(rates(p, d, 2.0)[0])
     plays = subset_ftpl_reference(exs.x, exs.y, zs, subset, eta)
     np.testing.assert_allclose(np.asarray(recs.w), plays, rtol=1e-4, atol=1e-5)

@@ -5,12 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from oslr.learners.least_squares import (
-    default_tracker_params,
-    make_tracker,
-    ridge_inverse,
-    tracker_params,
-)
+from oslr.learners.least_squares import make_tracker, ridge_inverse, tracker_defaults
 from oslr.primitives import history_add, history_init
 from tests.helpers import x64
 
@@ -54,7 +49,8 @@ def _drive(kind, x, y, params, repeats=1, seed=0):
 def test_rls_sm__float64_equals_the_closed_form_after_many_updates():
     with x64():
         x, y = _data(3000, 6)
-        params = jax.tree.map(lambda a: a.astype(jnp.float64), tracker_params(lam0=0.5))
+        params = tracker_defaults("rls-sm", 1, lam0=0.5)
+        params = jax.tree.map(lambda a: a.astype(jnp.float64), params)
         theta, _ = _drive("rls-sm", x, y, params)
         exact = np.linalg.solve(0.5 * np.eye(6) + x.T @ x, x.T @ y)
         np.testing.assert_allclose(theta, exact, rtol=1e-9, atol=1e-10)
@@ -62,7 +58,8 @@ def test_rls_sm__float64_equals_the_closed_form_after_many_updates():
 
 def test_rls_sm__float32_drift_stays_small_over_1e4_updates_with_refactorisation():
     x, y = _data(10_000, 8, seed=1)
-    theta, _ = _drive("rls-sm", x.astype(np.float32), y.astype(np.float32), tracker_params())
+    theta, _ = _drive("rls-sm", x.astype(np.float32), y.astype(np.float32),
+                      tracker_defaults("rls-sm", 1))
     exact = np.linalg.solve(np.eye(8) + x.T @ x, x.T @ y)
     assert np.linalg.norm(theta - exact) / np.linalg.norm(exact) < 1e-4
 
@@ -80,7 +77,7 @@ def test_gd_trackers__converge_to_the_solution_on_a_noiseless_static_design(kind
     with x64():
         x, y = _data(40, 5, seed=3, noise=0.0)
         x, y = x * np.sqrt(5), y * np.sqrt(5)  # isotropic design, lambda_min(A / n) ~ 0.4
-        params = jax.tree.map(lambda a: a.astype(jnp.float64), default_tracker_params(kind, 5))
+        params = jax.tree.map(lambda a: a.astype(jnp.float64), tracker_defaults(kind, 5))
         # 40 arrivals, then the same 40 points again and again: 20,000 steps in all
         theta, _ = _drive(kind, np.tile(x, (500, 1)), np.tile(y, 500), params, seed=1)
         if kind == "fols-gd":
@@ -99,7 +96,7 @@ def test_fols_gd__tracking_error_decays_like_one_over_sqrt_n_on_an_iid_stream():
         x, y = _data(n, d, seed=4, noise=0.5)
         x = x * np.sqrt(d)  # isotropic, mu = 1
         params = jax.tree.map(lambda a: a.astype(jnp.float64),
-                              tracker_params(c_gamma=3.0, c_lambda=0.0))
+                              tracker_defaults("rls-sm", 1, c_gamma=3.0, c_lambda=0.0))
         errs, ns = [], np.unique(np.logspace(2, np.log10(n), 12).astype(int))
         mean_err = np.zeros(len(ns))
         for seed in range(4):
@@ -119,7 +116,7 @@ def test_variance_reduced_trackers__converge_linearly_to_rls_on_a_static_design(
     with x64():
         x, y = _data(30, 4, seed=5, noise=0.3)
         params = jax.tree.map(lambda a: a.astype(jnp.float64),
-                              tracker_params(c_lambda=0.0, step_scale=step))
+                              tracker_defaults("rls-sm", 1, c_lambda=0.0, step_scale=step))
         # the 30 samples arrive one per step, then 4000 more steps with n = 30 (last re-sent)
         x_seq = np.concatenate([x, np.repeat(x[-1:], 4000, 0)])
         y_seq = np.concatenate([y, np.repeat(y[-1:], 4000)])

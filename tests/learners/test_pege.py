@@ -8,6 +8,7 @@ import pytest
 import oslr
 from oslr.learners.pege import cycle_position
 from oslr.protocol import ProtocolError
+from oslr.rollout import episode_fn
 
 
 def test_cycle_position__matches_the_enumerated_schedule():
@@ -55,5 +56,7 @@ def test_fpege_gd__estimate_approaches_the_pege_estimate_as_cycles_grow():
 def test_pege__refuses_finite_arm_problems_with_a_clear_error():
     problem, pp = oslr.make_problem("linear-bandit", d=4, n_arms=5)
     learner, params = oslr.make("pege", d=4)
-    with pytest.raises(ProtocolError, match="continuous-action"):
+    with pytest.raises(ValueError, match="continuous-action problem"):
         oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=1)
+    with pytest.raises(ProtocolError, match="continuous-action"):  # the protocol refuses too
+        episode_fn(learner, problem, 2)(jnp.uint32(0), 0, params, pp)

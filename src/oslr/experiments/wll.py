@@ -12,7 +12,6 @@ The R4 comparator reward ||top_k(|sum y x|)||_2 is reported next to every learne
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from pathlib import Path
 from typing import Sequence
@@ -21,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from oslr import regret
-from oslr.registry import LEARNERS, factory_options, make, make_problem
+from oslr.registry import LEARNERS, make, make_problem
 from oslr.report import finish_figure, mean_ci
 from oslr.sim import sweep
 
@@ -34,8 +33,8 @@ WLL_C0S = (0.0, 0.01, 0.1, 1.0)
 
 def _applicable(name: str, d: int, options: dict) -> dict:
     """The options that learner `name` understands (factory options or params fields)."""
-    fields = {f.name for f in dataclasses.fields(LEARNERS[name].params(d))}
-    return {k: v for k, v in options.items() if k in fields | factory_options(name)}
+    spec = LEARNERS[name]
+    return {k: v for k, v in options.items() if k in spec.param_names + spec.option_names}
 
 
 def _rows(res, k: int) -> list[dict]:

@@ -8,19 +8,17 @@ A = lam I + sum x x^T, b = sum r x.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from oslr.checks import check_range
 from oslr.primitives import sherman_morrison_update, tree_select
-from oslr.types import BANDIT, Array, Learner
+from oslr.spec import LearnerSpec, param, register_params
+from oslr.types import BANDIT, Array, Learner, Requirements
 
 
-@jax.tree_util.register_dataclass
-@dataclass(frozen=True)
+@register_params
 class EpsGreedyParams:
     """Attributes:
     eps: () float32, exploration rate scale.
@@ -28,17 +26,11 @@ class EpsGreedyParams:
     lam: () float32, ridge regulariser of A.
     """
 
-    eps: Array
-    alpha: Array
-    lam: Array
-
-
-def eps_greedy_params(eps: float = 0.1, alpha: float = 0.0, lam: float = 1.0) -> EpsGreedyParams:
-    return EpsGreedyParams(
-        eps=jnp.asarray(eps, jnp.float32),
-        alpha=jnp.asarray(alpha, jnp.float32),
-        lam=jnp.asarray(lam, jnp.float32),
-    )
+    eps: Array = param(jnp.float32, 0.1, lo=0.0, hi=1.0,
+                       doc="exploration rate scale, eps_t = min(1, eps (t+1)^-alpha)")
+    alpha: Array = param(jnp.float32, 0.0, lo=0.0, hi=1.0, doc="decay exponent of eps_t")
+    lam: Array = param(jnp.float32, 1.0, lo=0.0, lo_open=True,
+                       doc="ridge regulariser (> 0 so that A is invertible)")
 
 
 class EpsGreedyState(NamedTuple):
@@ -87,13 +79,18 @@ def eps_greedy(d: int) -> Learner:
         del params
         return jnp.asarray(1, jnp.int32)
 
-    def check(params: EpsGreedyParams, d_problem: int) -> None:
-        check_range("eps-greedy", "eps", params.eps, lo=0.0, hi=1.0)
-        check_range("eps-greedy", "alpha", params.alpha, lo=0.0, hi=1.0)
-        check_range("eps-greedy", "lam", params.lam, lo=0.0, lo_open=True,
-                    hint="The ridge regulariser must be > 0 so that A is invertible.")
-
     return Learner(
-        init=init, step=step, family=BANDIT, budget=budget, name="eps-greedy", check=check,
-        info={"replay": True},
+        init=init, step=step, family=BANDIT, budget=budget, name="eps-greedy",
+        requires=Requirements(replay=True),
     )
+
+
+EPS_GREEDY = LearnerSpec(
+    name="eps-greedy",
+    family=BANDIT,
+    description="epsilon-greedy ridge least squares (Sherman-Morrison) for linear bandits",
+    factory=eps_greedy,
+    params=EpsGreedyParams,
+    alt={"eps": 0.3, "alpha": 0.5, "lam": 2.0},
+    reference="ALGORITHMS.md F3",
+)

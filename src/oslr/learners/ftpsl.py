@@ -26,8 +26,8 @@ FTPSL (OURS: the paper does not state it).
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import jax
@@ -35,7 +35,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from oslr.checks import check_range
 from oslr.primitives import (
     batched_draw,
     geometric_resampling,
@@ -46,7 +45,8 @@ from oslr.primitives import (
     sparse_oracle,
     top_k_mask,
 )
-from oslr.types import LINEAR, Array, Learner
+from oslr.spec import Ctx, LearnerSpec, Option, param, register_params
+from oslr.types import LINEAR, Array, Learner, Requirements
 
 
 def norm_exponent(b: float) -> float:
@@ -54,37 +54,38 @@ def norm_exponent(b: float) -> float:
     return 1.0 if math.isinf(b) else (b - 1.0) / b
 
 
-@jax.tree_util.register_dataclass
-@dataclass(frozen=True)
-class FtpslParams:
-    """Sweepable FTPSL parameters (eq. (1) is evaluated inside the step).
+def _default_k(c: Ctx) -> int:
+    return max(1, c.d // 4)
+
+
+@register_params
+class EtaParams:
+    """The inputs of eq. (1)'s learning rate besides k (shared by FTPSL and its baselines).
+
+    Attributes:
+      horizon: () float32, the T used in eq. (1).
+      eta_scale: () float32, multiplies the eq. (1) learning rate.
+    """
+
+    horizon: Array = param(jnp.float32, lambda c: c.horizon, lo=2, doc="the T of eq. (1)")
+    eta_scale: Array = param(jnp.float32, 1.0, lo=0.0, lo_open=True,
+                             doc="multiplies the eq. (1) learning rate")
+
+
+@register_params
+class FtpslParams(EtaParams):
+    """Sweepable FTPSL parameters (eq. (1) is evaluated inside the step): `EtaParams` and
 
     Attributes:
       k: () int32, sparsity (traced).
-      horizon: () float32, the T used in eq. (1).
-      eta_scale: () float32, multiplies the eq. (1) learning rate.
       c0: () float32, exploration constant of eq. (1).
       gamma_max: () float32, cap on gamma (OURS 0.5).
     """
 
-    k: Array
-    horizon: Array
-    eta_scale: Array
-    c0: Array
-    gamma_max: Array
-
-
-def ftpsl_params(k: int = 1, horizon: int = 10_000, eta_scale: float = 1.0, c0: float = 1.0,
-                 gamma_max: float = 0.5) -> FtpslParams:
-    """Build `FtpslParams` with explicit dtypes."""
-    return FtpslParams(
-        k=jnp.asarray(k, jnp.int32),
-        horizon=jnp.asarray(horizon, jnp.float32),
-        eta_scale=jnp.asarray(eta_scale, jnp.float32),
-        c0=jnp.asarray(c0, jnp.float32),
-        gamma_max=jnp.asarray(gamma_max, jnp.float32),
-    )
-
+    k: Array = param(jnp.int32, _default_k, lo=1, hi="max_k", doc="sparsity of the play")
+    c0: Array = param(jnp.float32, 1.0, lo=0.0,
+                      doc="exploration constant, gamma = min(c0 d eta log T, gamma_max)")
+    gamma_max: Array = param(jnp.float32, 0.5, lo=0.0, hi=1.0, doc="cap on gamma (OURS)")
 
 def learning_rate(params, d: int, b: float) -> Array:
     """eta of eq. (1) from params with fields k, horizon, eta_scale (natural logs)."""
@@ -160,15 +161,8 @@ def _perturbed_draw(play, d: int, b: float):
     return draw
 
 
-def _check_rates(name: str, params) -> None:
-    check_range(name, "horizon", params.horizon, lo=2)
-    check_range(name, "eta_scale", params.eta_scale, lo=0.0, lo_open=True)
-    check_range(name, "c0", params.c0, lo=0.0)
-    check_range(name, "gamma_max", params.gamma_max, lo=0.0, hi=1.0)
-
-
 def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str, name: str):
-    """The per-round pieces shared by `ftpsl` and `ftpsl_delayed`: (estimate, budget, check)."""
+    """The per-round pieces shared by `ftpsl` and `ftpsl_delayed`: (estimate, budget)."""
     if not b >= 1.0:
         raise ValueError(f"norm exponent b={b} must lie in [1, inf].")
 
@@ -188,12 +182,7 @@ def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str, n
     def budget(params: FtpslParams) -> Array:
         return params.k
 
-    def check(params: FtpslParams, d_problem: int) -> None:
-        check_range(name, "k", params.k, lo=1, hi=max_k,
-                    hint=f"k is the sparsity of the play (1 <= k <= max_k={max_k}).")
-        _check_rates(name, params)
-
-    return _estimator(draw, n_resamples, gr_mode, max_k), budget, check
+    return _estimator(draw, n_resamples, gr_mode, max_k), budget
 
 
 def ftpsl(d: int, max_k: int | None = None, b: float = 2.0, n_resamples: int = 10,
@@ -208,12 +197,12 @@ def ftpsl(d: int, max_k: int | None = None, b: float = 2.0, n_resamples: int = 1
       gr_mode: "shared" or "independent" resampling (see `geometric_resampling`).
     """
     max_k = d if max_k is None else max_k
-    estimate, budget, check = _ftpsl_parts(d, max_k, b, n_resamples, gr_mode, "ftpsl")
-    return _leader_learner(d, estimate, budget, check, "ftpsl",
+    estimate, budget = _ftpsl_parts(d, max_k, b, n_resamples, gr_mode, "ftpsl")
+    return _leader_learner(d, estimate, budget, "ftpsl",
                            {"b": b, "n_resamples": n_resamples, "gr_mode": gr_mode})
 
 
-def _leader_learner(d: int, estimate, budget, check, name: str, info: dict) -> Learner:
+def _leader_learner(d: int, estimate, budget, name: str, info: dict) -> Learner:
     """A learner whose state is S = sum of its estimates, added as soon as they are formed."""
 
     def init(key: Array, params) -> FtpslState:
@@ -224,8 +213,7 @@ def _leader_learner(d: int, estimate, budget, check, name: str, info: dict) -> L
         theta_hat = estimate(key, state.cum_theta_hat, rnd, params)
         return FtpslState(cum_theta_hat=state.cum_theta_hat + theta_hat, t=state.t + 1)
 
-    return Learner(init=init, step=step, family=LINEAR, budget=budget, name=name, check=check,
-                   info=info)
+    return Learner(init=init, step=step, family=LINEAR, budget=budget, name=name, info=info)
 
 
 class DelayedFtpslState(NamedTuple):
@@ -261,7 +249,7 @@ def ftpsl_delayed(d: int, max_delay: int, max_k: int | None = None, b: float = 2
     if max_delay < 1:
         raise ValueError(f"max_delay={max_delay} must be >= 1.")
     max_k = d if max_k is None else max_k
-    estimate, budget, check = _ftpsl_parts(d, max_k, b, n_resamples, gr_mode, "ftpsl-delayed")
+    estimate, budget = _ftpsl_parts(d, max_k, b, n_resamples, gr_mode, "ftpsl-delayed")
 
     def init(key: Array, params: FtpslParams) -> DelayedFtpslState:
         del key, params
@@ -280,45 +268,33 @@ def ftpsl_delayed(d: int, max_delay: int, max_k: int | None = None, b: float = 2
                                  pending=pending.at[now].set(0.0), t=state.t + 1)
 
     return Learner(init=init, step=step, family=LINEAR, budget=budget, name="ftpsl-delayed",
-                   check=check, info={"b": b, "n_resamples": n_resamples, "gr_mode": gr_mode,
-                                      "max_delay": max_delay})
+                   info={"b": b, "n_resamples": n_resamples, "gr_mode": gr_mode,
+                                      "max_delay": max_delay},
+                   requires=Requirements(max_delay=max_delay))
 
 
-@jax.tree_util.register_dataclass
-@dataclass(frozen=True)
-class KnapsackParams:
-    """Parameters of `ftpsl_knapsack` ([WLL] section 4.2).
+def _afforded_k(c: Ctx) -> int:
+    """OURS: the most coordinates the budget affords, budget // min cost (at most d)."""
+    return max(1, min(c.d, int(c["budget"]) // max(int(np.min(c["costs"])), 1)))
+
+
+@register_params
+class KnapsackParams(FtpslParams):
+    """Parameters of `ftpsl_knapsack` ([WLL] section 4.2): `FtpslParams` and
 
     Attributes:
       k: () int32, the k of eq. (1) (OURS: the most coordinates the budget affords,
         budget // min cost; the paper only says the Theorem 3 bound carries over).
-      horizon, eta_scale, c0, gamma_max: as in `FtpslParams`.
-      costs: (d,) int32 observation costs c_i >= 1 (float for the FPTAS solver).
+      costs: (d,) int32 observation costs c_i >= 1.
       budget: () int32 per-round budget B (<= the learner's static max_budget).
     """
 
-    k: Array
-    horizon: Array
-    eta_scale: Array
-    c0: Array
-    gamma_max: Array
-    costs: Array
-    budget: Array
-
-
-def knapsack_params(costs, budget: int, horizon: int = 10_000, eta_scale: float = 1.0,
-                    c0: float = 1.0, gamma_max: float = 0.5, k: int | None = None):
-    """Build `KnapsackParams`; k defaults to budget // min(costs)."""
-    costs = np.asarray(costs)
-    if k is None:
-        k = max(1, min(len(costs), int(budget) // int(max(costs.min(), 1))))
-    return KnapsackParams(
-        k=jnp.asarray(k, jnp.int32), horizon=jnp.asarray(horizon, jnp.float32),
-        eta_scale=jnp.asarray(eta_scale, jnp.float32), c0=jnp.asarray(c0, jnp.float32),
-        gamma_max=jnp.asarray(gamma_max, jnp.float32),
-        costs=jnp.asarray(costs, jnp.int32), budget=jnp.asarray(budget, jnp.int32),
-    )
-
+    k: Array = param(jnp.int32, _afforded_k, sweepable=False, lo=1, hi="d",
+                     doc="the k of eq. (1); default budget // min(costs)")
+    costs: Array = param(jnp.int32, lambda c: np.ones(c.d, np.int32), sweepable=False, lo=1,
+                         shape="d", doc="integer observation costs c_i >= 1")
+    budget: Array = param(jnp.int32, _default_k, lo=1, hi="max_budget",
+                          doc="per-round budget B")
 
 def greedy_fill(order_score: Array, costs: Array, budget: Array) -> Array:
     """Random-order greedy fill: visit coordinates by decreasing `order_score` and take each one
@@ -382,49 +358,23 @@ def ftpsl_knapsack(d: int, max_budget: int, b: float = 2.0, n_resamples: int = 1
         cheapest = jnp.maximum(jnp.min(params.costs), 1)
         return jnp.minimum(d, params.budget // cheapest).astype(jnp.int32)
 
-    def check(params: KnapsackParams, d_problem: int) -> None:
-        name = "ftpsl-knapsack"
-        check_range(name, "costs", params.costs, lo=1,
-                    hint="observation costs must be integers >= 1.")
-        check_range(name, "budget", params.budget, lo=1, hi=max_budget,
-                    hint=f"the per-round budget B must lie in [1, max_budget={max_budget}].")
-        check_range(name, "k", params.k, lo=1, hi=d)
-        _check_rates(name, params)
-
-    return _leader_learner(d, estimate, budget, check, "ftpsl-knapsack",
+    return _leader_learner(d, estimate, budget, "ftpsl-knapsack",
                            {"b": b, "n_resamples": n_resamples, "solver": solver, "eps": eps,
                             "max_budget": max_budget})
 
 
-@jax.tree_util.register_dataclass
-@dataclass(frozen=True)
-class SubsetFtplParams:
-    """Parameters of the fixed-subset FTPL baselines.
+@register_params
+class SubsetFtplParams(EtaParams):
+    """Parameters of the fixed-subset FTPL baselines: `EtaParams` (the same eq. (1) eta) and
 
     Attributes:
       k: () int32, subset size (traced).
-      horizon, eta_scale: as in `FtpslParams` (the same eq. (1) eta).
       subset: (d,) bool, the oracle subset (`ftpl-oracle-subset`; ignored by the random one).
     """
 
-    k: Array
-    horizon: Array
-    eta_scale: Array
-    subset: Array
-
-
-def subset_ftpl_params(d: int, k: int = 1, horizon: int = 10_000, eta_scale: float = 1.0,
-                       subset=None) -> SubsetFtplParams:
-    mask = np.zeros(d, bool) if subset is None else np.asarray(subset, bool)
-    if mask.shape != (d,):
-        raise ValueError(f"subset must be a ({d},) boolean mask, got shape {mask.shape}.")
-    return SubsetFtplParams(
-        k=jnp.asarray(k, jnp.int32),
-        horizon=jnp.asarray(horizon, jnp.float32),
-        eta_scale=jnp.asarray(eta_scale, jnp.float32),
-        subset=jnp.asarray(mask),
-    )
-
+    k: Array = param(jnp.int32, _default_k, lo=1, hi="max_k", doc="subset size")
+    subset: Array = param(jnp.bool_, lambda c: np.arange(c.d) < c["k"], sweepable=False,
+                          shape="d", doc="the fixed subset (set offline for the oracle)")
 
 def oracle_subset(x: np.ndarray, y: np.ndarray, k: int) -> np.ndarray:
     """Offline oracle subset: top_k(|sum_t y_t x_t|) (Lemma 1 on the whole stream), (d,) bool.
@@ -475,8 +425,6 @@ def _subset_ftpl(d: int, max_k: int, b: float, oracle: bool) -> Learner:
         return params.k
 
     def check(params: SubsetFtplParams, d_problem: int) -> None:
-        check_range(name, "k", params.k, lo=1, hi=max_k)
-        check_range(name, "eta_scale", params.eta_scale, lo=0.0, lo_open=True)
         if oracle:
             sizes = np.asarray(params.subset).sum(axis=-1)
             if np.any(sizes != np.asarray(params.k)):
@@ -487,10 +435,11 @@ def _subset_ftpl(d: int, max_k: int, b: float, oracle: bool) -> Learner:
                 )
 
     return Learner(init=init, step=step, family=LINEAR, budget=budget, name=name, check=check,
-                   info={"b": b})
+                   info={"b": b}, requires=Requirements(dataset=oracle))
 
 
-def ftpl_random_subset(d: int, max_k: int | None = None, b: float = 2.0) -> Learner:
+def ftpl_random_subset(
+d: int, max_k: int | None = None, b: float = 2.0) -> Learner:
     """FTPL on a uniformly random k-subset drawn before round 1 ([WLL] App. B baseline)."""
     return _subset_ftpl(d, d if max_k is None else max_k, b, oracle=False)
 
@@ -500,19 +449,126 @@ def ftpl_oracle_subset(d: int, max_k: int | None = None, b: float = 2.0) -> Lear
     return _subset_ftpl(d, d if max_k is None else max_k, b, oracle=True)
 
 
+# --------------------------------------------------------------------------- specs
+
+_MAX_K = Option("max_k", lambda c: c.d, "static bound on the traced k (smaller is faster)")
+_B = Option("b", 2.0, "norm exponent of K_{k,b}, in [1, inf]")
+_M = Option("n_resamples", 10, "M, the geometric-resampling cap (the paper's experiments: 10)")
+_GR = Option("gr_mode", "shared", "geometric resampling: shared or independent draws",
+             ("shared", "independent"))
+
+
+def _half(c: Ctx) -> int:
+    return max(1, c.d // 2)
+
+
+FTPSL = LearnerSpec(
+    name="ftpsl",
+    family=LINEAR,
+    description="Follow the Perturbed Sparse Leader, b = 2, M = 10 geometric resampling",
+    factory=ftpsl,
+    params=FtpslParams,
+    options=(_MAX_K, _B, _M, _GR),
+    alt={"k": _half, "horizon": 500.0, "eta_scale": 3.0, "c0": 0.5},
+    reference="[WLL] Algorithms 1-2, eq. (1)",
+)
+
+
+def _ftpsl_delayed_factory(d: int, max_delay: int = 64, max_k: int | None = None,
+                           b: float = 2.0, n_resamples: int = 10, gr_mode: str = "shared"):
+    return ftpsl_delayed(d, max_delay, max_k=max_k, b=b, n_resamples=n_resamples,
+                         gr_mode=gr_mode)
+
+
+FTPSL_DELAYED = LearnerSpec(
+    name="ftpsl-delayed",
+    family=LINEAR,
+    description="FTPSL with delayed feedback (ring buffer of estimates), Theorem 7 rates",
+    factory=_ftpsl_delayed_factory,
+    params=FtpslParams,
+    options=(Option("max_delay", 64, "ring-buffer length (>= every delay D_t of the problem)"),
+             _MAX_K, _B, _M, _GR),
+    defaults={"c0": 2.0},
+    alt={"k": _half, "horizon": 900.0, "eta_scale": 3.0, "c0": 1.0},
+    reference="[WLL] section 4.1, Theorem 7 (horizon = D = sum of delays)",
+)
+
+
+def _knapsack_factory(d: int, max_budget: int | None = None, b: float = 2.0,
+                      n_resamples: int = 10, solver: str = "exact", eps: float = 0.1,
+                      gr_mode: str = "shared"):
+    return ftpsl_knapsack(d, d if max_budget is None else max_budget, b=b,
+                          n_resamples=n_resamples, solver=solver, eps=eps, gr_mode=gr_mode)
+
+
+FTPSL_KNAPSACK = LearnerSpec(
+    name="ftpsl-knapsack",
+    family=LINEAR,
+    description="FTPSL with observation costs and a per-round budget (exact DP or FPTAS leader)",
+    factory=_knapsack_factory,
+    params=KnapsackParams,
+    options=(Option("max_budget", lambda c: c.d, "static bound on the budget B (DP table size)"),
+             _B, _M, Option("solver", "exact", "knapsack leader: exact DP or FPTAS",
+                            ("exact", "fptas")),
+             Option("eps", 0.1, "FPTAS accuracy"), _GR),
+    alt={"costs": lambda c: 1 + np.arange(c.d) % 3, "budget": lambda c: max(2, c.d // 2),
+         "horizon": 500.0, "eta_scale": 3.0},
+    reference="[WLL] section 4.2",
+)
+
+FTPL_RANDOM_SUBSET = LearnerSpec(
+    name="ftpl-random-subset",
+    family=LINEAR,
+    description="FTPL on a random k-subset fixed before round 1 ([WLL] App. B baseline)",
+    factory=ftpl_random_subset,
+    params=SubsetFtplParams,
+    options=(_MAX_K, _B),
+    alt={"k": _half, "horizon": 500.0, "eta_scale": 3.0},
+    reference="[WLL] App. B",
+)
+
+
+def _oracle_prepare(params, problem, problem_params):
+    """Replace the subset by the offline best k-subset of the replayed dataset."""
+    if not hasattr(problem_params, "x"):
+        raise ValueError(
+            "ftpl-oracle-subset needs a dataset problem (its oracle subset is computed offline "
+            f"from the whole stream); problem {problem.name!r} is synthetic."
+        )
+    k = int(np.asarray(params.k))
+    mask = oracle_subset(np.asarray(problem_params.x), np.asarray(problem_params.y), k)
+    if problem.d > mask.shape[0]:  # redundant features appended: never in the oracle subset
+        mask = np.concatenate([mask, np.zeros(problem.d - mask.shape[0], bool)])
+    return dataclasses.replace(params, subset=jnp.asarray(mask))
+
+
+FTPL_ORACLE_SUBSET = LearnerSpec(
+    name="ftpl-oracle-subset",
+    family=LINEAR,
+    description="FTPL on the offline best k-subset of the stream ([WLL] App. B 'oracle')",
+    factory=ftpl_oracle_subset,
+    params=SubsetFtplParams,
+    options=(_MAX_K, _B),
+    alt={"k": _half, "horizon": 500.0, "eta_scale": 3.0,
+         "subset": lambda c: np.arange(c.d) >= c.d - _half(c)},
+    reference="[WLL] App. B",
+    prepare=_oracle_prepare,
+)
+
+
 __all__ = [
+    "EtaParams",
     "FtpslParams",
     "FtpslState",
+    "KnapsackParams",
+    "SubsetFtplParams",
     "ftpl_oracle_subset",
     "ftpl_random_subset",
     "ftpsl",
     "ftpsl_delayed",
     "ftpsl_knapsack",
-    "ftpsl_params",
     "greedy_fill",
-    "knapsack_params",
     "oracle_subset",
     "rates",
-    "subset_ftpl_params",
     "theory_resamples",
 ]

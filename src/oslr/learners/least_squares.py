@@ -31,7 +31,6 @@ Le Roux, Schmidt, Bach 2012 (SAG).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 import jax
@@ -39,16 +38,15 @@ import jax.numpy as jnp
 import optax
 from jax import lax
 
-from oslr.checks import check_range
 from oslr.primitives import History, history_draw, history_get, sherman_morrison_update
+from oslr.spec import build_params, param, register_params
 from oslr.types import Array
 
 TRACKERS = ("ols-sm", "rls-sm", "fols-gd", "frls-gd", "svrg", "sag")
 SCHEDULES = ("kpm", "power")
 
 
-@jax.tree_util.register_dataclass
-@dataclass(frozen=True)
+@register_params
 class TrackerParams:
     """Hyper-parameters of every tracker (each uses the fields it needs).
 
@@ -60,31 +58,34 @@ class TrackerParams:
       step_scale: () float32, SVRG / SAG step = step_scale / L.
     """
 
-    lam0: Array
-    c_gamma: Array
-    alpha: Array
-    c_lambda: Array
-    step_scale: Array
+    lam0: Array = param(jnp.float32, 1.0, lo=0.0, lo_open=True,
+                        doc="ridge of lam0 I + A (> 0 so that it is invertible)")
+    c_gamma: Array = param(jnp.float32, 1.0, lo=0.0, lo_open=True,
+                           doc="step constant c of gamma_n")
+    alpha: Array = param(jnp.float32, 0.75, lo=0.0, hi=1.0,
+                         doc="exponent of the power step c n^-alpha and of lam_n")
+    c_lambda: Array = param(jnp.float32, 1.0, lo=0.0,
+                            doc="lam_n = c_lambda n^-(1 - alpha) (0: no ridge, fOLS)")
+    step_scale: Array = param(jnp.float32, 1.0, lo=0.0, lo_open=True,
+                              doc="SVRG / SAG step = step_scale / L")
 
 
-def tracker_params(lam0: float = 1.0, c_gamma: float = 1.0, alpha: float = 0.75,
-                   c_lambda: float = 1.0, step_scale: float = 1.0) -> TrackerParams:
-    """Defaults of ALGORITHMS.md L2.0 (OURS: alpha = 0.75, c_gamma = c_lambda = 1)."""
-    f = lambda v: jnp.asarray(v, jnp.float32)  # noqa: E731
-    return TrackerParams(lam0=f(lam0), c_gamma=f(c_gamma), alpha=f(alpha), c_lambda=f(c_lambda),
-                         step_scale=f(step_scale))
+#: Per-tracker default overrides of `TrackerParams` (ALGORITHMS.md L2.0, OURS: alpha = 0.75,
+#: c_gamma = c_lambda = 1): `ols-sm` a vanishing ridge; `fols-gd` the Thm 1 step with c = 3d
+#: (mu c / 4 = 0.75 for isotropic unit-norm features, mu = 1/d) and no ridge; `svrg` 0.1 / L (L2.3).
+TRACKER_DEFAULTS: dict[str, dict] = {
+    "ols-sm": {"lam0": 1e-6},
+    "rls-sm": {},
+    "fols-gd": {"c_gamma": lambda c: 3.0 * c.d, "c_lambda": 0.0},
+    "frls-gd": {},
+    "svrg": {"step_scale": 0.1},
+    "sag": {},
+}
 
 
-def default_tracker_params(kind: str, d: int) -> TrackerParams:
-    """Per-tracker defaults: fols-gd uses the Thm 1 step with c = 3d (mu c / 4 = 0.75 for
-    isotropic unit-norm features, mu = 1/d) and no ridge; svrg steps at 0.1 / L (L2.3)."""
-    if kind == "ols-sm":
-        return tracker_params(lam0=1e-6)
-    if kind == "fols-gd":
-        return tracker_params(c_gamma=3.0 * d, c_lambda=0.0)
-    if kind == "svrg":
-        return tracker_params(step_scale=0.1)
-    return tracker_params()
+def tracker_defaults(kind: str, d: int, **overrides) -> TrackerParams:
+    """`TrackerParams` with the defaults of tracker `kind` for dimension d."""
+    return build_params(TrackerParams, d, TRACKER_DEFAULTS[kind], **overrides)
 
 
 def reg_at(n: Array, params: TrackerParams) -> Array:
@@ -335,13 +336,3 @@ def make_tracker(kind: str, d: int, capacity: int, schedule: str | None = None,
     if kind == "sag":
         return sag_tracker(d, capacity)
     raise ValueError(f"unknown tracker {kind!r}; choose one of {TRACKERS}.")
-
-
-def check_tracker_params(name: str, params: TrackerParams) -> None:
-    """Clear errors for out-of-range tracker hyper-parameters (before tracing)."""
-    check_range(name, "lam0", params.lam0, lo=0.0, lo_open=True,
-                hint="the ridge must be > 0 so that lam0 I + A is invertible.")
-    check_range(name, "c_gamma", params.c_gamma, lo=0.0, lo_open=True)
-    check_range(name, "alpha", params.alpha, lo=0.0, hi=1.0)
-    check_range(name, "c_lambda", params.c_lambda, lo=0.0)
-    check_range(name, "step_scale", params.step_scale, lo=0.0, lo_open=True)

@@ -24,17 +24,14 @@ Algorithm 2 and eq. (11).
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from oslr.checks import check_range
 from oslr.learners.least_squares import (
-    check_tracker_params,
-    default_tracker_params,
+    TRACKER_DEFAULTS,
+    TrackerParams,
     make_tracker,
     reg_at,
     step_at,
@@ -47,36 +44,24 @@ from oslr.primitives import (
     history_init,
     tree_select,
 )
-from oslr.types import BANDIT, Array, Learner
+from oslr.spec import LearnerSpec, Option, param, register_params
+from oslr.types import BANDIT, Array, Learner, Requirements
 
 HISTORIES = ("arm", "id", "features")
 VARIANTS = {"linucb": "rls-sm", "flinucb-gd": "frls-gd", "flinucb-svrg": "svrg",
             "flinucb-sag": "sag"}
 
 
-@jax.tree_util.register_dataclass
-@dataclass(frozen=True)
-class LinUcbParams:
-    """Attributes:
-    kappa: () float32, exploration weight of the confidence width.
-    lam0, c_gamma, alpha, c_lambda, step_scale: () float32, the tracker's (`TrackerParams`).
+@register_params
+class LinUcbParams(TrackerParams):
+    """The tracker's `TrackerParams` (lam0, c_gamma, alpha, c_lambda, step_scale) and:
+
+    Attributes:
+      kappa: () float32, exploration weight of the confidence width.
     """
 
-    kappa: Array
-    lam0: Array
-    c_gamma: Array
-    alpha: Array
-    c_lambda: Array
-    step_scale: Array
-
-
-def linucb_params(variant: str = "linucb", d: int = 1, kappa: float = 1.0,
-                  **tracker) -> LinUcbParams:
-    """Defaults: kappa = 1 (GAP in [KPM]; E2 sweeps {0.1, 0.3, 1, 3}) and the tracker defaults."""
-    base = dataclasses.asdict(default_tracker_params(VARIANTS[variant], d))
-    base.update({k: jnp.asarray(v, jnp.float32) for k, v in tracker.items()})
-    return LinUcbParams(kappa=jnp.asarray(kappa, jnp.float32), **base)
-
+    kappa: Array = param(jnp.float32, 1.0, lo=0.0,
+                         doc="exploration weight of the confidence width (GAP in [KPM])")
 
 class LinUcbState(NamedTuple):
     """Attributes:
@@ -184,11 +169,50 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
         del params
         return jnp.asarray(1, jnp.int32)
 
-    def check(params: LinUcbParams, d_problem: int) -> None:
-        check_range(variant, "kappa", params.kappa, lo=0.0)
-        check_tracker_params(variant, params)
-
-    return Learner(init=init, step=step, family=BANDIT, budget=budget, name=variant, check=check,
+    return Learner(init=init, step=step, family=BANDIT, budget=budget, name=variant,
                    diagnostics=diagnostics if tracked else None,
-                   info={"tracker": kind, "history": None if exact else history, "replay": True,
-                         "n_arms": n_arms, "capacity": None if exact else horizon})
+                   info={"tracker": kind, "history": None if exact else history},
+                   requires=Requirements(replay=True, n_arms=n_arms,
+                                         capacity=None if exact else horizon,
+                                         history=None if exact else history))
+
+
+def _spec(variant: str, description: str, reference: str) -> LearnerSpec:
+    def factory(d, n_arms=10, horizon=10_000, history="arm", refactor_every=256, track=False,
+                schedule=None, average=False):
+        return linucb(d, n_arms, horizon, variant, history, refactor_every, track, schedule,
+                      average)
+
+    return LearnerSpec(
+        name=variant,
+        family=BANDIT,
+        description=description,
+        factory=factory,
+        params=LinUcbParams,
+        options=(
+            Option("n_arms", 10, "arms per round K (must match the problem)"),
+            Option("horizon", lambda c: c.horizon, "history capacity (rounds)"),
+            Option("history", "arm", "stored past arms: arm indices, global ids or vectors",
+                   HISTORIES),
+            Option("refactor_every", 256, "Cholesky refresh period of A^-1 (linucb)"),
+            Option("track", False, "record the tracking error against the RLS solution"),
+            Option("schedule", None, "fRLS-GD step form (power c n^-alpha or kpm c/(4(c+n)))",
+                   (None, "power", "kpm")),
+            Option("average", False, "Polyak averaging of the fRLS-GD iterates"),
+        ),
+        defaults=TRACKER_DEFAULTS[VARIANTS[variant]],
+        alt={"kappa": 0.3, "lam0": 2.0, "c_gamma": 0.5, "alpha": 0.6, "c_lambda": 0.5,
+             "step_scale": 0.5},
+        reference=reference,
+    )
+
+
+LINUCB = _spec("linucb", "LinUCB, shared theta, exact ridge LS by Sherman-Morrison ([LCLS10])",
+               "[LCLS10]; ALGORITHMS.md L2.2")
+FLINUCB_GD = _spec("flinucb-gd",
+                   "fLinUCB-GD: fRLS-GD estimate and SGD-tracked confidence widths ([KPM] Alg. 2)",
+                   "[KPM] Alg. 2, ALGORITHMS.md L2.2")
+FLINUCB_SVRG = _spec("flinucb-svrg", "fLinUCB with an SVRG tracker ([KPM] App. B, reconstructed)",
+                     "[KPM] App. B, ALGORITHMS.md L2.3")
+FLINUCB_SAG = _spec("flinucb-sag", "fLinUCB with a SAG tracker ([KPM] App. C, reconstructed)",
+                    "[KPM] App. C, ALGORITHMS.md L2.4")

@@ -12,41 +12,32 @@ Update (both): w_{t+1} = Pi_{||w||_2 <= D}(w_t - eta_t 2 (ŷ_t - y_t) x_obs), et
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import jax
 import jax.numpy as jnp
 import optax
 
-from oslr.checks import check_range
 from oslr.primitives import random_subset_mask
+from oslr.spec import LearnerSpec, Option, param, register_params
 from oslr.types import PREDICTION, Array, Learner
 
 
-@jax.tree_util.register_dataclass
-@dataclass(frozen=True)
+@register_params
 class OgdParams:
     """Sweepable parameters of the OGD references.
 
     Attributes:
       eta: () float32, base step size; the step at round t (0-based) is eta / sqrt(t + 1).
       radius: () float32, radius D of the l2 ball the iterates are projected on.
-      k: () int32, features queried per round (traced; `ogd_full` uses k = d).
+      k: () int32, features queried per round (traced; `ogd_full` pins k = d).
     """
 
-    eta: Array
-    radius: Array
-    k: Array
-
-
-def ogd_params(eta: float = 0.05, radius: float = 1.0, k: int = 1) -> OgdParams:
-    """Build `OgdParams` with explicit dtypes (float32 / int32)."""
-    return OgdParams(
-        eta=jnp.asarray(eta, jnp.float32),
-        radius=jnp.asarray(radius, jnp.float32),
-        k=jnp.asarray(k, jnp.int32),
-    )
+    eta: Array = param(jnp.float32, lambda c: 0.5 / c.d, lo=0.0, lo_open=True,
+                       doc="base step size; eta / sqrt(t + 1) at round t")
+    radius: Array = param(jnp.float32, 1.0, lo=0.0, lo_open=True,
+                          doc="radius D of the l2 ball of the iterates")
+    k: Array = param(jnp.int32, lambda c: max(1, c.d // 4), lo=1, hi="max_k",
+                     doc="features queried per round")
 
 
 class OgdState(NamedTuple):
@@ -90,14 +81,7 @@ def _ogd(d: int, max_k: int, full: bool, name: str) -> Learner:
     def budget(params: OgdParams) -> Array:
         return jnp.asarray(d, jnp.int32) if full else params.k
 
-    def check(params: OgdParams, d_problem: int) -> None:
-        check_range(name, "eta", params.eta, lo=0.0, lo_open=True, hint="Use a step size > 0.")
-        check_range(name, "radius", params.radius, lo=0.0, lo_open=True)
-        if not full:
-            check_range(name, "k", params.k, lo=1, hi=max_k,
-                        hint=f"k is the number of features queried per round (1 <= k <= {max_k}).")
-
-    return Learner(init=init, step=step, family=PREDICTION, budget=budget, name=name, check=check)
+    return Learner(init=init, step=step, family=PREDICTION, budget=budget, name=name)
 
 
 def ogd_full(d: int) -> Learner:
@@ -117,3 +101,28 @@ def ogd_random_subset(d: int, max_k: int | None = None) -> Learner:
       max_k: static bound on the traced k (default d).
     """
     return _ogd(d, d if max_k is None else max_k, full=False, name="ogd-random-subset")
+
+
+_MAX_K = Option("max_k", lambda c: c.d, "static bound on the traced k (smaller is faster)")
+
+OGD_FULL = LearnerSpec(
+    name="ogd-full",
+    family=PREDICTION,
+    description="full-information projected OGD on the square loss (upper reference, budget d)",
+    factory=ogd_full,
+    params=OgdParams,
+    fixed={"k": lambda c: c.d},
+    alt={"eta": lambda c: 0.1 / c.d, "radius": 2.0},
+    reference="Zinkevich 2003",
+)
+
+OGD_RANDOM_SUBSET = LearnerSpec(
+    name="ogd-random-subset",
+    family=PREDICTION,
+    description="OGD observing a fresh uniform random k-subset each round (lower reference)",
+    factory=ogd_random_subset,
+    params=OgdParams,
+    options=(_MAX_K,),
+    alt={"eta": lambda c: 0.1 / c.d, "radius": 2.0, "k": lambda c: max(1, c.d // 2)},
+    reference="lower reference (ALGORITHMS.md F1)",
+)

@@ -22,19 +22,10 @@ from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 
-from oslr.learners.least_squares import (
-    TrackerParams,
-    check_tracker_params,
-    make_tracker,
-    tracker_params,
-)
+from oslr.learners.least_squares import TrackerParams, make_tracker
 from oslr.primitives import History, history_add, history_init, tree_select
-from oslr.types import BANDIT, Array, Learner
-
-
-def pege_params(d: int, c_gamma: float | None = None) -> TrackerParams:
-    """fPEGE-GD step constant c = 6 d by default (ignored by `pege`)."""
-    return tracker_params(c_gamma=6.0 * d if c_gamma is None else c_gamma, c_lambda=0.0)
+from oslr.spec import LearnerSpec, Option
+from oslr.types import BANDIT, Array, Learner, Requirements
 
 
 def cycle_position(t: Array, d: int) -> tuple[Array, Array]:
@@ -122,9 +113,34 @@ def pege(d: int, horizon: int = 10_000, fast: bool = False) -> Learner:
         del params
         return jnp.asarray(1, jnp.int32)
 
-    def check(params: TrackerParams, d_problem: int) -> None:
-        check_tracker_params(name, params)
-
-    return Learner(init=init, step=step, family=BANDIT, budget=budget, name=name, check=check,
+    return Learner(init=init, step=step, family=BANDIT, budget=budget, name=name,
                    diagnostics=diagnostics if fast else None,
-                   info={"capacity": horizon if fast else None, "action_set": "unit sphere"})
+                   info={"action_set": "unit sphere"},
+                   requires=Requirements(capacity=horizon if fast else None,
+                                         continuous_actions=True))
+
+
+def _spec(fast: bool) -> LearnerSpec:
+    def factory(d: int, horizon: int = 10_000) -> Learner:
+        return pege(d, horizon, fast)
+
+    return LearnerSpec(
+        name="fpege-gd" if fast else "pege",
+        family=BANDIT,
+        description=("fPEGE-GD: PEGE with an fOLS-GD estimate ([KPM] Alg. 1), unit sphere"
+                     if fast else "PEGE: explore the basis, exploit theta/||theta|| ([RT10])"),
+        factory=factory,
+        params=TrackerParams,
+        options=(Option("horizon", lambda c: c.horizon,
+                        "rounds; sets the history capacity of fPEGE-GD"),),
+        # only the fOLS-GD step constant c is used (c = 6 d, see the module docstring)
+        defaults={"c_gamma": lambda c: 6.0 * c.d},
+        fixed={"lam0": 1.0, "alpha": 0.75, "c_lambda": 0.0, "step_scale": 1.0},
+        alt={"c_gamma": lambda c: 2.0 * c.d},
+        reference="[KPM] Alg. 1, ALGORITHMS.md L2.1",
+    )
+
+
+PEGE = _spec(fast=False)
+FPEGE_GD = _spec(fast=True)
+

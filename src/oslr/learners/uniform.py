@@ -8,27 +8,21 @@ loss is the average coordinate loss, so its regret grows linearly unless theta h
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 
-from oslr.checks import check_range
 from oslr.primitives import random_subset_mask
+from oslr.spec import LearnerSpec, Option, param, register_params
 from oslr.types import LINEAR, Array, Learner
 
 
-@jax.tree_util.register_dataclass
-@dataclass(frozen=True)
+@register_params
 class UniformParams:
     """Attributes: k: () int32, sparsity of the play (traced)."""
 
-    k: Array
-
-
-def uniform_params(k: int = 1) -> UniformParams:
-    return UniformParams(k=jnp.asarray(k, jnp.int32))
+    k: Array = param(jnp.int32, lambda c: max(1, c.d // 4), lo=1, hi="max_k",
+                     doc="sparsity of the play")
 
 
 class UniformState(NamedTuple):
@@ -61,11 +55,20 @@ def uniform_subset(d: int, max_k: int | None = None, b: float = 2.0) -> Learner:
     def budget(params: UniformParams) -> Array:
         return params.k
 
-    def check(params: UniformParams, d_problem: int) -> None:
-        check_range("uniform-subset", "k", params.k, lo=1, hi=max_k,
-                    hint=f"k is the sparsity of the play (1 <= k <= {max_k}).")
-
     return Learner(
         init=init, step=step, family=LINEAR, budget=budget, name="uniform-subset",
-        check=check, info={"b": b},
+        info={"b": b},
     )
+
+
+UNIFORM_SUBSET = LearnerSpec(
+    name="uniform-subset",
+    family=LINEAR,
+    description="plays k^(-1/b) on a fresh uniform k-subset (F2 lower reference)",
+    factory=uniform_subset,
+    params=UniformParams,
+    options=(Option("max_k", lambda c: c.d, "static bound on the traced k"),
+             Option("b", 2.0, "norm exponent of the feasible set K_{k,b}")),
+    alt={"k": lambda c: max(1, c.d // 2)},
+    reference="[WLL] Alg. 1 exploration law",
+)

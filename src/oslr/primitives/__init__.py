@@ -1,4 +1,9 @@
-"""Shared vectorised building blocks (ALGORITHMS.md section 3), reused by every learner family."""
+"""Shared vectorised building blocks (ALGORITHMS.md section 3), reused by every learner family.
+
+Selectors (Exp3, Tsallis-INF, BEXP, Hedge; `selectors`) and regressors (VAW, ridge, OGD, ONS;
+`regressors`) are optax-style `init`/`update` components: a "selector over feature sets + a
+regressor on the selected features" learner is a short composition of one of each.
+"""
 
 from oslr.primitives.geometric_resampling import batched_draw, first_hits, geometric_resampling
 from oslr.primitives.history import (
@@ -10,11 +15,24 @@ from oslr.primitives.history import (
 )
 from oslr.primitives.knapsack import knapsack_exact, knapsack_fptas
 from oslr.primitives.oracle import oracle_weights, sparse_oracle, sparse_oracle_value
+from oslr.primitives.regressors import Regressor, ogd, ons, ridge, vaw
+from oslr.primitives.selectors import Draw, Selector, bexp, exp3, hedge, tsallis_inf
 from oslr.primitives.sherman_morrison import sherman_morrison_update
 from oslr.primitives.tree import tree_select
 from oslr.primitives.topk import radix_select_mask, random_subset_mask, top_k_mask
 
 __all__ = [
+    "Draw",
+    "Regressor",
+    "Selector",
+    "bexp",
+    "exp3",
+    "hedge",
+    "ogd",
+    "ons",
+    "ridge",
+    "tsallis_inf",
+    "vaw",
     "History",
     "history_add",
     "history_draw",

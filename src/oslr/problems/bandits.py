@@ -17,6 +17,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from oslr.spec import ProblemSpec
 from oslr.types import Array, BanditExample, Problem
 
 
@@ -67,6 +68,7 @@ def linear_bandit(d: int, n_arms: int = 10, changing: bool = False) -> Problem:
         d=d,
         name="linear-bandit",
         n_arms=n_arms,
+        changing_arms=changing,
         info={"changing": changing},
     )
 
@@ -98,4 +100,43 @@ def sphere_bandit(d: int) -> Problem:
                                     noise=xi, best=jnp.linalg.norm(theta))
 
     return Problem(init=init, sample=sample, kind="bandit", d=d, name="sphere-bandit", n_arms=d,
-                   info={"action_set": "unit sphere"})
+                   continuous_actions=True, info={"action_set": "unit sphere"})
+
+
+# --------------------------------------------------------------------------- registered problems
+
+
+def _check_d(d) -> None:
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise ValueError(f"d must be a positive integer, got {d!r}.")
+
+
+def _check_noise(noise: float) -> None:
+    if not 0 <= noise <= 1:
+        raise ValueError(f"noise half-width {noise} must lie in [0, 1] ([KPM] assume |xi| <= 1).")
+
+
+def _linear(d: int = 10, n_arms: int = 10, changing: bool = False, noise: float = 0.5):
+    _check_d(d)
+    if n_arms < 2:
+        raise ValueError(f"a bandit needs n_arms >= 2, got {n_arms}.")
+    _check_noise(noise)
+    return linear_bandit(d, n_arms=n_arms, changing=changing), bandit_params(noise)
+
+
+def _sphere(d: int = 10, noise: float = 1.0, norm: float = 1.0):
+    _check_d(d)
+    _check_noise(noise)
+    if not norm > 0:
+        raise ValueError(f"norm={norm} of theta* must be > 0.")
+    return sphere_bandit(d), sphere_params(noise, norm)
+
+
+LINEAR_BANDIT = ProblemSpec(
+    "linear-bandit", "bandit",
+    "linear bandit, unit-norm theta* and K unit-norm arms (fixed or changing), uniform noise",
+    _linear)
+SPHERE_BANDIT = ProblemSpec(
+    "sphere-bandit", "bandit",
+    "linear bandit on the unit sphere (play any unit x; basis e_1..e_d known), U[-1, 1] noise",
+    _sphere)

@@ -28,6 +28,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from oslr.problems.delays import maybe_delayed
+from oslr.problems.synthetic import add_redundant_features
+from oslr.spec import ProblemSpec
 from oslr.types import Array, Problem, StreamExample
 
 # file -> sha256 (see src/oslr/data/PROVENANCE.md)
@@ -204,3 +207,27 @@ def dataset_replay(name: str, cycle: bool = False) -> Problem:
         cycle=cycle,
         info={"dataset": name, "rows": n},
     )
+
+
+# --------------------------------------------------------------------------- registered problems
+
+_DATASET_TEXT = {
+    "a9a": "LIBSVM a9a (UCI Adult), 48,842 x 123, +-1 labels",
+    "connect4": "UCI Connect-4 one-hot without draws, 61,108 x 126, +-1 labels",
+    "covtype": "covtype.binary fixed-seed subset, 58,100 x 54, +-1 labels",
+    "mnist35": "MNIST 3 vs 5, 13,454 x 784, +-1 labels",
+    "kegg": "UCI KEGG metabolic network (undirected), 63,608 x 26, real target",
+}
+
+
+def _spec(name: str) -> ProblemSpec:
+
+    def factory(cycle: bool = False, n_redundant: int = 0, delays: str | None = None,
+                max_delay: int = 1):
+        problem = add_redundant_features(dataset_replay(name, cycle=cycle), n_redundant)
+        return maybe_delayed(problem, delays, max_delay), dataset_params(name)
+
+    return ProblemSpec(name, "stream", f"replay of {_DATASET_TEXT[name]}", factory)
+
+
+A9A, CONNECT4, COVTYPE, MNIST35, KEGG = (_spec(n) for n in DATASETS)

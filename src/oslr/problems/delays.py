@@ -41,7 +41,12 @@ def with_delays(problem: Problem, schedule: str, max_delay: int) -> Problem:
         return state, ex._replace(delay=delay)
 
     info = dict(problem.info or {}, delay_schedule=schedule, max_delay=max_delay)
-    return problem._replace(sample=sample, info=info)
+    return problem._replace(sample=sample, info=info, max_delay=max_delay)
+
+
+def maybe_delayed(problem: Problem, schedule: str | None, max_delay: int) -> Problem:
+    """`problem` itself when `schedule` is None, else `with_delays(problem, schedule, ...)`."""
+    return problem if schedule is None else with_delays(problem, schedule, max_delay)
 
 
 def expected_total_delay(schedule: str, max_delay: int, horizon: int) -> float:

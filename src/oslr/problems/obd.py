@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from oslr.problems.datasets import data_path
+from oslr.spec import ProblemSpec
 from oslr.types import Array, BanditExample, Problem
 
 CAMPAIGNS = ("all", "men", "women")
@@ -141,6 +142,17 @@ def obd_replay(campaign: str = "all", stream: bool = False, shuffle: bool = True
         return flat.reshape(ids.shape + (d,))
 
     return Problem(init=init, sample=sample, kind="bandit", d=d, name="obd", n_arms=n_items,
-                   n_rows=n, features=features,
+                   n_rows=n, features=features, replay=not stream, changing_arms=True,
                    info={"campaign": campaign, "stream": stream, "replay": not stream,
                          "events": n, "changing": True})
+
+
+def _factory(campaign: str = "all", stream: bool = False, shuffle: bool = True):
+    return obd_replay(campaign, stream, shuffle), obd_params(campaign)
+
+
+OBD = ProblemSpec(
+    "obd", "bandit",
+    "Open Bandit Dataset uniform-random logs (ZOZOTOWN), replay by rejection sampling; "
+    "campaign all (K=80, d=1177) / men / women",
+    _factory)

@@ -26,6 +26,8 @@ import jax
 import jax.numpy as jnp
 
 from oslr.primitives import random_subset_mask, tree_select
+from oslr.problems.delays import maybe_delayed
+from oslr.spec import ProblemSpec
 from oslr.types import Array, Problem, StreamExample
 
 DESIGNS = ("gaussian", "rademacher")
@@ -164,3 +166,42 @@ def add_redundant_features(problem: Problem, n_extra: int) -> Problem:
 
     info = dict(problem.info or {}, n_redundant=n_extra)
     return problem._replace(sample=sample, d=problem.d + n_extra, info=info)
+
+
+# --------------------------------------------------------------------------- registered problems
+
+
+def _factory(builder):
+    def factory(d: int = 16, k: int = 3, sigma: float = 0.1, design: str | None = None,
+                drift: float = 0.01, flip: float = 0.1, period: int = 1000,
+                n_redundant: int = 0, delays: str | None = None, max_delay: int = 1):
+        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+            raise ValueError(f"d must be a positive integer, got {d!r}.")
+        if not 1 <= k <= d:
+            raise ValueError(f"sparsity k={k} must satisfy 1 <= k <= d={d}.")
+        if sigma < 0:
+            raise ValueError(f"noise sigma={sigma} must be >= 0.")
+        if not 0 <= flip <= 1:
+            raise ValueError(f"flip probability {flip} must lie in [0, 1].")
+        if period < 1:
+            raise ValueError(f"switching period {period} must be >= 1 round.")
+        problem = builder(d) if design is None else builder(d, design=design)
+        problem = maybe_delayed(add_redundant_features(problem, n_redundant), delays, max_delay)
+        return problem, synthetic_params(k=k, sigma=sigma, drift=drift, flip=flip, period=period)
+
+    return factory
+
+
+SPARSE_LINEAR = ProblemSpec(
+    "sparse-linear", "stream",
+    "realizable k-sparse linear model, Gaussian or Rademacher design, Gaussian noise",
+    _factory(sparse_linear))
+AGNOSTIC = ProblemSpec(
+    "agnostic", "stream", "sign labels of a sparse linear model with random flips (misspecified)",
+    _factory(agnostic))
+DRIFTING = ProblemSpec(
+    "drifting", "stream", "realizable stream whose sparse w* random-walks on its support",
+    _factory(drifting))
+SWITCHING = ProblemSpec(
+    "switching", "stream", "oblivious adversary: a fresh sparse w* every `period` rounds",
+    _factory(switching))

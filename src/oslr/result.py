@@ -1,0 +1,98 @@
+"""`SimResult`: the labelled output of a study and its regret arithmetic (float64, host side).
+
+Kept apart from the harness (`oslr.sim` builds it and imports neither the comparators nor the
+reports) and from the tables and plots (`oslr.report`, which reads it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from oslr import regret
+from oslr.types import LINEAR, PREDICTION
+
+#: Above this many supports the F1 comparator switches from exact enumeration to greedy.
+ENUMERATION_LIMIT = 200_000
+
+
+@dataclass
+class SimResult:
+    """Output of `simulate`: streaming metrics per grid point and run.
+
+    Attributes:
+      learner, problem, family: names.
+      horizon, n_runs, seed: study settings.
+      ckpts: (C,) int64 checkpoint round counts (1-based, last = horizon).
+      grid: G dicts labelling the grid points.
+      final: name -> (G, R, ...) running sums at the horizon.
+      curves: name -> (G, R, C, ...) running sums at the checkpoints.
+      params: the (G, ...) learner params as numpy.
+      comparator_k: sparsity of the F1 comparator class (None when not computed).
+      info: extra labels (problem info, timings, devices).
+    """
+
+    learner: str
+    problem: str
+    family: str
+    horizon: int
+    n_runs: int
+    seed: int
+    ckpts: np.ndarray
+    grid: list[dict]
+    final: dict[str, np.ndarray]
+    curves: dict[str, np.ndarray]
+    params: Any
+    comparator_k: int | None = None
+    comparator_radius: float | None = None
+    realizable: bool = False
+    info: dict = field(default_factory=dict)
+    _regret: dict | None = field(default=None, repr=False, compare=False)
+
+    def regret_curves(self) -> dict[str, np.ndarray]:
+        """Regret at every checkpoint, (G, R, C) per quantity, computed in float64.
+
+        Returns a dict with the quantities that apply (ALGORITHMS.md section 2):
+          F1: `regret` (exact best k-sparse LS, R1) or `regret_lb_greedy` (R2, a lower bound), and
+              `regret_wstar` (R3) on realizable streams; F2: `regret` (R4);
+          F3: `pseudo_regret` (R5). Computed once and cached.
+        """
+        if self._regret is None:
+            self._regret = self._compute_regret()
+        return self._regret
+
+    def summary_table(self):
+        """pandas DataFrame: final regret per grid point (mean, sem, 95% interval); see report."""
+        from oslr.report import summary_frame
+
+        return summary_frame([self])
+
+    def curves_table(self):
+        """pandas DataFrame: regret at every checkpoint with 95% bands (long format)."""
+        from oslr.report import curves_frame
+
+        return curves_frame([self])
+
+    def _compute_regret(self) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        c = self.curves
+        if self.family == PREDICTION:
+            loss = c["loss"].astype(np.float64)
+            if self.realizable:
+                out["regret_wstar"] = loss - c["loss_wstar"]
+            if "gram" in c and self.comparator_k is not None:
+                best, exact = regret.best_sparse_ls_loss(
+                    c["gram"], c["xy"], c["yy"], self.comparator_k,
+                    radius=self.comparator_radius, enumeration_limit=ENUMERATION_LIMIT,
+                )
+                out["regret" if exact else "regret_lb_greedy"] = loss - best
+        elif self.family == LINEAR:
+            k = np.asarray(self.params.k).reshape(-1, 1, 1)
+            b = float(self.info.get("b", 2.0))
+            best = regret.best_sparse_linear_reward(c["theta_sum"], k, b)
+            out["regret"] = best - c["reward"]
+        else:
+            out["pseudo_regret"] = c["pseudo_regret"].astype(np.float64)
+        return out

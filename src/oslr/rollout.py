@@ -1,0 +1,97 @@
+"""One rollout: the key schedule and the round body shared by the simulator, the contract suite
+and the tests' references.
+
+Run r of a study with seed s uses `run_keys(s, r) = split(fold_in(key(s), r), 4)`: the streams
+`PROBLEM_INIT`, `PROBLEM_ROUNDS`, `LEARNER_INIT` and `LEARNER_ROUNDS`; round t uses
+`fold_in(stream, t)`. Every learner and every grid point of run r therefore sees the same stream
+(common random numbers), and a run can be replayed alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from oslr.protocol import play_round, problem_lookup
+from oslr.types import Array, Learner, Problem, PyTree
+
+PROBLEM_INIT, PROBLEM_ROUNDS, LEARNER_INIT, LEARNER_ROUNDS = range(4)
+
+
+def run_keys(seed: Any, run_id: Any) -> Array:
+    """(4,) typed keys of run `run_id` under root seed `seed` (uint32 / int32 scalars)."""
+    seed = jnp.asarray(seed, jnp.uint32)
+    return jax.random.split(jax.random.fold_in(jax.random.key(seed), run_id), 4)
+
+
+def init_run(learner: Learner, problem: Problem, keys: Array, lp: PyTree,
+             pp: PyTree) -> tuple[PyTree, PyTree]:
+    """(learner state, problem state) at the start of a run."""
+    return learner.init(keys[LEARNER_INIT], lp), problem.init(keys[PROBLEM_INIT], pp)
+
+
+def play(learner: Learner, problem: Problem, keys: Array, ls: PyTree, ps: PyTree, t: Array,
+         lp: PyTree, pp: PyTree) -> tuple[PyTree, PyTree, Any, Any]:
+    """Round t of a run: sample the example, play the protocol round.
+
+    Returns:
+      (new learner state, new problem state, the example, the round's record).
+    """
+    ps_new, example = problem.sample(jax.random.fold_in(keys[PROBLEM_ROUNDS], t), ps, t, pp)
+    ls_new, record = play_round(learner, jax.random.fold_in(keys[LEARNER_ROUNDS], t), ls,
+                                example, lp, t, problem_lookup(problem, pp))
+    return ls_new, ps_new, example, record
+
+
+def episode_fn(learner: Learner, problem: Problem, n_rounds: int) -> Callable:
+    """`run(seed, run_id, params, problem_params) -> (final learner state, stacked records)`,
+    rounds 0 .. n_rounds - 1 with the simulator's key schedule."""
+
+    def run(seed, run_id, lp, pp):
+        keys = run_keys(seed, run_id)
+
+        def body(c, t):
+            ls, ps, _, rec = play(learner, problem, keys, *c, t, lp, pp)
+            return (ls, ps), rec
+
+        carry = init_run(learner, problem, keys, lp, pp)
+        (ls, _), recs = lax.scan(body, carry, jnp.arange(n_rounds, dtype=jnp.int32))
+        return ls, recs
+
+    return run
+
+
+def stream(problem: Problem, pp: PyTree, seed: int, run_id: int, horizon: int) -> Any:
+    """The examples of rounds 0 .. horizon - 1 of run `run_id` (stacked), as a study sees them."""
+    keys = run_keys(seed, jnp.int32(run_id))
+
+    def body(s, t):
+        return problem.sample(jax.random.fold_in(keys[PROBLEM_ROUNDS], t), s, t, pp)
+
+    ps = problem.init(keys[PROBLEM_INIT], pp)
+    _, exs = lax.scan(body, ps, jnp.arange(horizon, dtype=jnp.int32))
+    return exs
+
+
+def learner_round_keys(seed: int, run_id: int, horizon: int) -> Array:
+    """The (horizon,) per-round learner keys of run `run_id`."""
+    keys = run_keys(seed, jnp.int32(run_id))
+    return jax.vmap(lambda t: jax.random.fold_in(keys[LEARNER_ROUNDS], t))(
+        jnp.arange(horizon, dtype=jnp.int32))
+
+
+__all__ = [
+    "LEARNER_INIT",
+    "LEARNER_ROUNDS",
+    "PROBLEM_INIT",
+    "PROBLEM_ROUNDS",
+    "episode_fn",
+    "init_run",
+    "learner_round_keys",
+    "play",
+    "run_keys",
+    "stream",
+]

@@ -1,0 +1,380 @@
+"""Learner specs: what a learner module declares about itself, and the one generic params builder.
+
+A learner module states, next to its factory (gymnax `default_params`, jumanji entry points):
+
+* its params dataclass, whose fields are declared once with `param(dtype, default, ...)`: the
+  dtype, the default (a value or a function of the build context `Ctx`), whether a user may sweep
+  it, and its valid range (checked before tracing by `check_params`);
+* a `LearnerSpec`: the factory `factory(d, **options) -> Learner`, its declared static `Option`s
+  (they fix shapes or control flow), per-learner default overrides, pinned fields, the second
+  params point for the contract suite and an optional `prepare` hook.
+
+`build_params(cls, ctx, **overrides)` builds any params dataclass from its declaration;
+`LearnerSpec.make(d, horizon, **kw)` splits keyword arguments into static options and params,
+refuses unknown names (saying which names exist) and returns `(learner, params)`.
+
+Example (a third-party learner, see README "Your own learner"):
+
+    @register_params
+    class MyParams:
+        eta: Array = param(jnp.float32, lambda c: 1.0 / c.d, lo=0.0, lo_open=True,
+                           doc="step size")
+
+    SPEC = LearnerSpec(name="my-ogd", family=PREDICTION, description="...",
+                       factory=my_ogd, params=MyParams)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from oslr.checks import check_range
+from oslr.types import Learner
+
+#: The horizon used by horizon-dependent defaults when `make` is given none.
+DEFAULT_HORIZON = 10_000
+
+_META = "oslr"
+
+
+@dataclass(frozen=True)
+class Param:
+    """Declaration of one params field.
+
+    Attributes:
+      dtype: the array dtype of the leaf (float32, int32, bool).
+      default: a value, or `default(ctx) -> value` (e.g. `lambda c: max(1, c.d // 4)`).
+      sweepable: whether `oslr run --grid/--set` and `oslr list` offer it (arrays such as a cost
+        vector are settable from Python but not swept).
+      lo, hi: inclusive bounds (`lo` exclusive when `lo_open`); a number, the name of a static
+        option or of "d" (resolved from the context), or None for unbounded.
+      doc: one line for `oslr list` and error messages.
+      shape: None for a scalar, or "d" for a (d,) vector.
+    """
+
+    dtype: Any
+    default: Any
+    sweepable: bool = True
+    lo: Any = None
+    hi: Any = None
+    lo_open: bool = False
+    doc: str = ""
+    shape: str | None = None
+
+
+def param(dtype, default, *, sweepable: bool = True, lo=None, hi=None, lo_open: bool = False,
+          doc: str = "", shape: str | None = None):
+    """A dataclass field declaring one params leaf (see `Param`)."""
+    return field(metadata={_META: Param(dtype, default, sweepable, lo, hi, lo_open, doc, shape)})
+
+
+def register_params(cls):
+    """Make `cls` a frozen, keyword-only dataclass registered as a JAX pytree."""
+    return jax.tree_util.register_dataclass(dataclass(frozen=True, kw_only=True)(cls))
+
+
+def declared(cls) -> dict[str, Param]:
+    """Field name -> `Param` of a params dataclass (in field order)."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        if _META not in f.metadata:
+            raise TypeError(f"{cls.__name__}.{f.name} is not declared with oslr.spec.param().")
+        out[f.name] = f.metadata[_META]
+    return out
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """What defaults may depend on: `d`, the study `horizon`, the static `options` and (through
+    `ctx[name]`) the value of another params field, resolved on demand."""
+
+    d: int
+    horizon: int = DEFAULT_HORIZON
+    options: Mapping[str, Any] = field(default_factory=dict)
+    _get: Callable[[str], Any] | None = None
+
+    def __getitem__(self, name: str) -> Any:
+        if self._get is None:
+            raise KeyError(name)
+        return self._get(name)
+
+    def bound(self, value):
+        """Resolve a bound: a number, "d", a static option name, or a function of the context."""
+        if isinstance(value, str):
+            return self.d if value == "d" else self.options[value]
+        return value(self) if callable(value) else value
+
+
+def _resolve(value, ctx: Ctx):
+    return value(ctx) if callable(value) else value
+
+
+def build_params(cls, ctx: Ctx | int, defaults: Mapping[str, Any] | None = None, **overrides):
+    """Build the params dataclass `cls` from its declaration.
+
+    Args:
+      cls: a dataclass whose fields are declared with `param`.
+      ctx: the build context (or just d).
+      defaults: default overrides (value or `ctx -> value`) that take precedence over the
+        declaration (a learner that shares a params class with another, e.g. the LinUCB variants).
+      **overrides: field values; unknown names raise ValueError listing the fields.
+
+    Returns:
+      An instance of `cls` whose leaves are arrays of the declared dtypes.
+    """
+    ctx = Ctx(d=ctx) if isinstance(ctx, int) else ctx
+    decl = declared(cls)
+    unknown = set(overrides) - set(decl)
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {sorted(unknown)}; parameters: "
+                         f"{', '.join(decl)}.")
+    defaults = dict(defaults or {})
+    values: dict[str, Any] = {}
+    busy: set[str] = set()
+
+    def get(name: str):
+        if name not in values:
+            if name in busy:
+                raise ValueError(f"circular default for parameter {name!r} of {cls.__name__}.")
+            busy.add(name)
+            if name in overrides:
+                raw = overrides[name]
+            else:
+                raw = _resolve(defaults.get(name, decl[name].default), here)
+            values[name] = _as_leaf(cls, name, decl[name], raw, here)
+        return values[name]
+
+    here = dataclasses.replace(ctx, _get=lambda n: np.asarray(get(n)))
+    return cls(**{name: get(name) for name in decl})
+
+
+def _as_leaf(cls, name: str, p: Param, raw, ctx: Ctx):
+    if isinstance(raw, (str, bytes)):
+        raise ValueError(f"parameter {name}={raw!r} of {cls.__name__} must be a number.")
+    try:
+        a = np.asarray(raw)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"parameter {name}={raw!r} must be numeric ({err}).") from None
+    if a.dtype.kind not in "biuf":
+        raise ValueError(f"parameter {name}={raw!r} must be numeric, got dtype {a.dtype}.")
+    if p.shape == "d" and a.shape != (ctx.d,):
+        raise ValueError(f"parameter {name} must have shape ({ctx.d},), got {a.shape}.")
+    return jnp.asarray(a, p.dtype)
+
+
+def check_params(cls, params, learner: str, ctx: Ctx | int, skip: tuple[str, ...] = ()) -> None:
+    """Check every declared range on concrete (possibly batched) params; ValueError names the
+    learner, the field, the bad values and the range."""
+    ctx = Ctx(d=ctx) if isinstance(ctx, int) else ctx
+    for name, p in declared(cls).items():
+        if name in skip or (p.lo is None and p.hi is None):
+            continue
+        lo = None if p.lo is None else ctx.bound(p.lo)
+        hi = None if p.hi is None else ctx.bound(p.hi)
+        check_range(learner, name, getattr(params, name), lo=lo, hi=hi, lo_open=p.lo_open,
+                    hint=p.doc and f"({name}: {p.doc})")
+
+
+def range_text(p: Param, ctx: Ctx | None = None) -> str:
+    """'[1, max_k]' / '(0, inf)' style text of a declared range."""
+    def show(v, inf):
+        if v is None:
+            return inf
+        if ctx is not None:
+            try:
+                return f"{ctx.bound(v):g}"
+            except (KeyError, TypeError):
+                pass
+        return v if isinstance(v, str) else f"{v:g}" if not callable(v) else "?"
+
+    left = "(" if p.lo_open or p.lo is None else "["
+    right = ")" if p.hi is None else "]"
+    return f"{left}{show(p.lo, '-inf')}, {show(p.hi, 'inf')}{right}"
+
+
+@dataclass(frozen=True)
+class Option:
+    """A static option of a learner factory (fixes shapes or control flow; not swept).
+
+    Attributes:
+      name: keyword of the factory.
+      default: a value, or `default(ctx) -> value` (e.g. a history capacity from the horizon).
+      doc: one line for `oslr list`.
+      choices: allowed values (None: any).
+    """
+
+    name: str
+    default: Any = None
+    doc: str = ""
+    choices: tuple | None = None
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """Everything the registry, the CLI and the contract suite need to know about a learner.
+
+    Attributes:
+      name: registry name.
+      family: protocol family (`PREDICTION`, `LINEAR`, `BANDIT`).
+      description: one line for `oslr list`.
+      factory: `factory(d, **options) -> Learner`.
+      params: the params dataclass (fields declared with `param`).
+      options: the factory's static options.
+      defaults: per-learner default overrides of params fields (value or `ctx -> value`).
+      fixed: params fields this learner pins (not settable, not swept), value or `ctx -> value`.
+      alt: overrides giving the second params point of the contract suite.
+      reference: the paper / algorithm it implements.
+      prepare: optional `prepare(params, problem, problem_params) -> params`, applied to each grid
+        point before a study (e.g. the offline oracle subset for its k).
+    """
+
+    name: str
+    family: str
+    description: str
+    factory: Callable[..., Learner]
+    params: type
+    options: tuple[Option, ...] = ()
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    alt: Mapping[str, Any] = field(default_factory=dict)
+    reference: str = ""
+    prepare: Callable[..., Any] | None = None
+
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.options)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """Params fields a user may set (declared, not pinned)."""
+        return tuple(n for n in declared(self.params) if n not in self.fixed)
+
+    @property
+    def sweepable(self) -> tuple[str, ...]:
+        """Params fields a study may sweep or fix from the command line."""
+        return tuple(n for n, p in declared(self.params).items()
+                     if p.sweepable and n not in self.fixed)
+
+    def context(self, d: int, horizon: int | None = None, **options) -> Ctx:
+        """The build context with every static option resolved (given value or default)."""
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+            raise ValueError(f"d must be a positive integer, got {d!r}.")
+        ctx = Ctx(d=int(d), horizon=DEFAULT_HORIZON if horizon is None else int(horizon))
+        resolved: dict[str, Any] = {}
+        for opt in self.options:
+            value = options[opt.name] if opt.name in options else _resolve(
+                opt.default, dataclasses.replace(ctx, options=resolved))
+            if opt.choices is not None and value not in opt.choices:
+                raise ValueError(f"{self.name}: option {opt.name}={value!r} is not one of "
+                                 f"{list(opt.choices)}.")
+            resolved[opt.name] = value
+        return dataclasses.replace(ctx, options=resolved)
+
+    def default_params(self, d: int, horizon: int | None = None, **overrides):
+        """The learner's default params for dimension d (overrides by field name)."""
+        options = {k: overrides.pop(k) for k in list(overrides) if k in self.option_names}
+        return self._params(self.context(d, horizon, **options), overrides)
+
+    def alt_params(self, d: int, horizon: int | None = None):
+        """The second params point of the contract suite (same shapes as the default)."""
+        return self._params(self.context(d, horizon), {}, alt=True)
+
+    def _params(self, ctx: Ctx, overrides: dict, alt: bool = False):
+        pinned = set(overrides) & set(self.fixed)
+        if pinned:
+            raise ValueError(f"{self.name}: parameter(s) {sorted(pinned)} are fixed by this "
+                             "learner and cannot be set.")
+        unknown = set(overrides) - set(declared(self.params))
+        if unknown:
+            raise ValueError(
+                f"{self.name}: unknown parameter(s) {sorted(unknown)}; parameters: "
+                f"{', '.join(self.param_names) or 'none'}; static options: "
+                f"{', '.join(self.option_names) or 'none'}."
+            )
+        layers = {**self.defaults, **(self.alt if alt else {}), **self.fixed}
+        return build_params(self.params, ctx, layers, **overrides)
+
+    def make(self, d: int, horizon: int | None = None, **kwargs) -> tuple[Learner, Any]:
+        """Build `(learner, default params)`; keyword arguments are static options or params
+        fields (None values are ignored)."""
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        options = {k: v for k, v in kwargs.items() if k in self.option_names}
+        overrides = {k: v for k, v in kwargs.items() if k not in options}
+        ctx = self.context(d, horizon, **options)
+        if "max_k" in ctx.options and ctx.options["max_k"] is not None and not (
+                1 <= ctx.options["max_k"] <= d):
+            raise ValueError(f"max_k={ctx.options['max_k']} must satisfy 1 <= max_k <= d={d}.")
+        params = self._params(ctx, overrides)
+        learner = self.factory(ctx.d, **ctx.options)
+        own = learner.check
+
+        def check(values, d_problem: int) -> None:
+            # the declared ranges (one place for every learner), then the learner's own checks
+            check_params(self.params, values, self.name, ctx, skip=tuple(self.fixed))
+            if own is not None:
+                own(values, d_problem)
+
+        return learner._replace(check=check), params
+
+    def describe(self, d: int | None = None) -> dict:
+        """A JSON-ready description: family, params (default, range, sweepable), options."""
+        ctx = self.context(d) if d is not None else None
+        defaults = self.default_params(d) if d is not None else None
+        rows = []
+        for name, p in declared(self.params).items():
+            if name in self.fixed:
+                continue
+            default = self.defaults.get(name, p.default)
+            if defaults is not None:
+                value = np.asarray(getattr(defaults, name))
+                shown: Any = value.tolist() if value.ndim == 0 else f"array{value.shape}"
+            else:
+                shown = "derived" if callable(default) else default
+            rows.append({"name": name, "default": shown, "range": range_text(p, ctx),
+                         "sweepable": p.sweepable, "dtype": jnp.dtype(p.dtype).name,
+                         "doc": p.doc})
+        opts = []
+        for o in self.options:
+            value = ctx.options[o.name] if ctx is not None else o.default
+            opts.append({"name": o.name,
+                         "default": "derived" if callable(value) else value,
+                         "doc": o.doc, **({"choices": list(o.choices)} if o.choices else {})})
+        return {"name": self.name, "family": self.family, "description": self.description,
+                "reference": self.reference, "params": rows, "options": opts}
+
+
+class ProblemSpec:
+    """A registered problem: `factory(**options) -> (Problem, params)`.
+
+    Attributes:
+      name, kind ("stream" or "bandit"), description; options: the factory's keyword options
+      (name -> default), shown by `oslr list` and checked by `make_problem`.
+    """
+
+    def __init__(self, name: str, kind: str, description: str, factory: Callable[..., Any]):
+        import inspect
+
+        self.name, self.kind, self.description, self.factory = name, kind, description, factory
+        self.options = {n: p.default for n, p in inspect.signature(factory).parameters.items()}
+
+
+__all__ = [
+    "DEFAULT_HORIZON",
+    "Ctx",
+    "LearnerSpec",
+    "Option",
+    "Param",
+    "ProblemSpec",
+    "build_params",
+    "check_params",
+    "declared",
+    "param",
+    "range_text",
+    "register_params",
+]

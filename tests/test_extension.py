@@ -1,0 +1,94 @@
+"""A third-party learner: registered from user code (the README example) or through the
+`oslr.learners` entry-point group, it works in `oslr.make`, `oslr list` and `oslr run`."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import oslr
+from oslr import registry
+from oslr.cli import main
+from oslr.testing import check_spec
+
+README = Path(__file__).parent.parent / "README.md"
+
+
+@pytest.fixture
+def clean_registry(monkeypatch):
+    """Registrations made by a test are dropped afterwards."""
+    monkeypatch.setattr(registry.LEARNERS, "_entries", dict(registry.LEARNERS._entries))
+
+
+def _example() -> str:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    return next(b for b in blocks if "register_learner" in b)
+
+
+def test_readme_third_party_example__registers_and_runs(clean_registry, tmp_path, capsys):
+    assert len(_example().strip().splitlines()) <= 20
+    exec(compile(_example(), "README.md", "exec"), {})
+    learner, params = oslr.make("constant", d=8, c=0.25)
+    assert float(params.c) == 0.25 and learner.name == "constant"
+    assert len(check_spec(registry.LEARNERS["constant"])) == 8
+    with pytest.raises(ValueError, match=r"c=\[2.0\] is out of range"):  # the declared range
+        learner.check(oslr.make("constant", d=8, c=2.0)[1], 8)
+    assert main(["list", "--json"]) == 0
+    listed = {r["name"]: r for r in json.loads(capsys.readouterr().out)["learners"]}
+    assert listed["constant"]["params"][0]["range"] == "[-1, 1]"
+    out = tmp_path / "run"
+    assert main(["run", "--learners", "constant,ogd-full", "--set", "c=0.1", "--horizon", "60",
+                 "--runs", "3", "--out", str(out), "--json", "--no-progress", "--no-plot"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["learner"] for r in rows} == {"constant", "ogd-full"}
+
+
+_PLUGIN = '''
+import jax.numpy as jnp
+import oslr
+
+@oslr.register_params
+class HalfParams:
+    scale: jnp.ndarray = oslr.param(jnp.float32, 0.5, lo=0.0, doc="prediction scale")
+
+def half(d):
+    def step(key, state, rnd, params):
+        x = rnd.observe(jnp.arange(d) < 1)
+        rnd.commit(params.scale * x[0])
+        return state
+    return oslr.Learner(init=lambda key, params: jnp.zeros(()), step=step,
+                        family=oslr.PREDICTION, budget=lambda p: jnp.int32(1), name="demo-half")
+
+SPEC = oslr.LearnerSpec(name="demo-half", family=oslr.PREDICTION, description="half of x_1",
+                        factory=half, params=HalfParams, alt={"scale": 0.25})
+'''
+
+
+def test_entry_point_learner__found_by_oslr_list_and_run(tmp_path):
+    pkg = tmp_path / "oslr_demo_plugin"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent(_PLUGIN))
+    dist = tmp_path / "oslr_demo_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: oslr-demo-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[oslr.learners]\ndemo-half = oslr_demo_plugin:SPEC\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), JAX_PLATFORMS="cpu")
+    code = textwrap.dedent(f"""
+        import json, sys
+        from oslr.cli import main
+        main(["list", "--json"])
+        sys.exit(main(["run", "--learners", "demo-half", "--horizon", "40", "--runs", "2",
+                       "--out", {str(tmp_path / "out")!r}, "--json", "--no-progress",
+                       "--no-plot"]))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    listing, _, run = proc.stdout.partition("\n[")
+    names = {r["name"] for r in json.loads(listing)["learners"]}
+    assert "demo-half" in names and "ogd-full" in names
+    assert {r["learner"] for r in json.loads("[" + run)} == {"demo-half"}

@@ -1,0 +1,92 @@
+"""The package's import graph: no cycles, and `import oslr` loads no learner family."""
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import oslr
+
+SRC = Path(oslr.__file__).parent
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_level_imports(tree: ast.Module, name: str, modules: set[str]) -> set[str]:
+    """oslr modules imported at module level (not inside functions or `if TYPE_CHECKING`)."""
+    out: set[str] = set()
+
+    def visit(nodes):
+        for node in nodes:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue
+            if isinstance(node, (ast.If, ast.Try)):
+                visit(node.body)
+                visit(getattr(node, "orelse", []))
+                for h in getattr(node, "handlers", []):
+                    visit(h.body)
+            elif isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.name.startswith("oslr"))
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(
+                    "oslr"):
+                for a in node.names:  # `from oslr import metrics` imports the module oslr.metrics
+                    sub = f"{node.module}.{a.name}"
+                    out.add(sub if sub in modules else node.module)
+
+    visit(tree.body)
+    out.discard(name)
+    out.discard("oslr")  # the package facade re-exports the public API; nothing imports it
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    files = sorted(SRC.rglob("*.py"))
+    modules = {_module_name(p) for p in files}
+    return {_module_name(p): _module_level_imports(ast.parse(p.read_text()), _module_name(p),
+                                                   modules) for p in files}
+
+
+def test_import_graph__has_no_cycle():
+    graph = _graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def dfs(node):
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycle = stack[stack.index(nxt):] + [nxt]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                dfs(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            dfs(node)
+    assert "oslr.sim" in graph and "oslr.report" not in graph["oslr.sim"]
+
+
+def test_import_graph__harness_imports_neither_reports_nor_comparators():
+    graph = _graph()
+    assert not graph["oslr.sim"] & {"oslr.report", "oslr.regret"}
+    assert "oslr.result" not in graph["oslr.report"]  # reports read results; they do not import
+    assert "oslr.protocol" in graph["oslr.rollout"]
+    for user in ("oslr.sim", "oslr.testing"):
+        assert "oslr.rollout" in graph[user], user
+
+
+def test_import_oslr__loads_no_learner_family_module():
+    code = ("import json, sys, oslr; "
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('oslr.'))))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                       text=True, check=True).stdout)
+    assert not [m for m in loaded if m.startswith(("oslr.learners.", "oslr.problems.",
+                                                   "oslr.experiments"))], loaded
+    assert "oslr.registry" in loaded
