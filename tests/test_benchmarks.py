@@ -2,6 +2,8 @@
 
 import math
 
+import pytest
+
 from benchmarks.cases import BY_NAME, CASES
 from benchmarks.suite import main
 from benchmarks.throughput import missed_targets
@@ -21,15 +23,32 @@ def test_benchmarks__missed_targets_name_each_miss():
     assert missed_targets({**row, "ratio": 60.0}) == []
 
 
-def test_benchmarks__smoke_produces_finite_rows_scaling_and_memory(tmp_path):
-    result = main(["--smoke", "--quiet", "--out", str(tmp_path)])
-    rows = result["rows"]
-    assert [r["learner"] for r in rows] == [c.learner for c in CASES]
+def _check_rows(rows, learners):
+    """Structure and finiteness only: a loaded machine may time anything (GFLOP/s and % of peak
+    can round to 0), so no speed or sign of a speed is asserted."""
+    assert [r["learner"] for r in rows] == list(learners)
     for r in rows:
         for key in ("ratio", "jax_run_rounds_per_s", "gflops", "pct_peak", "jax_mem_mb"):
-            assert math.isfinite(r[key]) and r[key] > 0, (r["learner"], key, r[key])
+            assert math.isfinite(r[key]) and r[key] >= 0, (r["learner"], key, r[key])
+
+
+def test_benchmarks__smoke_of_two_learners_produces_rows(tmp_path):
+    # the whole smoke run (every learner, scaling, memory in fresh processes) is marked slow
+    result = main(["--smoke", "--quiet", "--only", "throughput", "--learners",
+                   "ogd-full,eps-greedy", "--out", str(tmp_path)])
+    _check_rows(result["rows"], ["ogd-full", "eps-greedy"])
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "ogd-full" in text and "eps-greedy" in text
+    assert (tmp_path / "results.json").exists()
+
+
+@pytest.mark.slow
+def test_benchmarks__smoke_produces_finite_rows_scaling_and_memory(tmp_path):
+    result = main(["--smoke", "--quiet", "--out", str(tmp_path)])
+    _check_rows(result["rows"], [c.learner for c in CASES])
     assert [r["runs"] for r in result["scaling_runs"]] == [1, 4]
-    assert all(r["run_rounds_per_s"] > 0 for r in result["scaling_runs"] + result["scaling_d"])
+    assert all(math.isfinite(r["run_rounds_per_s"])
+               for r in result["scaling_runs"] + result["scaling_d"])
     assert [r["T"] for r in result["memory_T"]] == [100, 1000]
     assert all(r["peak_rss_mb"] > 0 for r in result["memory_T"])
     text = (tmp_path / "RESULTS.md").read_text()

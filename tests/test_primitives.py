@@ -37,7 +37,7 @@ def test_top_k_mask__ties_go_to_lower_index():
     assert np.flatnonzero(mask).tolist() == [1, 2]
 
 
-@pytest.mark.parametrize("d", [5, 54, 123])
+@pytest.mark.parametrize("d", [5, 54, pytest.param(123, marks=pytest.mark.slow)])
 def test_radix_select_and_top_k_paths__agree_with_a_stable_sort_under_ties(d):
     rng = np.random.default_rng(d)
     scores = np.round(rng.normal(size=(40, d)) * 2) + 0.0  # many ties, no -0.0

@@ -66,21 +66,29 @@ def episode_fn(learner: Learner, problem: Problem, n_rounds: int) -> Callable:
 
 def stream(problem: Problem, pp: PyTree, seed: int, run_id: int, horizon: int) -> Any:
     """The examples of rounds 0 .. horizon - 1 of run `run_id` (stacked), as a study sees them."""
-    keys = run_keys(seed, jnp.int32(run_id))
 
-    def body(s, t):
-        return problem.sample(jax.random.fold_in(keys[PROBLEM_ROUNDS], t), s, t, pp)
+    @jax.jit
+    def examples(pp, seed, run_id):
+        keys = run_keys(seed, run_id)
 
-    ps = problem.init(keys[PROBLEM_INIT], pp)
-    _, exs = lax.scan(body, ps, jnp.arange(horizon, dtype=jnp.int32))
-    return exs
+        def body(s, t):
+            return problem.sample(jax.random.fold_in(keys[PROBLEM_ROUNDS], t), s, t, pp)
+
+        ps = problem.init(keys[PROBLEM_INIT], pp)
+        return lax.scan(body, ps, jnp.arange(horizon, dtype=jnp.int32))[1]
+
+    return examples(pp, jnp.asarray(seed, jnp.uint32), jnp.asarray(run_id, jnp.int32))
 
 
 def learner_round_keys(seed: int, run_id: int, horizon: int) -> Array:
     """The (horizon,) per-round learner keys of run `run_id`."""
-    keys = run_keys(seed, jnp.int32(run_id))
-    return jax.vmap(lambda t: jax.random.fold_in(keys[LEARNER_ROUNDS], t))(
-        jnp.arange(horizon, dtype=jnp.int32))
+    @jax.jit
+    def keys_of(seed, run_id):
+        keys = run_keys(seed, run_id)
+        return jax.vmap(lambda t: jax.random.fold_in(keys[LEARNER_ROUNDS], t))(
+            jnp.arange(horizon, dtype=jnp.int32))
+
+    return keys_of(jnp.asarray(seed, jnp.uint32), jnp.asarray(run_id, jnp.int32))
 
 
 __all__ = [

@@ -28,7 +28,7 @@ import numpy as np
 
 from oslr.protocol import play_round, problem_lookup
 from oslr.rollout import LEARNER_INIT, LEARNER_ROUNDS, PROBLEM_INIT, PROBLEM_ROUNDS
-from oslr.rollout import episode_fn, run_keys
+from oslr.rollout import episode_fn, learner_round_keys, run_keys, stream
 from oslr.sim import stack_params
 from oslr.types import (
     BANDIT,
@@ -87,35 +87,54 @@ def _assert_trees_close(name: str, a: PyTree, b: PyTree, rtol: float, atol: floa
 
 
 def check_jit_matches_eager(learner, params, problem, pp, n_rounds=4, rtol=1e-5, atol=1e-5):
-    """A jitted episode equals the eager (`jax.disable_jit`) one."""
+    """A jitted episode equals the same rounds with the learner run eagerly.
+
+    The examples and the per-round keys come from the rollout (compiled); `learner.init` and
+    every `learner.step` then run under `jax.disable_jit()` in a Python loop, so the check is on
+    the learner's code, not on the problem's sampling (eager random draws cost ~0.3 s each).
+    """
     jitted = _runner(learner, problem, n_rounds)[0](_seed(0), 1, params, pp)
+    examples = stream(problem, pp, _seed(0), 1, n_rounds)
+    keys = run_keys(_seed(0), 1)
+    round_keys = learner_round_keys(_seed(0), 1, n_rounds)
+    lookup = problem_lookup(problem, pp)
+    records = []
     with jax.disable_jit():
-        eager = episode_fn(learner, problem, n_rounds)(_seed(0), 1, params, pp)
+        state = learner.init(keys[LEARNER_INIT], params)
+        for t in range(n_rounds):
+            example = jax.tree.map(lambda a: a[t], examples)
+            state, rec = play_round(learner, round_keys[t], state, example, params,
+                                    jnp.int32(t), lookup)
+            records.append(rec)
+    eager = (state, stack_params(records))
     _assert_trees_close("jit vs no-jit", jitted, eager, rtol, atol)
 
 
-def check_vmap_seeds(learner, params, problem, pp, n_rounds=4, n_seeds=3, rtol=1e-5, atol=1e-6):
-    """`vmap` over run ids equals a Python loop over them."""
+#: Rows of the batched episode shared by the two vmap checks (one compile for both).
+_BATCH = 3
+
+
+def _batched_vs_loop(name, learner, problem, pp, ids, points, n_rounds, rtol, atol):
+    """Run rows (run id, params point) batched (jit of vmap over both) and in a Python loop of
+    the unbatched episode; both checks use `_BATCH` rows, so they share one compiled program."""
     run = _runner(learner, problem, n_rounds)[0]
-    ids = jnp.arange(n_seeds, dtype=jnp.int32)
-    batched = _runner(learner, problem, n_rounds, (None, 0, None, None))[0](
-        _seed(3), ids, params, pp
-    )
-    looped = stack_params([run(_seed(3), i, params, pp) for i in ids])
-    _assert_trees_close("vmap over seeds vs loop", batched, looped, rtol, atol)
+    batched_run = _runner(learner, problem, n_rounds, (None, 0, 0, None))[0]
+    batched = batched_run(_seed(3), jnp.asarray(ids, jnp.int32), stack_params(points), pp)
+    looped = stack_params([run(_seed(3), i, p, pp) for i, p in zip(ids, points)])
+    _assert_trees_close(name, batched, looped, rtol, atol)
+
+
+def check_vmap_seeds(learner, params, problem, pp, n_rounds=4, rtol=1e-5, atol=1e-6):
+    """`vmap` over run ids equals a Python loop over them."""
+    _batched_vs_loop("vmap over seeds vs loop", learner, problem, pp, list(range(_BATCH)),
+                     [params] * _BATCH, n_rounds, rtol, atol)
 
 
 def check_vmap_params(learner, params, alt_params, problem, pp, n_rounds=4, rtol=1e-5,
                       atol=1e-6):
-    """`vmap` over a stack of two params points equals a loop over them."""
-    run = _runner(learner, problem, n_rounds)[0]
-    stacked = stack_params([params, alt_params])
-    batched = _runner(learner, problem, n_rounds, (None, None, 0, None))[0](
-        _seed(5), 2, stacked, pp
-    )
-    looped = stack_params([run(_seed(5), 2, p, pp) for p in (params, alt_params)])
-    _assert_trees_close("vmap over params vs loop", batched, looped, rtol, atol)
-
+    """`vmap` over a stack of params points (default, alternative, default) equals a loop."""
+    _batched_vs_loop("vmap over params vs loop", learner, problem, pp, [2] * _BATCH,
+                     [params, alt_params, params], n_rounds, rtol, atol)
 
 def check_no_retrace(learner, params, alt_params, problem, pp, n_rounds=4):
     """Calling the jitted episode again with other values (same shapes) does not retrace."""
@@ -185,11 +204,16 @@ def _perturb(key, a, scale=3.0):
 def check_blind(learner, params, problem, pp, warmup=4):
     """The decision ignores the label/reward and every unqueried feature of its round."""
     ks = run_keys(_seed(6), 0)
-    ps = problem.init(ks[PROBLEM_INIT], pp)
     ls, _ = _runner(learner, problem, warmup)[0](_seed(6), 0, params, pp)
-    _, ex = problem.sample(ks[PROBLEM_ROUNDS], ps, jnp.int32(warmup), pp)
-    step = jax.jit(lambda e: play_round(learner, ks[LEARNER_ROUNDS], ls, e, params, None,
-                                        problem_lookup(problem, pp))[1])
+    # the example of the round after the warm-up, as the rollout draws it
+    ex = jax.tree.map(lambda a: a[warmup], stream(problem, pp, _seed(6), 0, warmup + 1))
+
+    def step(e):
+        # eager: the primitives are those of the eager check, already compiled, so this costs
+        # no new program (a jit here would compile one per learner)
+        with jax.disable_jit():
+            return play_round(learner, ks[LEARNER_ROUNDS], ls, e, params, None,
+                              problem_lookup(problem, pp))[1]
 
     base = step(ex)
     kp = jax.random.split(jax.random.key(99), 3)

@@ -109,6 +109,7 @@ def test_ftpsl__estimator_is_unbiased_up_to_the_resampling_factor():
     assert np.all(np.abs(est.mean(0) - expected) < 5 * se)
 
 
+@pytest.mark.slow
 def test_ftpsl__regret_sublinear_and_below_theorem_3_bound():
     d, k, b = 8, 2, 2.0
     problem, pp = oslr.make_problem("agnostic", d=d, k=2, design="rademacher", flip=0.1)
