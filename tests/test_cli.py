@@ -18,6 +18,14 @@ def test_list_json__shows_reference_learners_and_problems(capsys):
             "linear-bandit"} <= problems
 
 
+def test_list_text__shows_each_param_default_and_range(capsys):
+    assert main(["list", "--d", "20"]) == 0
+    out = capsys.readouterr().out
+    block = out[out.index("ogd-random-subset"):out.index("uniform-subset")]
+    assert "k            = 5          in [1, 20]" in block
+    assert "static options: max_k=20" in block
+
+
 def test_run__small_study_writes_labelled_results(tmp_path, capsys):
     out = tmp_path / "study"
     code = main(["run", "--horizon", "120", "--runs", "4", "--grid", "eta=0.01,0.05",

@@ -65,7 +65,7 @@ def test_ftpsl__b_inf_plays_signs_on_exactly_k_coordinates():
 
 
 def test_geometric_resampling__moments_match_closed_form_under_pure_exploration():
-    d, k, M, reps = 6, 2, 5, 100_000
+    d, k, M, reps = 6, 2, 5, 40_000
     q = k / d
     def draw(kk, shape):  # the gamma = 1 law: a uniform k-subset, batched over `shape`
         return jax.vmap(lambda kj: random_subset_mask(kj, d, jnp.int32(k), d))(

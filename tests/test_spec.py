@@ -1,0 +1,106 @@
+"""Learner specs (oslr.spec): declared params, one builder, one place for names and ranges."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import oslr
+from oslr.learners.ftpsl import KnapsackParams
+from oslr.registry import LEARNERS
+from oslr.spec import Ctx, LearnerSpec, Option, build_params, declared, param, register_params
+from oslr.types import PREDICTION
+
+
+@register_params
+class _Demo:
+    a: jnp.ndarray = param(jnp.float32, lambda c: 1.0 / c.d, lo=0.0, lo_open=True, doc="step")
+    n: jnp.ndarray = param(jnp.int32, lambda c: 2 * int(c["a"] * c.d), lo=1, hi="max_n")
+    mask: jnp.ndarray = param(jnp.bool_, lambda c: np.arange(c.d) < c["n"], sweepable=False,
+                              shape="d")
+
+
+def test_build_params__declared_dtypes_and_defaults_resolved_on_demand():
+    p = build_params(_Demo, Ctx(d=4))
+    assert (p.a.dtype, p.n.dtype, p.mask.dtype) == (jnp.float32, jnp.int32, jnp.bool_)
+    assert float(p.a) == 0.25 and int(p.n) == 2  # n = 2 * int(0.25 * 4), from the field a
+    np.testing.assert_array_equal(p.mask, [True, True, False, False])
+    q = build_params(_Demo, Ctx(d=4), n=3)  # an override feeds the defaults that read it
+    np.testing.assert_array_equal(q.mask, [True, True, True, False])
+
+
+def test_build_params__refuses_unknown_names_strings_and_wrong_shapes():
+    with pytest.raises(ValueError, match=r"unknown parameter\(s\) \['b'\]; parameters: a, n, mask"):
+        build_params(_Demo, 4, b=1.0)
+    with pytest.raises(ValueError, match="must be a number"):
+        build_params(_Demo, 4, a="abc")
+    with pytest.raises(ValueError, match=r"shape \(4,\)"):
+        build_params(_Demo, 4, mask=np.ones(3, bool))
+
+
+def _spec(**kw):
+    def factory(d, max_n=5, mode="x"):
+        return oslr.Learner(init=None, step=None, family=PREDICTION, budget=None, name="demo")
+
+    return LearnerSpec(name="demo", family=PREDICTION, description="", factory=factory,
+                       params=_Demo,
+                       options=(Option("max_n", 5), Option("mode", "x", "", ("x", "y"))), **kw)
+
+
+def test_spec_make__splits_options_from_params_and_checks_declared_ranges():
+    learner, params = _spec().make(4, max_n=3, n=3)
+    learner.check(params, 4)
+    _, too_big = _spec().make(4, max_n=3, n=4)
+    with pytest.raises(ValueError, match=r"demo: parameter n=\[4\] is out of range \[1, 3\]"):
+        learner.check(too_big, 4)
+    with pytest.raises(ValueError, match=r"static options: max_n, mode"):
+        _spec().make(4, nope=1)
+    with pytest.raises(ValueError, match=r"option mode='z' is not one of \['x', 'y'\]"):
+        _spec().make(4, mode="z")
+
+
+def test_spec__fixed_fields_are_pinned_and_not_swept():
+    spec = _spec(fixed={"n": 1})
+    assert spec.sweepable == ("a",) and "n" not in spec.param_names
+    with pytest.raises(ValueError, match="fixed by this learner"):
+        spec.make(4, n=2)
+    assert int(spec.make(4)[1].n) == 1
+
+
+def test_spec__alt_params_differ_from_the_defaults_with_the_same_shapes():
+    for name in LEARNERS:
+        spec = LEARNERS[name]
+        a, b = spec.default_params(8), spec.alt_params(8)
+        leaves_a, leaves_b = declared(type(a)), declared(type(b))
+        assert leaves_a == leaves_b
+        assert any(not np.array_equal(np.asarray(getattr(a, f)), np.asarray(getattr(b, f)))
+                   for f in leaves_a), name
+        for f in leaves_a:
+            assert np.shape(getattr(a, f)) == np.shape(getattr(b, f)), (name, f)
+
+
+def test_registered_defaults__pinned_to_hand_computed_values():
+    # ogd: eta = 0.5 / d, k = d // 4; ftpsl-delayed: c0 = 2; knapsack: k = budget // min cost;
+    # fols-gd inside fPEGE: c = 6 d; linucb variants: the tracker defaults (svrg: 0.1 / L)
+    assert float(oslr.make("ogd-random-subset", d=20)[1].eta) == pytest.approx(0.025)
+    assert int(oslr.make("ogd-random-subset", d=20)[1].k) == 5
+    assert int(oslr.make("ogd-full", d=20)[1].k) == 20
+    assert float(oslr.make("ftpsl-delayed", d=8)[1].c0) == 2.0
+    assert float(oslr.make("ftpsl", d=8, horizon=777)[1].horizon) == 777.0
+    kp = oslr.make("ftpsl-knapsack", d=8, costs=[2, 3, 2, 5, 4, 2, 6, 3], budget=7)[1]
+    assert isinstance(kp, KnapsackParams) and int(kp.k) == 3  # 7 // 2
+    assert float(oslr.make("fpege-gd", d=5)[1].c_gamma) == 30.0
+    assert float(oslr.make("flinucb-svrg", d=5)[1].step_scale) == pytest.approx(0.1)
+    assert float(oslr.make("linucb", d=5)[1].lam0) == 1.0
+    assert LEARNERS["flinucb-gd"].make(5, n_arms=7)[0].requires.n_arms == 7
+
+
+def test_list_learners__shows_defaults_and_ranges_from_the_declaration():
+    rows = {r["name"]: r for r in oslr.list_learners(d=16)}
+    k = next(p for p in rows["ogd-random-subset"]["params"] if p["name"] == "k")
+    assert (k["default"], k["range"], k["sweepable"]) == (4, "[1, 16]", True)
+    eta = next(p for p in rows["ogd-full"]["params"] if p["name"] == "eta")
+    assert (eta["default"], eta["range"]) == (pytest.approx(0.5 / 16), "(0, inf)")
+    assert [p["name"] for p in rows["ogd-full"]["params"]] == ["eta", "radius"]  # k pinned
+    costs = next(p for p in rows["ftpsl-knapsack"]["params"] if p["name"] == "costs")
+    assert costs["sweepable"] is False
+    assert {o["name"] for o in rows["linucb"]["options"]} >= {"n_arms", "horizon", "history"}
