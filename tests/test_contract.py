@@ -77,3 +77,37 @@ def test_contract__peeking_at_private_round_data_is_caught():
 
     with pytest.raises(ContractError, match="blind"):
         check_blind(learner._replace(step=step), params, problem, pp)
+
+
+def test_contract__learner_that_acts_differently_under_jit_is_caught():
+    import jax
+
+    from oslr.testing import check_jit_matches_eager
+
+    learner, params, _, problem, pp = _ogd()
+
+    def step(key, state, rnd, p):
+        x = rnd.observe(jnp.arange(8) < 2)
+        traced = isinstance(x, jax.core.Tracer)  # a Python branch on being traced
+        rnd.commit(jnp.sum(x) + (1.0 if traced else 0.0))
+        return state
+
+    with pytest.raises(ContractError, match="jit vs no-jit"):
+        check_jit_matches_eager(learner._replace(step=step), params, problem, pp)
+
+
+def test_contract__state_update_skipped_in_eager_rounds_is_caught():
+    import jax
+
+    from oslr.testing import check_jit_matches_eager
+
+    learner, params, _, problem, pp = _ogd()
+
+    def step(key, state, rnd, p):
+        new = learner.step(key, state, rnd, p)
+        # a state change only when compiled: the decisions of the two eager rounds may agree,
+        # the state after them must not
+        return new if isinstance(new.w, jax.core.Tracer) else state
+
+    with pytest.raises(ContractError, match="jit vs no-jit"):
+        check_jit_matches_eager(learner._replace(step=step), params, problem, pp)

@@ -25,10 +25,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
+from oslr.primitives import tree_select
 from oslr.protocol import play_round, problem_lookup
 from oslr.rollout import LEARNER_INIT, LEARNER_ROUNDS, PROBLEM_INIT, PROBLEM_ROUNDS
-from oslr.rollout import episode_fn, learner_round_keys, run_keys, stream
+from oslr.rollout import episode_fn, init_run, learner_round_keys, play, run_keys, stream
 from oslr.sim import stack_params
 from oslr.types import (
     BANDIT,
@@ -49,8 +51,30 @@ class ContractError(AssertionError):
 _RUNNERS: dict[tuple, Any] = {}
 
 
+def _episode(learner: Learner, problem: Problem, n_rounds: int):
+    """`run(seed, run_id, params, problem_params, n_active) -> (state, records)`: n_rounds
+    rounds with the rollout's keys, the state frozen after the first `n_active` (a traced
+    count, so one compiled program serves every prefix; records of later rounds are computed
+    from the frozen state and ignored by the checks)."""
+
+    def run(seed, run_id, lp, pp, n_active):
+        keys = run_keys(seed, run_id)
+
+        def body(c, t):
+            ls, ps, _, rec = play(learner, problem, keys, *c, t, lp, pp)
+            return tree_select(t < n_active, (ls, ps), c), rec
+
+        carry = init_run(learner, problem, keys, lp, pp)
+        (ls, _), recs = lax.scan(body, carry, jnp.arange(n_rounds, dtype=jnp.int32))
+        return ls, recs
+
+    return run
+
+
 def _runner(learner: Learner, problem: Problem, n_rounds: int, in_axes=None):
-    """Cached jit (optionally of a vmap) of the episode; its step counts its own traces."""
+    """Cached jit (optionally of a vmap over `in_axes` of (seed, run_id, params, pp)) of the
+    episode; its step counts its own traces. The returned function takes an optional
+    `n_active` (default: every round)."""
     key = (id(learner.step), id(learner.init), id(problem.sample), n_rounds, in_axes)
     if key not in _RUNNERS:
         count = [0]
@@ -59,8 +83,12 @@ def _runner(learner: Learner, problem: Problem, n_rounds: int, in_axes=None):
             count[0] += 1
             return learner.step(k, state, rnd, p)
 
-        run = episode_fn(learner._replace(step=counted_step), problem, n_rounds)
-        fn = jax.jit(run if in_axes is None else jax.vmap(run, in_axes))
+        run = _episode(learner._replace(step=counted_step), problem, n_rounds)
+        jitted = jax.jit(run if in_axes is None else jax.vmap(run, (*in_axes, None)))
+
+        def fn(seed, run_id, lp, pp, n_active=n_rounds):
+            return jitted(seed, run_id, lp, pp, jnp.asarray(n_active, jnp.int32))
+
         _RUNNERS[key] = (fn, count, learner, problem)  # keep objects alive: ids stay unique
     return _RUNNERS[key][:2]
 
@@ -86,22 +114,27 @@ def _assert_trees_close(name: str, a: PyTree, b: PyTree, rtol: float, atol: floa
             raise ContractError(f"{name}: leaf {i} differs.")
 
 
-def check_jit_matches_eager(learner, params, problem, pp, n_rounds=4, rtol=1e-5, atol=1e-5):
-    """A jitted episode equals the same rounds with the learner run eagerly.
+def check_jit_matches_eager(learner, params, problem, pp, n_rounds=4, n_eager=2, rtol=1e-5,
+                            atol=1e-5):
+    """The first `n_eager` rounds of the jitted episode equal the same rounds with the learner
+    run eagerly (state after them and every decision).
 
     The examples and the per-round keys come from the rollout (compiled); `learner.init` and
     every `learner.step` then run under `jax.disable_jit()` in a Python loop, so the check is on
-    the learner's code, not on the problem's sampling (eager random draws cost ~0.3 s each).
+    the learner's code, not on the problem's sampling (eager random draws cost ~0.3 s each). The
+    jitted side is the program the other checks use, with the state frozen after n_eager rounds.
     """
-    jitted = _runner(learner, problem, n_rounds)[0](_seed(0), 1, params, pp)
-    examples = stream(problem, pp, _seed(0), 1, n_rounds)
+    n_eager = min(n_eager, n_rounds)
+    state_j, recs_j = _runner(learner, problem, n_rounds)[0](_seed(0), 1, params, pp, n_eager)
+    jitted = (state_j, jax.tree.map(lambda a: a[:n_eager], recs_j))
+    examples = stream(problem, pp, _seed(0), 1, n_eager)
     keys = run_keys(_seed(0), 1)
-    round_keys = learner_round_keys(_seed(0), 1, n_rounds)
+    round_keys = learner_round_keys(_seed(0), 1, n_eager)
     lookup = problem_lookup(problem, pp)
     records = []
     with jax.disable_jit():
         state = learner.init(keys[LEARNER_INIT], params)
-        for t in range(n_rounds):
+        for t in range(n_eager):
             example = jax.tree.map(lambda a: a[t], examples)
             state, rec = play_round(learner, round_keys[t], state, example, params,
                                     jnp.int32(t), lookup)

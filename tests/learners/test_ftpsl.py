@@ -37,7 +37,9 @@ def _draws(keys, d, n_resamples):
     return {"z": np.asarray(z, np.float64), "u_coin": np.asarray(u_coin, np.float64)}
 
 
-@pytest.mark.parametrize("b", [2.0, math.inf, 1.0])
+# b = 2 by default; the other norms with -m slow (and in CI)
+@pytest.mark.parametrize("b", [2.0, pytest.param(math.inf, marks=pytest.mark.slow),
+                               pytest.param(1.0, marks=pytest.mark.slow)])
 def test_ftpsl__matches_float64_reference_round_by_round(b):
     d, k, T, M = 8, 3, 200, 4
     problem, pp = oslr.make_problem("agnostic", d=d, k=2)
@@ -159,7 +161,8 @@ def test_ftpsl_delayed__unit_delays_reproduce_ftpsl_bit_for_bit():
     np.testing.assert_array_equal(a.curves["theta_sum"], b.curves["theta_sum"])
 
 
-@pytest.mark.parametrize("schedule", ["fixed", "random", "batched"])
+@pytest.mark.parametrize("schedule", [pytest.param("fixed", marks=pytest.mark.slow), "random",
+                                      pytest.param("batched", marks=pytest.mark.slow)])
 def test_ftpsl_delayed__matches_float64_reference_with_delays(schedule):
     d, k, T, M, L = 8, 3, 150, 3, 4
     problem, pp = oslr.make_problem("agnostic", d=d, k=2, delays=schedule, max_delay=L)
@@ -185,7 +188,8 @@ def test_ftpsl_delayed__refuses_problems_with_longer_delays_and_plain_learners()
         oslr.simulate(plain, problem, pparams, pp, horizon=10, n_runs=1)
 
 
-@pytest.mark.parametrize("b", [1.0, 2.0, math.inf])
+@pytest.mark.parametrize("b", [pytest.param(1.0, marks=pytest.mark.slow), 2.0,
+                               pytest.param(math.inf, marks=pytest.mark.slow)])
 def test_ftpsl_knapsack__unit_costs_and_budget_k_reproduce_ftpsl(b):
     from oslr.learners.ftpsl import ftpsl_knapsack
 
