@@ -35,7 +35,7 @@ def test_run__small_study_writes_labelled_results(tmp_path, capsys):
     primary = [row for row in summary if row["primary"]]
     assert {(r["learner"], r["params"]) for r in primary} == {
         ("ogd-full", "eta=0.01"), ("ogd-full", "eta=0.05"),
-        ("ogd-random-subset", "eta=0.01"), ("ogd-random-subset", "eta=0.05")}
+        ("ogd-random-subset", "k=4, eta=0.01"), ("ogd-random-subset", "k=4, eta=0.05")}
     assert all(r["ci_low"] <= r["mean"] <= r["ci_high"] for r in primary)
     for name in ("summary.csv", "curves.csv", "runs.csv", "config.json", "regret.png"):
         assert (out / name).is_file()
@@ -64,8 +64,11 @@ def test_run__toml_config(tmp_path, capsys):
         (["--learners", "nope"], "unknown learner 'nope'; available:"),
         (["--problem", "nope"], "unknown problem 'nope'"),
         (["--k", "40"], "1 <= k <= d"),
-        (["--runs", "0"], "n_runs must be a positive integer"),
-        (["--horizon", "-5"], "horizon must be a positive integer"),
+        (["--runs", "0"], "--runs (or runs in the config) must be a positive integer, got 0"),
+        (["--horizon", "-5"], "--horizon (or horizon in the config) must be a positive integer"),
+        (["--chunk", "0"], "--chunk (or chunk in the config) must be a positive integer, got 0"),
+        (["--set", "eta=abc"], "parameter eta='abc'"),
+        (["--grid", "eta=0.1,abc"], "eta"),
         (["--set", "k=0"], "k=[0] is out of range"),
         (["--grid", "eta=0.1,-1"], "eta=[-1.0] is out of range"),
         (["--set", "eta=nan"], "NaN"),
@@ -80,6 +83,68 @@ def test_run__bad_input_gets_a_clear_error(argv, message, capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.startswith("oslr: error:")
     assert message in err
+
+
+@pytest.mark.parametrize(
+    "toml, message",
+    [
+        ('learners = "ogd-full"\n', "learners = 'ogd-full' must be a list of names"),
+        ("[grid]\nk = 3\n", "[grid] k = 3 must be a non-empty list of values, e.g. k = [3]"),
+        ("horizon = 2.5\n", "horizon = 2.5 must be an integer"),
+        ("learners = [\n", "not valid TOML"),
+        ("problem_options = 3\n", "problem_options must be a table"),
+    ],
+)
+def test_run__bad_toml_names_the_file_key_and_value(toml, message, tmp_path, capsys):
+    cfg = tmp_path / "study.toml"
+    cfg.write_text(toml)
+    assert main(["run", "--config", str(cfg), "--out", str(tmp_path / "o"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(cfg) in err and message in err, err
+
+
+def test_run__output_folder_under_a_file_is_refused_before_any_work(tmp_path, capsys,
+                                                                     monkeypatch):
+    import oslr
+
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setattr(oslr, "simulate", lambda *a, **k: pytest.fail("simulated anyway"))
+    assert main(["run", "--out", str(tmp_path / "afile" / "sub"), "--no-progress"]) == 2
+    assert "exists and is not a folder" in capsys.readouterr().err
+
+
+def test_run__set_values_label_rows_and_the_plot_title_names_the_study(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["run", "--learners", "ogd-random-subset", "--set", "k=6", "--horizon", "40",
+                 "--runs", "2", "--out", str(out), "--json", "--no-progress"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["params"] for r in rows} == {"k=6"}
+    assert set(pd.read_csv(out / "runs.csv")["params"]) == {"k=6"}
+    from oslr.report import plot_title
+
+    class R:  # the fields plot_title reads
+        problem, info, comparator_k, horizon, n_runs = "sparse-linear", {"d": 16}, 3, 40, 2
+
+    assert plot_title([R()]) == "sparse-linear (d=16, k=3), T=40: mean over 2 runs, 95% bands"
+
+
+def test_run__learners_flag_keeps_the_default_problem_without_its_k(tmp_path, capsys):
+    # the default study's k = 4 belongs to the default study: ogd-full alone (no k) runs
+    assert main(["run", "--learners", "ogd-full", "--horizon", "30", "--runs", "2", "--out",
+                 str(tmp_path), "--json", "--no-progress", "--no-plot"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["learner"] for r in rows} == {"ogd-full"}
+
+
+def test_experiment__unknown_set_name_and_list(capsys):
+    assert main(["experiment", "wll-k", "--quick", "--set", "zzz=1"]) == 2
+    err = capsys.readouterr().err
+    assert "does not take ['zzz']" in err and "eta_scale" in err
+    assert main(["experiment", "wll-k", "--set", "k=3"]) == 2
+    assert "sets ['k'] itself" in capsys.readouterr().err
+    assert main(["experiment", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "wll-k" in out and "kpm-pege" in out
 
 
 def test_experiment__wll_k_writes_table_and_figure(tmp_path, capsys, monkeypatch):

@@ -70,7 +70,40 @@ def _load_config(path: str) -> dict[str, Any]:
     if not p.is_file():
         raise UsageError(f"config file {path} not found.")
     with p.open("rb") as f:
-        return tomllib.load(f)
+        try:
+            cfg = tomllib.load(f)
+        except tomllib.TOMLDecodeError as err:
+            raise UsageError(f"{path}: not valid TOML ({err}).") from None
+    _check_config_types(path, cfg)
+    return cfg
+
+
+#: TOML keys whose values are lists of names, and keys of name -> value tables.
+_LISTS = ("learners",)
+_TABLES = ("problem_options", "grid", "params")
+
+
+def _check_config_types(path: str, cfg: dict[str, Any]) -> None:
+    """One line naming the file, the key and the value for a value of the wrong kind."""
+    for key in _LISTS:
+        if key in cfg and not (isinstance(cfg[key], list)
+                               and all(isinstance(v, str) for v in cfg[key])):
+            raise UsageError(f"{path}: {key} = {cfg[key]!r} must be a list of names, e.g. "
+                             f'{key} = ["ogd-full"].')
+    for key in _TABLES:
+        if key in cfg and not isinstance(cfg[key], dict):
+            raise UsageError(f"{path}: {key} must be a table ([{key}] with name = value lines), "
+                             f"got {cfg[key]!r}.")
+    for name, values in cfg.get("grid", {}).items():
+        if not isinstance(values, list) or not values:
+            raise UsageError(f"{path}: [grid] {name} = {values!r} must be a non-empty list of "
+                             f"values, e.g. {name} = [{values!r}].")
+    for key in ("horizon", "runs", "seed", "chunk", "comparator_k"):
+        if key in cfg and (isinstance(cfg[key], bool) or not isinstance(cfg[key], int)):
+            raise UsageError(f"{path}: {key} = {cfg[key]!r} must be an integer.")
+    for key in ("problem", "out"):
+        if key in cfg and not isinstance(cfg[key], str):
+            raise UsageError(f"{path}: {key} = {cfg[key]!r} must be a string.")
 
 
 def build_study(args: argparse.Namespace) -> dict[str, Any]:
@@ -107,6 +140,13 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, key, None)
         if value is not None:
             study[key] = value
+    for key in ("horizon", "runs", "chunk"):
+        value = study.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            flag = {"runs": "--runs", "horizon": "--horizon", "chunk": "--chunk"}[key]
+            raise UsageError(f"{flag} (or {key} in the config) must be a positive integer, "
+                             f"got {value!r}.")
     study["grid"] = {**study.get("grid", {}), **_parse_assignments(args.grid, multi=True)}
     study["params"] = {**study.get("params", {}), **_parse_assignments(args.set, multi=False)}
     return study
@@ -151,6 +191,8 @@ def prepare(study: dict[str, Any]):
             def prep(point, _spec=spec):
                 return _spec.prepare(point, problem, pp)
         labels, params = grid_params(base, grid, prepare=prep)
+        # values fixed with --set (or the config's params) label every row and legend entry
+        labels = [{**fixed, **label} for label in labels]
         validate(learner, problem, params, pp, study["horizon"], study["runs"])
         plans.append((learner, labels, params))
     for key in set(study.get("grid", {})) | set(study.get("params", {})):
@@ -190,14 +232,25 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _show(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
+def _check_out_dir(out: Path) -> None:
+    """Refuse an output folder that cannot be created, before any work."""
+    for parent in [out, *out.parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"--out {out}: {parent} exists and is not a folder.")
+            if not os.access(parent, os.W_OK):
+                raise UsageError(f"--out {out}: cannot write into {parent}.")
+            return
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     study = build_study(args)
+    out = Path(study.get("out") or Path("oslr-results") / time.strftime("run-%Y%m%d-%H%M%S"))
+    _check_out_dir(out)
     problem, pp, plans = prepare(study)  # every check happens here, before tracing
 
     import oslr
     from oslr import report
-
-    out = Path(study.get("out") or Path("oslr-results") / time.strftime("run-%Y%m%d-%H%M%S"))
     log = sys.stderr
     print(f"oslr run: {problem.name} (d={problem.d}), {len(plans)} learner(s), "
           f"T={study['horizon']}, {study['runs']} runs, seed {study['seed']}", file=log)
@@ -216,7 +269,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         results.append(res)
         print(f"  {learner.name}: {len(labels)} grid point(s) x {study['runs']} runs in "
               f"{res.info['wall_seconds']:.1f} s", file=log)
-    files = report.save_study(results, out, config=study, plot=not args.no_plot)
+    files = report.save_study(results, out, config=study, plot=not args.no_plot, axes=args.axes)
     summary = report.summary_frame(results)
     if args.json:
         print(summary.to_json(orient="records", indent=1))
@@ -235,8 +288,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    from oslr.experiments import EXPERIMENTS, run_experiment
+    from oslr.experiments import EXPERIMENTS, check_options, run_experiment
 
+    if args.list or args.name is None:
+        if args.json:
+            print(json.dumps(EXPERIMENTS, indent=1))
+        else:
+            print("Experiments (oslr experiment NAME [--quick]):")
+            for name, text in EXPERIMENTS.items():
+                print(f"  {name:<15} {text}")
+        return 0
     if args.name not in EXPERIMENTS:
         raise UsageError(f"unknown experiment {args.name!r}; available: {', '.join(EXPERIMENTS)}.")
     if args.runs is not None:
@@ -249,6 +310,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         if args.name != "wll-redundant":
             raise UsageError("--hold-rates applies to wll-redundant only.")
         options["hold_rates"] = True
+    check_options(args.name, options)  # unknown names stop here, before any work
     df = run_experiment(args.name, args.dataset, args.runs, args.seed, out, args.quick,
                         not args.no_progress, **options)
     if args.json:
@@ -329,11 +391,15 @@ def make_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--out", help="output folder (default oslr-results/run-<time>)")
     p_run.add_argument("--json", action="store_true", help="print the summary as JSON")
     p_run.add_argument("--no-plot", action="store_true", help="skip the regret plot")
+    p_run.add_argument("--axes", choices=("loglog", "linear", "logx"), default="loglog",
+                       help="regret.png axes (default loglog: the slope is the growth exponent)")
     p_run.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p_run.set_defaults(func=cmd_run)
 
     p_exp = sub.add_parser("experiment", help="reproduce a paper figure (oslr experiment --list)")
-    p_exp.add_argument("name", help="wll-k, wll-redundant, wll-rates, kpm-tracking, kpm-runtime, "
+    p_exp.add_argument("--list", action="store_true", help="list the experiments and exit")
+    p_exp.add_argument("name", nargs="?",
+                       help="wll-k, wll-redundant, wll-rates, kpm-tracking, kpm-runtime, "
                                     "kpm-replay or kpm-pege")
     p_exp.add_argument("--dataset", default=None,
                        help="wll-*: a9a (default), connect4, covtype or mnist35; kpm-tracking / "

@@ -112,8 +112,12 @@ def runs_frame(results: Sequence[SimResult]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: Axis scales of `plot_regret`.
+AXES = ("loglog", "linear", "logx")
+
+
 def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax=None,
-                metric: str | None = None, logx: bool = True):
+                metric: str | None = None, axes: str = "loglog"):
     """Plot mean regret against rounds with 95% confidence bands, one line per learner x params.
 
     Args:
@@ -121,7 +125,9 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
       path: file to save (PNG/PDF); None keeps the figure open.
       ax: matplotlib axes to draw on (a new figure if None).
       metric: regret quantity to plot (default: the primary one of each result).
-      logx: logarithmic round axis.
+      axes: "loglog" (default: a regret growing like T^a is a line of slope a, so sqrt(T) and
+        linear regret read apart; a y axis that must show values <= 0 is symmetric-log),
+        "linear", or "logx" (log rounds, linear regret: a linear regret then looks exponential).
 
     Returns:
       The matplotlib figure.
@@ -132,8 +138,11 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
+    if axes not in AXES:
+        raise ValueError(f"axes={axes!r}; choose one of {AXES}.")
     fig, ax = (plt.subplots(figsize=(7, 4.5)) if ax is None else (ax.figure, ax))
     labels = []
+    lowest = np.inf
     for res in results:
         curves = res.regret_curves()
         name = metric or _primary(res, curves)
@@ -142,17 +151,37 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
         labels.append(name)
         for g, point in enumerate(res.grid):
             mean, _, half = mean_ci(curves[name][g], axis=0)
-            label = res.learner if len(res.grid) == 1 else f"{res.learner} ({params_label(point)})"
+            label = f"{res.learner} ({params_label(point)})" if point else res.learner
+            lowest = min(lowest, float(np.min(mean - half)))
             (line,) = ax.plot(res.ckpts, mean, label=label)
             ax.fill_between(res.ckpts, mean - half, mean + half, color=line.get_color(),
                             alpha=0.2, linewidth=0)
-    if logx:
+    if axes in ("loglog", "logx"):
         ax.set_xscale("log")
+    if axes == "loglog":
+        if lowest > 0:
+            ax.set_yscale("log")
+        else:
+            ax.set_yscale("symlog", linthresh=1.0)
     ax.set_xlabel("round t")
     ax.set_ylabel(" / ".join(sorted(set(labels))) or "regret")
-    n_runs = "/".join(str(n) for n in sorted({r.n_runs for r in results}))
-    ax.set_title(f"{results[0].problem}: mean over {n_runs} runs, 95% bands" if results else "")
+    ax.set_title(plot_title(results), fontsize=10)
     return finish_figure(fig, ax, path)
+
+
+def plot_title(results: Sequence[SimResult]) -> str:
+    """'sparse-linear (d=16, k=3), T=2000: mean over 100 runs, 95% bands' for a set of results."""
+    if not results:
+        return ""
+    first = results[0]
+    facts = [f"d={first.info['d']}"] if "d" in first.info else []
+    ks = sorted({r.comparator_k for r in results if r.comparator_k is not None})
+    if ks:
+        facts.append("k=" + "/".join(map(str, ks)))
+    horizons = "/".join(str(h) for h in sorted({r.horizon for r in results}))
+    n_runs = "/".join(str(n) for n in sorted({r.n_runs for r in results}))
+    where = f" ({', '.join(facts)})" if facts else ""
+    return f"{first.problem}{where}, T={horizons}: mean over {n_runs} runs, 95% bands"
 
 
 def finish_figure(fig, ax, path: str | Path | None = None):
@@ -166,7 +195,7 @@ def finish_figure(fig, ax, path: str | Path | None = None):
 
 
 def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict | None = None,
-               plot: bool = True) -> dict[str, Path]:
+               plot: bool = True, axes: str = "loglog") -> dict[str, Path]:
     """Write summary.csv/json, curves.csv, runs.csv, config.json and regret.png to `out_dir`.
 
     Returns:
@@ -202,7 +231,7 @@ def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict |
         else:
             import matplotlib.pyplot as plt
 
-            fig = plot_regret(results, out / "regret.png")
+            fig = plot_regret(results, out / "regret.png", axes=axes)
             plt.close(fig)
             files["regret.png"] = out / "regret.png"
     return files

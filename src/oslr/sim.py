@@ -73,9 +73,10 @@ def grid_params(base: PyTree, grid: dict[str, Sequence[Any]] | None,
     labels, points = [], []
     for combo in itertools.product(*grid.values()) if grid else [()]:
         label = dict(zip(grid.keys(), combo))
-        repl = {
-            k: jnp.asarray(v, getattr(base, k).dtype) for k, v in label.items()
-        }
+        for k, v in label.items():
+            if isinstance(v, (str, bytes)) or np.asarray(v).dtype.kind not in "biuf":
+                raise ValueError(f"grid value {k}={v!r} must be a number.")
+        repl = {k: jnp.asarray(v, getattr(base, k).dtype) for k, v in label.items()}
         labels.append(label)
         point = dataclasses.replace(base, **repl)
         points.append(point if prepare is None else prepare(point))

@@ -47,6 +47,36 @@ EXPERIMENTS = {
 }
 
 
+#: The learners whose params and static options each experiment passes `--set` values to, and
+#: the names the experiment sets itself (a `--set` of those would be overridden or clash).
+_TAKES = {
+    "wll-k": (WLL_LEARNERS, ("k", "max_k", "horizon")),
+    "wll-redundant": (WLL_LEARNERS, ("k", "max_k", "horizon")),
+    "wll-rates": (WLL_LEARNERS, ("k", "max_k", "horizon")),
+    "kpm-tracking": (kpm.FAST, ("n_arms", "horizon", "history", "track")),
+    "kpm-replay": (kpm.FAST, ("n_arms", "horizon", "history", "kappa")),
+    "kpm-runtime": ((), ()),
+    "kpm-pege": ((), ()),
+}
+
+
+def check_options(name: str, options: dict) -> None:
+    """Refuse, before any work, `--set` names that no learner of experiment `name` takes."""
+    from oslr.registry import LEARNERS
+
+    learners, own = _TAKES[name]
+    known: set[str] = {"hold_rates"} if name == "wll-redundant" else set()
+    for learner in learners:
+        known |= set(LEARNERS[learner].param_names) | set(LEARNERS[learner].option_names)
+    clash = sorted(set(options) & set(own))
+    if clash:
+        raise ValueError(f"experiment {name} sets {clash} itself; remove them from --set.")
+    unknown = sorted(set(options) - known)
+    if unknown:
+        takes = ", ".join(sorted(known - set(own))) or "no options"
+        raise ValueError(f"experiment {name} does not take {unknown}; it takes: {takes}.")
+
+
 def run_experiment(name: str, dataset: str, runs: int | None, seed: int, out: Path, quick: bool,
                    progress: bool, **options) -> pd.DataFrame:
     """Run experiment `name`, write `<name>-<dataset>.csv` and `.png` into `out`.
@@ -57,6 +87,7 @@ def run_experiment(name: str, dataset: str, runs: int | None, seed: int, out: Pa
     """
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; available: {', '.join(EXPERIMENTS)}.")
+    check_options(name, options)
     if name.startswith("kpm-"):
         return _run_kpm(name, dataset, runs, seed, out, quick, progress, **options)
     horizon = 5000 if quick else None
