@@ -161,3 +161,12 @@ def test_knapsack_fptas__within_one_plus_eps_of_the_optimum(eps):
                                       jnp.float32(budget), eps))
         assert c[m].sum() <= budget + 1e-6
         assert v[m].sum() >= _brute_knapsack(v, c, budget) / (1 + eps) - 1e-6
+
+
+@pytest.mark.parametrize("max_k", [2, 4, 17])  # lax.top_k paths (<= 16) and radix select
+def test_top_k_mask__signed_zeros_tie_and_go_to_the_lower_index(max_k):
+    # -0.0 and +0.0 are equal: the tie goes to index 0, not to the +0.0 at index 1
+    score = jnp.concatenate([jnp.array([-0.0, 0.0, -0.0, 1.0, -1.0]), -2.0 * jnp.ones(15)])
+    mask = top_k_mask(score, jnp.int32(2), max_k)
+    assert np.flatnonzero(mask).tolist() == [0, 3]
+    assert np.flatnonzero(radix_select_mask(score, jnp.int32(3))).tolist() == [0, 1, 3]

@@ -80,3 +80,23 @@ def test_bandit_round__reveals_only_the_pulled_reward():
     assert float(rnd.pull(2)) == pytest.approx(0.3)
     with pytest.raises(ProtocolError):
         rnd.pull(1)
+
+
+def test_linear_round__over_budget_request_reveals_only_the_truncated_support():
+    # budget 2, a request for 3 coordinates: theta comes back on the first 2 (index order) only
+    rnd = LinearRound(_example(), budget=2)
+    w = jnp.array([0.5, 0.0, -0.5, 0.0, 0.2])
+    theta = rnd.play(w)
+    assert np.flatnonzero(np.asarray(theta)).tolist() == [0, 2]
+    assert np.flatnonzero(np.asarray(rnd._record.query)).tolist() == [0, 2]
+    assert bool(rnd._record.over_budget) and int(rnd._record.n_queried) == 3
+
+
+def test_prediction_round__over_budget_forms_and_coordinates_reveal_within_the_budget():
+    rnd = PredictionRound(_example(), budget=2)
+    forms = jnp.array([[1.0, 1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 1.0]])
+    x, values = rnd.observe(jnp.array([False, False, True, True, False]), forms)
+    # the 2 forms use the whole budget: no coordinate is revealed
+    assert np.asarray(x).tolist() == [0.0] * 5 and np.asarray(values).tolist() == [3.0, 5.0]
+    rnd.commit(0.0)
+    assert bool(rnd._record.over_budget) and int(rnd._record.n_queried) == 4

@@ -1,5 +1,6 @@
 """FTPSL and its baselines ([WLL]): references, resampling law, regret."""
 
+import itertools
 import math
 
 import jax
@@ -248,3 +249,56 @@ def test_ftpl_subset__matches_float64_reference_round_by_round(name):
     eta = float(rates(p, d, 2.0)[0])
     plays = subset_ftpl_reference(exs.x, exs.y, zs, subset, eta)
     np.testing.assert_allclose(np.asarray(recs.w), plays, rtol=1e-4, atol=1e-5)
+
+
+def test_rates__eq1_golden_values_with_natural_logs():
+    # d = 10, k = 2, T = 1000, b = 2 (e_b = 1/2), eta_scale = c0 = 1, by hand:
+    # eta = sqrt(2^0.5 ln 10 / (10^2 1000 ln 1000)) = 0.0021711852
+    # gamma = min(1 * 10 * eta * ln 1000, 0.5) = 0.1499801608  (log2 would give 0.0018 / 0.18)
+    params = build_params(FtpslParams, 10, k=2, horizon=1000)
+    eta, gamma = rates(params, 10, 2.0)
+    assert float(eta) == pytest.approx(0.0021711852, rel=1e-6)
+    assert float(gamma) == pytest.approx(0.1499801608, rel=1e-6)
+    # b = inf (e_b = 1) and the gamma cap: eta = sqrt(2 ln 10 / (1e5 ln 1000)) = 0.0025819...;
+    # c0 = 100 pushes gamma past gamma_max = 0.5
+    eta_inf, capped = rates(build_params(FtpslParams, 10, k=2, horizon=1000, c0=100.0), 10,
+                            math.inf)
+    assert float(eta_inf) == pytest.approx(math.sqrt(2 * math.log(10) / (1e5 * math.log(1000))),
+                                           rel=1e-6)
+    assert float(capped) == 0.5
+
+
+def _exact_shared_law(d, k, M):
+    """Exact joint law of (h_0, h_1) in shared mode: M i.i.d. uniform k-subsets of [d], h_i the
+    first n with i in the n-th subset (M if none), enumerated over all C(d, k)^M sequences."""
+    subsets = list(itertools.combinations(range(d), k))
+    law = {}
+    for seq in itertools.product(subsets, repeat=M):
+        h = [next((n + 1 for n, s in enumerate(seq) if i in s), M) for i in (0, 1)]
+        law[tuple(h)] = law.get(tuple(h), 0.0) + 1.0 / len(subsets) ** M
+    return law
+
+
+def test_geometric_resampling__shared_and_independent_modes_differ_in_their_joint_law():
+    d, k, M, reps = 4, 2, 3, 20_000
+    law = _exact_shared_law(d, k, M)
+    e0 = sum(p * h[0] for h, p in law.items())
+    e01 = sum(p * h[0] * h[1] for h, p in law.items())
+    cov_shared = e01 - e0 * e0  # the marginals of h_0 and h_1 are equal
+
+    def draw(kk, shape):  # the pure-exploration law: a uniform k-subset per draw
+        return jax.vmap(lambda kj: random_subset_mask(kj, d, jnp.int32(k), d))(
+            jax.random.split(kk, shape).reshape(-1)).reshape(shape + (d,))
+
+    keys = jax.random.split(jax.random.key(3), reps)
+    sel = jnp.array([True, True, False, False])
+    covs = {}
+    for mode in ("shared", "independent"):
+        h = np.asarray(jax.jit(jax.vmap(lambda kk: geometric_resampling(
+            draw, kk, M, selected=sel, mode=mode, max_k=2)))(keys), np.float64)
+        prod = (h[:, 0] - h[:, 0].mean()) * (h[:, 1] - h[:, 1].mean())
+        covs[mode] = (prod.mean(), prod.std() / math.sqrt(reps))
+    # shared: the exact (negative) covariance; independent: none. The two differ by > 10 SE.
+    assert abs(covs["shared"][0] - cov_shared) < 5 * covs["shared"][1]
+    assert abs(covs["independent"][0]) < 5 * covs["independent"][1]
+    assert abs(cov_shared) > 10 * covs["independent"][1]

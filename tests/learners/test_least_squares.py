@@ -138,3 +138,17 @@ def test_variance_reduced_trackers__converge_linearly_to_rls_on_a_static_design(
             body, c, (jnp.arange(n), jnp.asarray(x_seq), jnp.asarray(y_seq))))((state, hist))
         ols = np.linalg.lstsq(x, y, rcond=None)[0]
         assert np.linalg.norm(np.asarray(tracker.theta(state, params)) - ols) < 1e-8
+
+
+def test_step_and_ridge_schedules__golden_values():
+    from oslr.learners.least_squares import reg_at, step_at
+
+    p = tracker_defaults("rls-sm", 1, c_gamma=3.0, alpha=0.75, c_lambda=2.0)
+    # [KPM] Thm 1 step c / (4 (c + n)) at c = 3, n = 5: 3 / 32 (not c / (4c + n) = 3 / 17)
+    assert float(step_at(5, p, "kpm")) == pytest.approx(3 / 32, rel=1e-7)
+    # power step c n^-alpha at n = 16: 3 * 16^-0.75 = 3 / 8
+    assert float(step_at(16, p, "power")) == pytest.approx(3 / 8, rel=1e-7)
+    # lam_n = c_lambda n^-(1 - alpha) at n = 16: 2 * 16^-0.25 = 1
+    assert float(reg_at(16, p)) == pytest.approx(1.0, rel=1e-7)
+    # n = 0 (no sample yet) is read as n = 1
+    assert float(step_at(0, p, "kpm")) == pytest.approx(3 / 16, rel=1e-7)

@@ -31,7 +31,8 @@ def top_k_mask(score: Array, k: Array, max_k: int) -> Array:
     d = score.shape[-1]
     if max_k > _TOP_K_UP_TO:
         return radix_select_mask(score, jnp.minimum(k, max_k))
-    _, idx = lax.top_k(score, max_k)
+    # lax.top_k orders -0.0 below +0.0; the documented rule counts them equal (lower index wins)
+    _, idx = lax.top_k(jnp.where(score == 0, jnp.zeros_like(score), score), max_k)
     keep = jnp.arange(max_k) < k
     if max_k * d <= _ONE_HOT_LIMIT:
         return jnp.any((idx[:, None] == jnp.arange(d)[None, :]) & keep[:, None], axis=0)
