@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 import oslr
+from oslr.primitives import history_add
+from oslr.protocol import play_round
 from oslr.testing import episode_fn
+from oslr.types import BanditExample
 from tests.helpers import learner_keys, stream
 from tests.reference.linucb import flinucb_gd_reference, linucb_reference
 
@@ -86,3 +89,50 @@ def test_flinucb_tracking_error__recorded_at_checkpoints_and_shrinks():
     assert err[-1] < 0.1 * err[5]
     np.testing.assert_allclose(res.final["tracking_error"][0],
                                res.curves["tracking_error"][0, :, -1])
+
+
+def _rejected_round(d, t):
+    """A replayed event whose logged arm (1) is not the pulled one (0: every UCB ties at 0)."""
+    ex = BanditExample(arms=jnp.eye(d, dtype=jnp.float32)[:2], rewards=jnp.array([1.0, 0.0]),
+                       means=jnp.array([1.0, 0.0]), logged=jnp.int32(1))
+    return ex, jnp.int32(t)
+
+
+def test_linucb_under_replay__cholesky_refresh_happens_on_rejected_rounds():
+    # issue 15: a rejected event discarded the refresh of its round with the rest of the update
+    d = 3
+    learner, params = oslr.make("linucb", d=d, n_arms=2, refactor_every=4)
+    a = jnp.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 3.0]])
+    state = learner.init(jax.random.key(0), params)
+    state = state._replace(est=state.est._replace(a=a, a_inv=jnp.zeros((d, d))))
+    for t, refreshed in ((2, False), (3, True)):  # t + 1 = 4 is a refresh round
+        ex, tt = _rejected_round(d, t)
+        new, rec = play_round(learner, jax.random.key(1), state, ex, params, tt)
+        assert not bool(rec.accepted)
+        expected = np.linalg.inv(np.asarray(a, np.float64) + np.eye(d)) if refreshed else 0.0
+        np.testing.assert_allclose(np.asarray(new.est.a_inv), expected, atol=1e-6)
+        np.testing.assert_array_equal(np.asarray(new.est.a), np.asarray(a))  # no sample added
+
+
+def test_flinucb_svrg_under_replay__snapshot_refreshes_on_rejected_rounds():
+    d = 3
+    learner, params = oslr.make("flinucb-svrg", d=d, n_arms=2, horizon=16)
+    state = learner.init(jax.random.key(0), params)
+    hist = state.hist
+    for idx, y in ((0, 1.0), (1, -0.5), (0, 0.25)):  # three accepted samples (arm index, reward)
+        hist = history_add(hist, jnp.float32(y), idx=jnp.int32(idx))
+    theta = jnp.array([0.3, -0.2, 0.1])
+    state = state._replace(hist=hist, est=state.est._replace(theta=theta))
+    for t, refreshed in ((4, False), (7, True)):  # t + 1 = 8 is a snapshot round
+        ex, tt = _rejected_round(d, t)
+        new, rec = play_round(learner, jax.random.key(1), state, ex, params, tt)
+        assert not bool(rec.accepted)
+        snap = np.asarray(new.est.snap)
+        if refreshed:  # the snapshot is theta, mu the mean data gradient over the 3 samples
+            xs, ys = np.eye(d)[[0, 1, 0]], np.array([1.0, -0.5, 0.25])
+            mu = np.mean([-(y - x @ np.asarray(theta)) * x for x, y in zip(xs, ys)], axis=0)
+            np.testing.assert_allclose(snap, theta, rtol=1e-6)
+            np.testing.assert_allclose(np.asarray(new.est.mu), mu, rtol=1e-5, atol=1e-7)
+        else:
+            np.testing.assert_array_equal(snap, 0.0)
+        np.testing.assert_array_equal(np.asarray(new.est.theta), np.asarray(theta))

@@ -111,12 +111,16 @@ class Tracker(NamedTuple):
         for `sm`, which needs none); `table` rebuilds x in id mode; t is the round index.
       theta: `theta(state, params) -> (d,)` current estimate.
       name: registry-style name.
+      refresh: `refresh(state, hist, table, t, params) -> state`, the periodic work of round t
+        (a Cholesky refactorisation, an SVRG snapshot) on a round that brings no sample, e.g. a
+        rejected replay event; `update` does the same work itself. Identity for the others.
     """
 
     init: Callable[[TrackerParams], Any]
     update: Callable[..., Any]
     theta: Callable[[Any, TrackerParams], Array]
     name: str
+    refresh: Callable[..., Any] = lambda state, hist, table, t, params: state
 
 
 # ------------------------------------------------------------------------------- Sherman-Morrison
@@ -161,7 +165,13 @@ def sm_tracker(d: int, refactor_every: int = 256, name: str = "rls-sm") -> Track
         del params
         return state.a_inv @ state.b
 
-    return Tracker(init=init, update=update, theta=theta, name=name)
+    def refresh(state: SmState, hist, table, t, params: TrackerParams) -> SmState:
+        del hist, table
+        a_inv = lax.cond((t + 1) % refactor_every == 0,
+                         lambda: ridge_inverse(state.a, params.lam0), lambda: state.a_inv)
+        return state._replace(a_inv=a_inv)
+
+    return Tracker(init=init, update=update, theta=theta, name=name, refresh=refresh)
 
 
 # ------------------------------------------------------------------------------- SGD from history
@@ -263,19 +273,32 @@ def svrg_tracker(d: int, snapshot_every: int | None = None, name: str = "svrg") 
         x, y = history_get(hist, history_draw(key, hist), table)
         g = _data_grad(state.theta, x, y) - _data_grad(state.snap, x, y) + mu
         theta = state.theta - eta * (g + lam * state.theta)
-        # t is the harness's unbatched round index: a real branch under vmap, O(capacity d)
-        refresh = ((t + 1) & t) == 0  # t + 1 is a power of two
-        if snapshot_every is not None:
-            refresh = refresh | ((t + 1) % snapshot_every == 0)
-        snap, mu = lax.cond(refresh, lambda: (theta, full_mean(theta, hist, table)),
+        snap, mu = lax.cond(snapshot_round(t), lambda: (theta, full_mean(theta, hist, table)),
                             lambda: (state.snap, mu))
         return SvrgState(theta=theta, snap=snap, mu=mu, n_mu=n, lmax=lmax)
+
+    def snapshot_round(t):
+        # t is the harness's unbatched round index: a real branch under vmap, O(capacity d).
+        # OURS: rounds, not samples (L2.3 doubles on n): a condition on the per-run sample count
+        # is batched, and a batched lax.cond computes both sides every round. Under replay the
+        # snapshot is refreshed on rejected rounds too (`refresh`), so it still doubles with the
+        # accepted samples in expectation (n ~ acceptance rate x t).
+        due = ((t + 1) & t) == 0  # t + 1 is a power of two
+        if snapshot_every is not None:
+            due = due | ((t + 1) % snapshot_every == 0)
+        return due
 
     def theta(state: SvrgState, params: TrackerParams) -> Array:
         del params
         return state.theta
 
-    return Tracker(init=init, update=update, theta=theta, name=name)
+    def refresh(state: SvrgState, hist: History, table, t, params) -> SvrgState:
+        snap, mu = lax.cond(snapshot_round(t),
+                            lambda: (state.theta, full_mean(state.theta, hist, table)),
+                            lambda: (state.snap, state.mu))
+        return state._replace(snap=snap, mu=mu)
+
+    return Tracker(init=init, update=update, theta=theta, name=name, refresh=refresh)
 
 
 class SagState(NamedTuple):

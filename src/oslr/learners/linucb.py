@@ -137,12 +137,15 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
         hist = history_add(state.hist, reward, x=x, idx=idx, accept=ok)
         est = tracker.update(k_est, state.est, x, reward, hist if not exact else None,
                              table(rnd), rnd.t, params)
+        # a rejected event brings no sample, but the periodic work of the round (Cholesky
+        # refresh, SVRG snapshot) still happens, so that it keeps pace with the samples
+        idle = tracker.refresh(state.est, hist if not exact else None, table(rnd), rnd.t, params)
         a_sum, b_sum = state.a_sum, state.b_sum
         if tracked:
             a_sum, b_sum = a_sum + jnp.outer(x, x), b_sum + reward * x
         small = (est, phi, a_sum, b_sum)
-        est, phi, a_sum, b_sum = tree_select(ok, small,
-                                             (state.est, state.phi, state.a_sum, state.b_sum))
+        est, phi, a_sum, b_sum = tree_select(ok, small, (idle, state.phi, state.a_sum,
+                                                         state.b_sum))
         return LinUcbState(est=est, phi=phi, hist=hist, a_sum=a_sum, b_sum=b_sum)
 
     def diagnostics(state: LinUcbState, params: LinUcbParams) -> dict:
