@@ -282,7 +282,8 @@ def simulate(
         comparator_k = int(np.asarray(problem_params.k))
     n_total = n_grid * n_runs
     if track_stats is None:
-        itemsize = np.dtype(jnp.zeros(()).dtype).itemsize
+        # float32 sums carry a compensation term of the same size (metrics.compensated)
+        itemsize = np.dtype(jnp.zeros(()).dtype).itemsize * (2 if metrics.compensated() else 1)
         size = n_total * (len(ckpts) + 1) * problem.d**2 * itemsize
         track_stats = family == PREDICTION and comparator_k is not None and (
             size <= STATS_BYTES_LIMIT
@@ -362,9 +363,9 @@ def simulate(
         seed=seed,
         ckpts=ckpts,
         grid=list(grid),
-        final={**{k: shape(v) for k, v in ms["run"].items()},
+        final={**{k: shape(v) for k, v in metrics.combine(ms["run"]).items()},
                **{k: shape(v)[..., -1] for k, v in ms["diag"].items()}},
-        curves={k: shape(v) for k, v in {**ms["ckpt"], **ms["diag"]}.items()},
+        curves={k: shape(v) for k, v in {**metrics.combine(ms["ckpt"]), **ms["diag"]}.items()},
         params=jax.tree.map(np.asarray, params),
         comparator_k=comparator_k if stats else None,
         comparator_radius=comparator_radius,
