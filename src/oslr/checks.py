@@ -6,14 +6,14 @@ import numpy as np
 
 
 def check_range(learner: str, name: str, value, lo=None, hi=None, lo_open: bool = False,
-                hint: str = "") -> None:
+                hint: str = "", hi_open: bool = False) -> None:
     """Raise ValueError naming the learner, the parameter and the offending value(s).
 
     Args:
       learner: learner name (for the message).
       name: parameter name.
       value: scalar or array of values (a grid).
-      lo, hi: inclusive bounds (lo exclusive when `lo_open`); None = unbounded.
+      lo, hi: inclusive bounds (exclusive when `lo_open` / `hi_open`); None = unbounded.
       hint: what the user should do instead.
     """
     a = np.asarray(value)
@@ -21,13 +21,14 @@ def check_range(learner: str, name: str, value, lo=None, hi=None, lo_open: bool 
     if lo is not None:
         bad |= (a <= lo) if lo_open else (a < lo)
     if hi is not None:
-        bad |= a > hi
+        bad |= (a >= hi) if hi_open else (a > hi)
     if bad.any():
         shown = np.unique(a[bad]).tolist()[:5]
         lo_s = "-inf" if lo is None else f"{lo}"
         hi_s = "inf" if hi is None else f"{hi}"
         bracket = "(" if lo_open or lo is None else "["
+        close = ")" if hi_open or hi is None else "]"
         raise ValueError(
-            f"{learner}: parameter {name}={shown} is out of range {bracket}{lo_s}, {hi_s}]."
+            f"{learner}: parameter {name}={shown} is out of range {bracket}{lo_s}, {hi_s}{close}."
             + (f" {hint}" if hint else "")
         )

@@ -52,8 +52,8 @@ class Param:
       default: a value, or `default(ctx) -> value` (e.g. `lambda c: max(1, c.d // 4)`).
       sweepable: whether `oslr run --grid/--set` and `oslr list` offer it (arrays such as a cost
         vector are settable from Python but not swept).
-      lo, hi: inclusive bounds (`lo` exclusive when `lo_open`); a number, the name of a static
-        option or of "d" (resolved from the context), or None for unbounded.
+      lo, hi: inclusive bounds (exclusive when `lo_open` / `hi_open`); a number, the name of a
+        static option or of "d" (resolved from the context), or None for unbounded.
       doc: one line for `oslr list` and error messages.
       shape: None for a scalar, or "d" for a (d,) vector.
     """
@@ -66,12 +66,14 @@ class Param:
     lo_open: bool = False
     doc: str = ""
     shape: str | None = None
+    hi_open: bool = False
 
 
 def param(dtype, default, *, sweepable: bool = True, lo=None, hi=None, lo_open: bool = False,
-          doc: str = "", shape: str | None = None):
+          hi_open: bool = False, doc: str = "", shape: str | None = None):
     """A dataclass field declaring one params leaf (see `Param`)."""
-    return field(metadata={_META: Param(dtype, default, sweepable, lo, hi, lo_open, doc, shape)})
+    return field(metadata={_META: Param(dtype, default, sweepable, lo, hi, lo_open, doc, shape,
+                                        hi_open)})
 
 
 def register_params(cls):
@@ -178,7 +180,7 @@ def check_params(cls, params, learner: str, ctx: Ctx | int, skip: tuple[str, ...
         lo = None if p.lo is None else ctx.bound(p.lo)
         hi = None if p.hi is None else ctx.bound(p.hi)
         check_range(learner, name, getattr(params, name), lo=lo, hi=hi, lo_open=p.lo_open,
-                    hint=p.doc and f"({name}: {p.doc})")
+                    hi_open=p.hi_open, hint=p.doc and f"({name}: {p.doc})")
 
 
 def range_text(p: Param, ctx: Ctx | None = None) -> str:
@@ -194,7 +196,7 @@ def range_text(p: Param, ctx: Ctx | None = None) -> str:
         return v if isinstance(v, str) else f"{v:g}" if not callable(v) else "?"
 
     left = "(" if p.lo_open or p.lo is None else "["
-    right = ")" if p.hi is None else "]"
+    right = ")" if p.hi is None or p.hi_open else "]"
     return f"{left}{show(p.lo, '-inf')}, {show(p.hi, 'inf')}{right}"
 
 

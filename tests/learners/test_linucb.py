@@ -136,3 +136,21 @@ def test_flinucb_svrg_under_replay__snapshot_refreshes_on_rejected_rounds():
         else:
             np.testing.assert_array_equal(snap, 0.0)
         np.testing.assert_array_equal(np.asarray(new.est.theta), np.asarray(theta))
+
+
+@pytest.mark.parametrize("schedule, gamma_1", [("kpm", 1 / 8), (None, 1.0)])
+def test_flinucb_gd__width_tracker_uses_the_theta_step_schedule(schedule, gamma_1):
+    # round 0 brings the first sample (no width step yet); round 1 steps phi from 0 with gamma_1:
+    # phi = gamma_1 * arms / n, n = 1. kpm: c / (4 (c + 1)) = 1/8 at c = 1; power: c 1^-alpha = 1
+    problem, pp = oslr.make_problem("linear-bandit", d=4, n_arms=3)
+    learner, params = oslr.make("flinucb-gd", d=4, n_arms=3, horizon=10, schedule=schedule)
+    state, _ = jax.jit(episode_fn(learner, problem, 2))(jnp.uint32(0), 0, params, pp)
+    arms = np.asarray(stream(problem, pp, 0, 0, 2).arms[1])
+    np.testing.assert_allclose(np.asarray(state.phi), gamma_1 * arms, rtol=1e-6, atol=1e-7)
+
+
+def test_tracker_alpha__must_lie_strictly_between_one_half_and_one():
+    learner, params = oslr.make("flinucb-gd", d=4, n_arms=3, alpha=0.5)
+    with pytest.raises(ValueError, match=r"alpha=\[0.5\] is out of range \(0.5, 1.0\)"):
+        learner.check(params, 4)
+    learner.check(oslr.make("flinucb-gd", d=4, n_arms=3, alpha=0.6)[1], 4)

@@ -483,14 +483,17 @@ def _ftpsl_delayed_factory(d: int, max_delay: int = 64, max_k: int | None = None
 FTPSL_DELAYED = LearnerSpec(
     name="ftpsl-delayed",
     family=LINEAR,
-    description="FTPSL with delayed feedback (ring buffer of estimates), Theorem 7 rates",
+    description="FTPSL with delayed feedback (ring buffer of estimates); Theorem 7 rates when "
+                "horizon = D, the total delay",
     factory=_ftpsl_delayed_factory,
     params=FtpslParams,
     options=(Option("max_delay", 64, "ring-buffer length (>= every delay D_t of the problem)"),
              _MAX_K, _B, _M, _GR),
     defaults={"c0": 2.0},
     alt={"k": _half, "horizon": 900.0, "eta_scale": 3.0, "c0": 1.0},
-    reference="[WLL] section 4.1, Theorem 7 (horizon = D = sum of delays)",
+    # the default horizon is the study's T, as for ftpsl: Theorem 7 needs T -> D = sum_t D_t,
+    # which a study sets with horizon=expected_total_delay(schedule, max_delay, T)
+    reference="[WLL] section 4.1, Theorem 7 (set horizon = D = sum of delays)",
 )
 
 

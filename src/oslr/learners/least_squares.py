@@ -62,8 +62,8 @@ class TrackerParams:
                         doc="ridge of lam0 I + A (> 0 so that it is invertible)")
     c_gamma: Array = param(jnp.float32, 1.0, lo=0.0, lo_open=True,
                            doc="step constant c of gamma_n")
-    alpha: Array = param(jnp.float32, 0.75, lo=0.0, hi=1.0,
-                         doc="exponent of the power step c n^-alpha and of lam_n")
+    alpha: Array = param(jnp.float32, 0.75, lo=0.5, hi=1.0, lo_open=True, hi_open=True,
+                         doc="exponent in (1/2, 1) of the power step c n^-alpha and of lam_n")
     c_lambda: Array = param(jnp.float32, 1.0, lo=0.0,
                             doc="lam_n = c_lambda n^-(1 - alpha) (0: no ridge, fOLS)")
     step_scale: Array = param(jnp.float32, 1.0, lo=0.0, lo_open=True,

@@ -105,6 +105,7 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
     capacity = 0 if exact else horizon
     tracker = make_tracker(kind, d, capacity, schedule, average, refactor_every)
     tracked = track and not exact
+    width_schedule = schedule or "power"  # the fRLS-GD default; "kpm" when theta uses it
 
     def init(key: Array, params: LinUcbParams) -> LinUcbState:
         del key
@@ -162,7 +163,8 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
         # (11) with n = samples so far; no step before the first sample
         n = hist.n
         x_i, _ = history_get(hist, history_draw(key, hist), tab)
-        gamma = step_at(n, params, "power")
+        # the same step form as the theta tracker ([KPM] use one gamma_n for both)
+        gamma = step_at(n, params, width_schedule)
         lam = reg_at(n, params)
         nf = jnp.maximum(n, 1).astype(jnp.float32)
         new = phi + gamma * (arms / nf - (phi @ x_i)[:, None] * x_i[None, :] - lam * phi)
