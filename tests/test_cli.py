@@ -67,6 +67,8 @@ def test_run__toml_config(tmp_path, capsys):
         (["--runs", "0"], "--runs (or runs in the config) must be a positive integer, got 0"),
         (["--horizon", "-5"], "--horizon (or horizon in the config) must be a positive integer"),
         (["--chunk", "0"], "--chunk (or chunk in the config) must be a positive integer, got 0"),
+        (["--seed", "-1"], "seed must be an integer in [0, 2^32), got -1"),
+        (["--comparator-k", "0"], "comparator_k=0 must satisfy 1 <= k <= d=16"),
         (["--set", "eta=abc"], "parameter eta='abc'"),
         (["--grid", "eta=0.1,abc"], "eta"),
         (["--set", "k=0"], "k=[0] is out of range"),

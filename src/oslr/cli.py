@@ -184,8 +184,10 @@ def prepare(study: dict[str, Any]):
         # a delay-aware learner buffers the problem's delays; the simulator explains the others
         delayed = problem.max_delay > 1 and "max_delay" in spec.option_names
         max_delay = problem.max_delay if delayed else None
+        # a learner whose shapes depend on the arm count is built for the problem's
+        n_arms = problem.n_arms if "n_arms" in spec.option_names else None
         learner, base = oslr.make(lname, d=problem.d, max_k=max_k, horizon=study["horizon"],
-                                  max_delay=max_delay, **fixed)
+                                  max_delay=max_delay, n_arms=n_arms, **fixed)
         prep = None
         if spec.prepare is not None:
             def prep(point, _spec=spec):
@@ -193,7 +195,8 @@ def prepare(study: dict[str, Any]):
         labels, params = grid_params(base, grid, prepare=prep)
         # values fixed with --set (or the config's params) label every row and legend entry
         labels = [{**fixed, **label} for label in labels]
-        validate(learner, problem, params, pp, study["horizon"], study["runs"])
+        validate(learner, problem, params, pp, study["horizon"], study["runs"],
+                 study.get("seed", 0), study.get("comparator_k"))
         plans.append((learner, labels, params))
     for key in set(study.get("grid", {})) | set(study.get("params", {})):
         if not any(key in LEARNERS[n].sweepable for n in study["learners"]):

@@ -104,10 +104,16 @@ def _check_finite(name: str, tree: PyTree) -> None:
 
 
 def validate(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
-             horizon: int, n_runs: int) -> None:
+             horizon: int, n_runs: int, seed: int = 0, comparator_k: int | None = None) -> None:
     """Raise ValueError with a clear message for bad input, before any tracing."""
     _check_positive_int("horizon", horizon)
     _check_positive_int("n_runs", n_runs)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (
+            0 <= seed < 2**32):
+        raise ValueError(f"seed must be an integer in [0, 2^32), got {seed!r}.")
+    if comparator_k is not None and not (isinstance(comparator_k, (int, np.integer))
+                                         and 1 <= comparator_k <= problem.d):
+        raise ValueError(f"comparator_k={comparator_k!r} must satisfy 1 <= k <= d={problem.d}.")
     if not problem.supports(learner.family):
         raise ValueError(
             f"learner {learner.name!r} ({learner.family} family) cannot run on problem "
@@ -272,7 +278,7 @@ def simulate(
     lead = {np.shape(x)[0] if np.ndim(x) else None for x in jax.tree.leaves(params)}
     if lead != {n_grid}:
         raise ValueError(f"params must have a leading grid axis of size {n_grid}; got {lead}.")
-    validate(learner, problem, params, problem_params, horizon, n_runs)
+    validate(learner, problem, params, problem_params, horizon, n_runs, seed, comparator_k)
     horizon, n_runs = int(horizon), int(n_runs)
     ckpts = metrics.checkpoint_rounds(horizon, n_checkpoints)
     chunk_size = min(horizon, _check_positive_int("chunk_size", chunk_size or 1000))
