@@ -172,6 +172,7 @@ def test_experiment__unknown_name_is_refused(capsys):
     assert "unknown experiment 'fig9'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_experiment__kpm_replay_and_pege_write_their_tables(tmp_path, capsys, monkeypatch):
     import oslr.experiments as ex
 

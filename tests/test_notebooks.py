@@ -9,13 +9,8 @@ from nbclient import NotebookClient
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
 
-#: The default run executes the quickstart; the paper notebooks run with `-m slow` (and in CI).
-_DEFAULT = {"quickstart.ipynb"}
-
-
-@pytest.mark.parametrize("path", [p if p.name in _DEFAULT else
-                                  pytest.param(p, marks=pytest.mark.slow) for p in NOTEBOOKS],
-                         ids=lambda p: p.name)
+@pytest.mark.slow  # each starts a kernel and compiles its studies: -m slow (and CI) runs them
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook__executes_at_small_size(path, monkeypatch):
     monkeypatch.setenv("OSLR_NB_RUNS", "3")
     monkeypatch.setenv("OSLR_NB_T", "150")

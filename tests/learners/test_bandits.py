@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import oslr
 from oslr.testing import episode_fn
@@ -31,6 +32,7 @@ def test_eps_greedy__matches_float64_reference_with_same_draws():
     np.testing.assert_array_equal(np.asarray(recs.arm), pulled)
 
 
+@pytest.mark.slow
 def test_eps_greedy__pseudo_regret_grows_slower_than_random():
     problem, pp = oslr.make_problem("linear-bandit", d=5, n_arms=8)
     greedy, gp = oslr.make("eps-greedy", d=5, eps=0.05)

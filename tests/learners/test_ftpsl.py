@@ -206,7 +206,7 @@ def test_ftpsl_knapsack__unit_costs_and_budget_k_reproduce_ftpsl(b):
     np.testing.assert_allclose(np.asarray(c.w), np.asarray(a.w), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("solver", ["exact", "fptas"])
+@pytest.mark.parametrize("solver", ["exact", pytest.param("fptas", marks=pytest.mark.slow)])
 def test_ftpsl_knapsack__spends_at_most_the_budget_and_b1_plays_one_affordable(solver):
     from oslr.learners.ftpsl import ftpsl_knapsack
 

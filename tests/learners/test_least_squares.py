@@ -89,6 +89,7 @@ def test_gd_trackers__converge_to_the_solution_on_a_noiseless_static_design(kind
         assert np.linalg.norm(theta - target) < tol
 
 
+@pytest.mark.slow
 def test_fols_gd__tracking_error_decays_like_one_over_sqrt_n_on_an_iid_stream():
     """[KPM] Thm 1 loosely: log-log slope of ||theta_n - theta_hat_n|| in [-0.7, -0.3]."""
     with x64():

@@ -80,6 +80,7 @@ def test_linucb__simulator_refuses_mismatched_arms_history_and_arm_mode():
             oslr.make("linucb", d=4, n_arms=6, kappa=-1.0)[1], 4)
 
 
+@pytest.mark.slow
 def test_flinucb_tracking_error__recorded_at_checkpoints_and_shrinks():
     problem, pp = oslr.make_problem("linear-bandit", d=6, n_arms=8)
     learner, params = oslr.make("flinucb-svrg", d=6, n_arms=8, horizon=2000, track=True)

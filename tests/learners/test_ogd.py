@@ -29,6 +29,7 @@ def test_ogd__matches_float64_reference_round_by_round(name):
     np.testing.assert_allclose(np.asarray(recs.prediction), preds, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_ogd_full__regret_sublinear_on_realizable_stream():
     problem, pp = oslr.make_problem("sparse-linear", d=8, k=2)
     learner, params = oslr.make("ogd-full", d=8)

@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import oslr
 from oslr.problems.obd import load_obd
@@ -41,6 +42,7 @@ def test_obd_replay__rejected_events_leave_the_learner_unchanged():
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
+@pytest.mark.slow
 def test_obd_stream_mode__every_event_is_accepted_with_the_logged_click():
     # logged order (shuffle=False): the first T events, so the clicks are known in advance
     problem, pp = oslr.make_problem("obd", campaign="women", stream=True, shuffle=False)
