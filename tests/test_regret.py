@@ -162,3 +162,14 @@ def test_long_float32_study__regret_matches_a_float64_recomputation_in_every_fam
             want = np.sum(means.max(1) - means[np.arange(T), np.asarray(recs.arm)])
             got = res.regret_curves()["pseudo_regret"][0, 0, -1]
         assert abs(got - want) <= 0.01 * abs(want), (name, got, want)
+
+
+def test_exact_sparse_ls__never_negative_with_fewer_samples_than_k(rng):
+    # 3 samples, k = 3: some support interpolates (loss 0), and float32 statistics made the
+    # formula s - c^T G^+ c read -0.46 on a simulated run before the clamp
+    x = rng.normal(size=(3, 12)).astype(np.float32)
+    y = rng.normal(size=3).astype(np.float32)
+    g = (x.T @ x).astype(np.float64) + 1e-7 * rng.normal(size=(12, 12))  # inconsistent rounding
+    g = 0.5 * (g + g.T)
+    best = regret.exact_sparse_ls_loss(g, x.T @ y, float(y @ y), 3)
+    assert 0.0 <= best < 1e-3

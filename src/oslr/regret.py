@@ -97,12 +97,14 @@ def support_losses(g, c, s, supports, radius: float | None = None) -> np.ndarray
         b = np.arange(g.shape[0])[:, None, None]
         gss = g[b[..., None], supports[..., :, None], supports[..., None, :]]
         cs = c[b, supports]
+    # a squared loss is >= 0: with fewer samples than k (an interpolating support, G_SS nearly
+    # singular) s - c^T G^+ c can come out negative from the rounding of float32 statistics
     if radius is None:
-        return s[:, None] - _projected_gain(gss, cs)
+        return np.maximum(s[:, None] - _projected_gain(gss, cs), 0.0)
     lam, q = np.linalg.eigh(gss)
     lam = np.maximum(lam, 0.0)
     cp = np.einsum("...ij,...i->...j", q, cs)
-    return _trust_region_loss(lam, cp, s[:, None], float(radius))
+    return np.maximum(_trust_region_loss(lam, cp, s[:, None], float(radius)), 0.0)
 
 
 def exact_sparse_ls_loss(g, c, s, k: int, radius: float | None = None,
