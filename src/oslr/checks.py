@@ -32,3 +32,10 @@ def check_range(learner: str, name: str, value, lo=None, hi=None, lo_open: bool 
             f"{learner}: parameter {name}={shown} is out of range {bracket}{lo_s}, {hi_s}{close}."
             + (f" {hint}" if hint else "")
         )
+
+
+def check_positive_int(name: str, value) -> int:
+    """`value` as an int; ValueError if it is not an integer >= 1 (bools refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    return int(value)

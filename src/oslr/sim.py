@@ -32,6 +32,7 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from oslr import metrics
+from oslr.checks import check_positive_int
 from oslr.primitives import tree_select
 from oslr.result import SimResult
 from oslr.rollout import init_run, play, run_keys
@@ -89,12 +90,6 @@ def grid_params(base: PyTree, grid: dict[str, Sequence[Any]] | None,
 # --------------------------------------------------------------------------- validation
 
 
-def _check_positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    return int(value)
-
-
 def _check_finite(name: str, tree: PyTree) -> None:
     for path, leaf in jax.tree_util.tree_leaves_with_path(tree):
         a = np.asarray(leaf)
@@ -106,8 +101,8 @@ def _check_finite(name: str, tree: PyTree) -> None:
 def validate(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
              horizon: int, n_runs: int, seed: int = 0, comparator_k: int | None = None) -> None:
     """Raise ValueError with a clear message for bad input, before any tracing."""
-    _check_positive_int("horizon", horizon)
-    _check_positive_int("n_runs", n_runs)
+    check_positive_int("horizon", horizon)
+    check_positive_int("n_runs", n_runs)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (
             0 <= seed < 2**32):
         raise ValueError(f"seed must be an integer in [0, 2^32), got {seed!r}.")
@@ -281,7 +276,7 @@ def simulate(
     validate(learner, problem, params, problem_params, horizon, n_runs, seed, comparator_k)
     horizon, n_runs = int(horizon), int(n_runs)
     ckpts = metrics.checkpoint_rounds(horizon, n_checkpoints)
-    chunk_size = min(horizon, _check_positive_int("chunk_size", chunk_size or 1000))
+    chunk_size = min(horizon, check_positive_int("chunk_size", chunk_size or 1000))
 
     family = learner.family
     if comparator_k is None and family == PREDICTION and hasattr(problem_params, "k"):

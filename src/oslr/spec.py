@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from oslr.checks import check_range
+from oslr.checks import check_positive_int, check_range
 from oslr.types import Learner
 
 #: The horizon used by horizon-dependent defaults when `make` is given none.
@@ -265,9 +265,8 @@ class LearnerSpec:
 
     def context(self, d: int, horizon: int | None = None, **options) -> Ctx:
         """The build context with every static option resolved (given value or default)."""
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-            raise ValueError(f"d must be a positive integer, got {d!r}.")
-        ctx = Ctx(d=int(d), horizon=DEFAULT_HORIZON if horizon is None else int(horizon))
+        ctx = Ctx(d=check_positive_int("d", d),
+                  horizon=DEFAULT_HORIZON if horizon is None else int(horizon))
         resolved: dict[str, Any] = {}
         for opt in self.options:
             value = options[opt.name] if opt.name in options else _resolve(

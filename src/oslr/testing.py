@@ -25,12 +25,18 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
-from oslr.primitives import tree_select
 from oslr.protocol import play_round, problem_lookup
-from oslr.rollout import LEARNER_INIT, LEARNER_ROUNDS, PROBLEM_INIT, PROBLEM_ROUNDS
-from oslr.rollout import episode_fn, init_run, learner_round_keys, play, run_keys, stream
+from oslr.rollout import (
+    LEARNER_INIT,
+    LEARNER_ROUNDS,
+    PROBLEM_INIT,
+    PROBLEM_ROUNDS,
+    episode_fn,
+    learner_round_keys,
+    run_keys,
+    stream,
+)
 from oslr.sim import stack_params
 from oslr.types import (
     BANDIT,
@@ -51,26 +57,6 @@ class ContractError(AssertionError):
 _RUNNERS: dict[tuple, Any] = {}
 
 
-def _episode(learner: Learner, problem: Problem, n_rounds: int):
-    """`run(seed, run_id, params, problem_params, n_active) -> (state, records)`: n_rounds
-    rounds with the rollout's keys, the state frozen after the first `n_active` (a traced
-    count, so one compiled program serves every prefix; records of later rounds are computed
-    from the frozen state and ignored by the checks)."""
-
-    def run(seed, run_id, lp, pp, n_active):
-        keys = run_keys(seed, run_id)
-
-        def body(c, t):
-            ls, ps, _, rec = play(learner, problem, keys, *c, t, lp, pp)
-            return tree_select(t < n_active, (ls, ps), c), rec
-
-        carry = init_run(learner, problem, keys, lp, pp)
-        (ls, _), recs = lax.scan(body, carry, jnp.arange(n_rounds, dtype=jnp.int32))
-        return ls, recs
-
-    return run
-
-
 def _runner(learner: Learner, problem: Problem, n_rounds: int, in_axes=None):
     """Cached jit (optionally of a vmap over `in_axes` of (seed, run_id, params, pp)) of the
     episode; its step counts its own traces. The returned function takes an optional
@@ -83,7 +69,7 @@ def _runner(learner: Learner, problem: Problem, n_rounds: int, in_axes=None):
             count[0] += 1
             return learner.step(k, state, rnd, p)
 
-        run = _episode(learner._replace(step=counted_step), problem, n_rounds)
+        run = episode_fn(learner._replace(step=counted_step), problem, n_rounds)
         jitted = jax.jit(run if in_axes is None else jax.vmap(run, (*in_axes, None)))
 
         def fn(seed, run_id, lp, pp, n_active=n_rounds):

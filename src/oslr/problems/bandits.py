@@ -17,6 +17,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from oslr.checks import check_positive_int
 from oslr.spec import ProblemSpec
 from oslr.types import Array, BanditExample, Problem
 
@@ -106,18 +107,13 @@ def sphere_bandit(d: int) -> Problem:
 # --------------------------------------------------------------------------- registered problems
 
 
-def _check_d(d) -> None:
-    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
-        raise ValueError(f"d must be a positive integer, got {d!r}.")
-
-
 def _check_noise(noise: float) -> None:
     if not 0 <= noise <= 1:
         raise ValueError(f"noise half-width {noise} must lie in [0, 1] ([KPM] assume |xi| <= 1).")
 
 
 def _linear(d: int = 10, n_arms: int = 10, changing: bool = False, noise: float = 0.5):
-    _check_d(d)
+    check_positive_int("d", d)
     if n_arms < 2:
         raise ValueError(f"a bandit needs n_arms >= 2, got {n_arms}.")
     _check_noise(noise)
@@ -125,7 +121,7 @@ def _linear(d: int = 10, n_arms: int = 10, changing: bool = False, noise: float 
 
 
 def _sphere(d: int = 10, noise: float = 1.0, norm: float = 1.0):
-    _check_d(d)
+    check_positive_int("d", d)
     _check_noise(noise)
     if not norm > 0:
         raise ValueError(f"norm={norm} of theta* must be > 0.")

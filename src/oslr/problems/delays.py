@@ -14,6 +14,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from oslr.checks import check_positive_int
 from oslr.types import Problem
 
 SCHEDULES = ("fixed", "random", "batched")
@@ -24,8 +25,7 @@ def with_delays(problem: Problem, schedule: str, max_delay: int) -> Problem:
     """Return `problem` with a delay D_t on every example (see the module docstring)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"unknown delay schedule {schedule!r}; choose one of {SCHEDULES}.")
-    if isinstance(max_delay, bool) or not isinstance(max_delay, int) or max_delay < 1:
-        raise ValueError(f"max_delay must be a positive integer, got {max_delay!r}.")
+    check_positive_int("max_delay", max_delay)
     if problem.kind != "stream":
         raise ValueError(f"delays apply to labelled streams, not to {problem.kind} problems.")
 

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from oslr.checks import check_positive_int
 from oslr.primitives import random_subset_mask, tree_select
 from oslr.problems.delays import maybe_delayed
 from oslr.spec import ProblemSpec
@@ -175,8 +176,7 @@ def _factory(builder):
     def factory(d: int = 16, k: int = 3, sigma: float = 0.1, design: str | None = None,
                 drift: float = 0.01, flip: float = 0.1, period: int = 1000,
                 n_redundant: int = 0, delays: str | None = None, max_delay: int = 1):
-        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
-            raise ValueError(f"d must be a positive integer, got {d!r}.")
+        check_positive_int("d", d)
         if not 1 <= k <= d:
             raise ValueError(f"sparsity k={k} must satisfy 1 <= k <= d={d}.")
         if sigma < 0:
