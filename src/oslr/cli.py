@@ -186,8 +186,10 @@ def prepare(study: dict[str, Any]):
         max_delay = problem.max_delay if delayed else None
         # a learner whose shapes depend on the arm count is built for the problem's
         n_arms = problem.n_arms if "n_arms" in spec.option_names else None
+        # a learner that enumerates k-subsets has a static k: --set k, else the problem's k
+        static_k = _static_k(lname, spec, study, pp)
         learner, base = oslr.make(lname, d=problem.d, max_k=max_k, horizon=study["horizon"],
-                                  max_delay=max_delay, n_arms=n_arms, **fixed)
+                                  max_delay=max_delay, n_arms=n_arms, **static_k, **fixed)
         prep = None
         if spec.prepare is not None:
             def prep(point, _spec=spec):
@@ -199,12 +201,27 @@ def prepare(study: dict[str, Any]):
                  study.get("seed", 0), study.get("comparator_k"))
         plans.append((learner, labels, params))
     for key in set(study.get("grid", {})) | set(study.get("params", {})):
-        if not any(key in LEARNERS[n].sweepable for n in study["learners"]):
+        if not any(key in LEARNERS[n].sweepable or (key == "k" and "k" in
+                   LEARNERS[n].option_names) for n in study["learners"]):
             raise UsageError(
                 f"parameter {key!r} is not a parameter of any chosen learner "
                 f"({', '.join(study['learners'])}); see `oslr list`."
             )
     return problem, pp, plans
+
+
+def _static_k(name: str, spec, study: dict[str, Any], pp) -> dict[str, int]:
+    """{"k": K} for a learner with a static k option (it enumerates k-subsets), else {}."""
+    if "k" not in spec.option_names:
+        return {}
+    if "k" in study.get("grid", {}):
+        raise UsageError(f"learner {name!r} enumerates k-subsets, so its k is static: run one "
+                         "study per k (--set k=K or --k K) instead of a grid over k.")
+    if "k" in study.get("params", {}):
+        return {"k": int(study["params"]["k"])}
+    import numpy as np
+
+    return {"k": int(np.asarray(pp.k))} if hasattr(pp, "k") else {}
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -380,7 +397,7 @@ def make_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--d", type=int, help="feature dimension (synthetic problems)")
     p_run.add_argument("--k", type=int, help="sparsity of w* and of the comparator")
     p_run.add_argument("--sigma", type=float, help="label noise (synthetic problems)")
-    p_run.add_argument("--design", help="gaussian or rademacher (synthetic problems)")
+    p_run.add_argument("--design", help="gaussian, rademacher or sphere (synthetic problems)")
     p_run.add_argument("--n-redundant", dest="n_redundant", type=int,
                        help="append this many standard-normal features")
     p_run.add_argument("--n-arms", dest="n_arms", type=int, help="arms (bandit problems)")

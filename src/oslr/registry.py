@@ -40,6 +40,7 @@ _LEARNERS = {
     "ftpsl-knapsack": "oslr.learners.ftpsl:FTPSL_KNAPSACK",
     "ftpl-random-subset": "oslr.learners.ftpsl:FTPL_RANDOM_SUBSET",
     "ftpl-oracle-subset": "oslr.learners.ftpsl:FTPL_ORACLE_SUBSET",
+    "foster-hedge": "oslr.learners.foster:FOSTER_HEDGE",
 }
 
 _PROBLEMS = {
@@ -55,6 +56,7 @@ _PROBLEMS = {
     "linear-bandit": "oslr.problems.bandits:LINEAR_BANDIT",
     "sphere-bandit": "oslr.problems.bandits:SPHERE_BANDIT",
     "obd": "oslr.problems.obd:OBD",
+    "set-cover": "oslr.problems.set_cover:SET_COVER",
 }
 
 

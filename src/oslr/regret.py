@@ -14,16 +14,11 @@ Never imported by learners. ALGORITHMS.md section 2:
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 
-
-def support_table(d: int, k: int) -> np.ndarray:
-    """All k-subsets of range(d) in lexicographic order, (C(d, k), k) int32."""
-    rows = list(itertools.combinations(range(d), k))
-    return np.asarray(rows, np.int32).reshape(len(rows), k)
+from oslr.primitives.subsets import subset_table
 
 
 def _trust_region_loss(lam: np.ndarray, cp: np.ndarray, s: np.ndarray, radius: float):
@@ -123,7 +118,7 @@ def exact_sparse_ls_loss(g, c, s, k: int, radius: float | None = None,
     g = np.asarray(g, np.float64)
     d = g.shape[-1]
     k = int(min(k, d))
-    table = support_table(d, k)
+    table = subset_table(d, k)
     batch = g.shape[:-2]
     flat_g = g.reshape((-1, d, d))
     flat_c = np.asarray(c, np.float64).reshape((-1, d))

@@ -37,7 +37,8 @@ class SelectorState(NamedTuple):
     """Attributes:
     cum_loss: (K,) float32, L-hat shifted so that min L-hat = 0.
     n: () int32, updates so far (the t of anytime rates).
-    bin_of: (K,) int32, the bin of each arm (BEXP; zeros otherwise).
+    bin_of: (K,) int32, the bin of each arm (BEXP; an empty (0,) array otherwise, so that a
+      selector over C(d, k) subsets carries no second (K,) array per run).
     """
 
     cum_loss: Array
@@ -92,7 +93,7 @@ def _init(n_arms: int) -> Callable[[Array], SelectorState]:
     def init(key: Array) -> SelectorState:
         del key
         return SelectorState(jnp.zeros(n_arms, jnp.float32), jnp.zeros((), jnp.int32),
-                             jnp.zeros(n_arms, jnp.int32))
+                             jnp.zeros(0, jnp.int32))
 
     return init
 

@@ -5,8 +5,10 @@ learners in a comparison see the same examples (common random numbers) and a run
 alone.
 
 * `sparse_linear`: realizable y = <w*, x> + sigma * eps, w* k-sparse (support uniform, N(0,1)
-  entries, ||w*||_1 = 1), x from an RIP-friendly design: "gaussian" N(0, I) or "rademacher" +-1
-  (||x||_inf = 1, the [KKLP] E4 design).
+  entries, ||w*||_1 = 1, or ||w*||_2 = 1 with `w_norm="l2"`), x from an RIP-friendly design:
+  "gaussian" N(0, I), "rademacher" +-1
+  (||x||_inf = 1, the [KKLP] E4 design) or "sphere" (normalised Gaussian, ||x||_2 = 1, the [ITO]
+  and [FKK] E3 / E5 design; with `clip_y` the labels are clipped to [-1, 1], so |y| <= 1).
 * `agnostic`: misspecified labels y = sign(<w*, x>), each flipped with probability `flip`.
 * `drifting`: w* random-walks on its support, w*_{t+1} = w*_t + drift * N(0, I) on the support
   (renormalised to ||w*||_1 = 1), the [KPM] drifting least-squares setting.
@@ -31,7 +33,7 @@ from oslr.problems.delays import maybe_delayed
 from oslr.spec import ProblemSpec
 from oslr.types import Array, Problem, StreamExample
 
-DESIGNS = ("gaussian", "rademacher")
+DESIGNS = ("gaussian", "rademacher", "sphere")
 
 
 @jax.tree_util.register_dataclass
@@ -75,23 +77,31 @@ class SyntheticState(NamedTuple):
 def _draw_x(key: Array, d: int, design: str) -> Array:
     if design == "gaussian":
         return jax.random.normal(key, (d,), jnp.float32)
+    if design == "sphere":
+        g = jax.random.normal(key, (d,), jnp.float32)
+        return g / jnp.maximum(jnp.linalg.norm(g), 1e-30)
     return jax.random.rademacher(key, (d,), jnp.float32)
 
 
-def _l1_normalise(w: Array) -> Array:
-    n = jnp.sum(jnp.abs(w))
+NORMS = ("l1", "l2")
+
+
+def _normalise(w: Array, norm: str = "l1") -> Array:
+    n = jnp.sum(jnp.abs(w)) if norm == "l1" else jnp.sqrt(jnp.sum(w * w))
     return w / jnp.where(n > 0, n, 1.0)
 
 
-def _stream(d: int, design: str, mode: str, name: str) -> Problem:
+def _stream(d: int, design: str, mode: str, name: str, norm: str = "l1") -> Problem:
     if design not in DESIGNS:
         raise ValueError(f"unknown design {design!r}; choose one of {DESIGNS}.")
+    if norm not in NORMS:
+        raise ValueError(f"unknown w* normalisation {norm!r}; choose one of {NORMS}.")
 
     def init(key: Array, params: SyntheticParams) -> SyntheticState:
         k_sup, k_val = jax.random.split(key)
         support = random_subset_mask(k_sup, d, params.k, d)
         w = jnp.where(support, jax.random.normal(k_val, (d,), jnp.float32), 0.0)
-        return SyntheticState(w_star=_l1_normalise(w), support=support)
+        return SyntheticState(w_star=_normalise(w, norm), support=support)
 
     def sample(key: Array, state: SyntheticState, t: Array, params: SyntheticParams):
         k_x, k_noise, k_drift = jax.random.split(key, 3)
@@ -111,7 +121,7 @@ def _stream(d: int, design: str, mode: str, name: str) -> Problem:
             example = StreamExample(x=x, y=y, y_clean=clean)
         if mode == "drifting":
             step = params.drift * jax.random.normal(k_drift, (d,), jnp.float32)
-            w = _l1_normalise(jnp.where(state.support, state.w_star + step, 0.0))
+            w = _normalise(jnp.where(state.support, state.w_star + step, 0.0), norm)
             state = SyntheticState(w_star=w, support=state.support)
         return state, example
 
@@ -126,27 +136,38 @@ def _stream(d: int, design: str, mode: str, name: str) -> Problem:
     )
 
 
-def sparse_linear(d: int, design: str = "gaussian") -> Problem:
+def sparse_linear(d: int, design: str = "gaussian", norm: str = "l1") -> Problem:
     """Realizable k-sparse linear model with Gaussian noise."""
-    return _stream(d, design, "realizable", "sparse-linear")
+    return _stream(d, design, "realizable", "sparse-linear", norm)
 
 
-def agnostic(d: int, design: str = "rademacher") -> Problem:
+def agnostic(d: int, design: str = "rademacher", norm: str = "l1") -> Problem:
     """Misspecified sign labels of a sparse linear model, with random flips."""
-    return _stream(d, design, "agnostic", "agnostic")
+    return _stream(d, design, "agnostic", "agnostic", norm)
 
 
-def drifting(d: int, design: str = "gaussian") -> Problem:
+def drifting(d: int, design: str = "gaussian", norm: str = "l1") -> Problem:
     """Realizable stream whose k-sparse w* random-walks on its support."""
-    return _stream(d, design, "drifting", "drifting")
+    return _stream(d, design, "drifting", "drifting", norm)
 
 
-def switching(d: int, design: str = "gaussian") -> Problem:
+def switching(d: int, design: str = "gaussian", norm: str = "l1") -> Problem:
     """Oblivious adversary: a fresh k-sparse w* every `period` rounds (noisy linear labels)."""
-    return _stream(d, design, "switching", "switching")
+    return _stream(d, design, "switching", "switching", norm)
 
 
 _REDUNDANT_STREAM = 0x5EED
+
+
+def clip_labels(problem: Problem, bound: float = 1.0) -> Problem:
+    """Clip every label (and its noise-free version) to [-bound, bound] ([ITO] E3 generator)."""
+
+    def sample(key, state, t, params):
+        state, ex = problem.sample(key, state, t, params)
+        return state, ex._replace(y=jnp.clip(ex.y, -bound, bound),
+                                  y_clean=jnp.clip(ex.y_clean, -bound, bound))
+
+    return problem._replace(sample=sample, info=dict(problem.info or {}, clip_y=bound))
 
 
 def add_redundant_features(problem: Problem, n_extra: int) -> Problem:
@@ -175,7 +196,8 @@ def add_redundant_features(problem: Problem, n_extra: int) -> Problem:
 def _factory(builder):
     def factory(d: int = 16, k: int = 3, sigma: float = 0.1, design: str | None = None,
                 drift: float = 0.01, flip: float = 0.1, period: int = 1000,
-                n_redundant: int = 0, delays: str | None = None, max_delay: int = 1):
+                n_redundant: int = 0, delays: str | None = None, max_delay: int = 1,
+                clip_y: bool = False, w_norm: str = "l1"):
         check_positive_int("d", d)
         if not 1 <= k <= d:
             raise ValueError(f"sparsity k={k} must satisfy 1 <= k <= d={d}.")
@@ -185,7 +207,10 @@ def _factory(builder):
             raise ValueError(f"flip probability {flip} must lie in [0, 1].")
         if period < 1:
             raise ValueError(f"switching period {period} must be >= 1 round.")
-        problem = builder(d) if design is None else builder(d, design=design)
+        problem = builder(d, norm=w_norm) if design is None else builder(d, design=design,
+                                                                      norm=w_norm)
+        if clip_y:
+            problem = clip_labels(problem)
         problem = maybe_delayed(add_redundant_features(problem, n_redundant), delays, max_delay)
         return problem, synthetic_params(k=k, sigma=sigma, drift=drift, flip=flip, period=period)
 
