@@ -94,6 +94,15 @@ def _flinucb_ops(extra: float) -> Callable[[int], float]:
     return lambda d: 12 * K_ARMS * d + extra * d
 
 
+FOSTER_D, FOSTER_K, FOSTER_KQ = 16, 3, 5  # C(16, 3) = 560 subsets
+
+
+def foster_ops(d: int, k: int = FOSTER_K) -> float:
+    """Per run-round: the Gumbel draw and softmax over N subsets (about 6 N) and the costs and
+    SGD steps of every subset (about 20 N k: gathers, products, the projection)."""
+    return math.comb(d, k) * (6.0 + 20.0 * k)
+
+
 CASES: list[Case] = [
     Case("ogd-full", "sparse-linear", {"d": 64, "k": 3}, {},
          lambda T: numpy_loops.ogd_loop(64, 64, T, full=True),
@@ -136,6 +145,11 @@ CASES: list[Case] = [
          lambda T: numpy_loops.flinucb_loop(20, K_ARMS, T, "sag"), _flinucb_ops(12), "linalg"),
     Case("pege", "sphere-bandit", {"d": 20}, {}, lambda T: numpy_loops.pege_loop(20, T),
          lambda d: 6.0 * d, "vector"),
+    Case("foster-hedge", "sparse-linear",
+         {"d": FOSTER_D, "k": FOSTER_K, "design": "sphere", "clip_y": True, "w_norm": "l2"},
+         {"k": FOSTER_K, "k_query": FOSTER_KQ, "max_k_query": FOSTER_KQ},
+         lambda T: numpy_loops.foster_loop(FOSTER_D, FOSTER_K, FOSTER_KQ, T), foster_ops,
+         "vector"),
     Case("fpege-gd", "sphere-bandit", {"d": 20}, {},
          lambda T: numpy_loops.pege_loop(20, T, fast=True), lambda d: 12.0 * d, "vector"),
 ]

@@ -286,6 +286,47 @@ def pege_loop(d: int, horizon: int, seed: int = 0, fast: bool = False) -> float:
     return regret
 
 
+def foster_loop(d: int, k: int, k_query: int, horizon: int, seed: int = 0) -> float:
+    """[FKK] Alg. 1, NumPy-vectorised over the C(d, k) subsets (a careful NumPy user's loop:
+    per round one softmax draw, the O(N k) costs and SGD steps as whole-array operations) on the
+    sphere stream with clipped labels; returns the cumulative loss."""
+    import itertools
+    import math
+
+    rng = np.random.default_rng(seed)
+    table = np.array(list(itertools.combinations(range(d), k)))
+    n = len(table)
+    w_star = np.zeros(d)
+    w_star[rng.choice(d, k, replace=False)] = rng.normal(size=k)
+    w_star /= np.linalg.norm(w_star)
+    m = k_query - k
+    p, q = m / d, m * (m - 1) / (d * (d - 1))
+    eta_h, eta_s = q * math.sqrt(math.log(d) / horizon), q / math.sqrt(horizon)
+    cum = np.zeros(n)
+    w = np.zeros((n, k))
+    total = 0.0
+    for _ in range(horizon):
+        x = rng.normal(size=d)
+        x /= np.linalg.norm(x)
+        y = float(np.clip(x @ w_star + 0.1 * rng.normal(), -1.0, 1.0))
+        logits = -eta_h * cum
+        prob = np.exp(logits - logits.max())
+        arm = rng.choice(n, p=prob / prob.sum())
+        pred = w[arm] @ x[table[arm]]
+        total += (pred - y) ** 2
+        r = np.zeros(d, bool)
+        r[rng.choice(d, m, replace=False)] = True
+        xs = np.where(r, x, 0.0)[table]
+        a = np.einsum("nk,nk->n", xs, w)
+        diag = 1 / p - 1 / q
+        cum += a * a / q + diag * np.einsum("nk,nk->n", xs * xs, w * w) - 2 * y * a / p + y * y
+        cum -= cum.min()
+        w -= 2 * eta_s * (xs * a[:, None] / q + diag * xs * xs * w - y * xs / p)
+        norm = np.linalg.norm(w, axis=1, keepdims=True)
+        w *= np.minimum(1.0, 1.0 / np.maximum(norm, 1e-30))
+    return total
+
+
 def mabwiser_linucb_loop(d: int, n_arms: int, horizon: int, seed: int = 0) -> float | None:
     """The peer: mabwiser's LinUCB (one ridge model per arm on the shared context, its design),
     online: predict then partial_fit each round. None when mabwiser is not installed (it is a

@@ -3,6 +3,8 @@
 * `runs_sweep`: run-rounds/s of a case at 1 ... 4096 parallel runs (one compile per size).
 * `d_sweep`: run-rounds/s, GFLOP/s and % of the matmul peak at d = 10 ... 1000 (synthetic
   problems: `sparse-linear`, `linear-bandit`).
+* `subsets_sweep`: `foster-hedge` (Hedge over all C(d, k) subsets) at k = 3 as d, hence
+  N = C(d, k), grows, up to a memory cap: run-rounds/s and subset updates/s (x N).
 * `memory_vs_horizon`: peak resident memory of `oslr.simulate` at T = 10^3 ... 10^6 with 64 runs,
   each in a fresh process (`python -m benchmarks.scaling --memory T RUNS` prints one JSON line):
   metrics are streamed inside the scan, so memory must not grow with T.
@@ -11,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -55,6 +58,32 @@ def d_sweep(learners: list[str], d_list: list[int], runs: int, horizon: int, rep
                          "run_rounds_per_s": round(r["rate"], 1), "gflops": round(gflops, 3),
                          "pct_peak": round(100 * gflops / peak_gflops, 2),
                          "compile_s": round(r["compile_s"], 2), "mem_mb": round(r["mem_mb"], 2)})
+    return rows
+
+
+def subsets_sweep(d_list: list[int], runs: int, horizon: int, repeats: int, peak_gflops: float,
+                  progress=None, max_mb: float = 4096.0) -> list[dict]:
+    """`foster-hedge` throughput against N = C(d, k) (k = 3, k' = 5). A size stops the sweep
+    when its estimated buffers (the (N, k) weights, N log-weights and about four (N, k)
+    temporaries per run) pass `max_mb`; fewer rounds are timed at large N."""
+    case = BY_NAME["foster-hedge"]
+    k = case.make_opts["k"]
+    rows = []
+    for d in d_list:
+        n = math.comb(d, k)
+        est_mb = runs * n * (6 * k + 1) * 4 / 2**20
+        if est_mb > max_mb:
+            break
+        if progress is not None:
+            progress(f"foster-hedge d={d} N={n}")
+        h = max(5, min(horizon, int(2e7 // (runs * n))))
+        r = time_jax(case, runs, h, repeats, problem_opts={**case.problem_opts, "d": d})
+        gflops = case.ops(d) * r["rate"] / 1e9
+        rows.append({"learner": "foster-hedge", "d": d, "k": k, "n_subsets": n, "runs": runs,
+                     "T": h, "run_rounds_per_s": round(r["rate"], 1),
+                     "subset_updates_per_s": round(r["rate"] * n, 0),
+                     "gflops": round(gflops, 3), "pct_peak": round(100 * gflops / peak_gflops, 2),
+                     "compile_s": round(r["compile_s"], 2), "mem_mb": round(r["mem_mb"], 2)})
     return rows
 
 

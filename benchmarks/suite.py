@@ -3,7 +3,8 @@
 Parts (all by default):
   throughput  every registered learner against its float64 NumPy loop (and peer), with program
               memory and GFLOP/s as a share of a float32 matmul peak measured in the same run;
-  scaling     throughput versus parallel runs (1 ... 4096) and versus d (10 ... 1000), plotted;
+  scaling     throughput versus parallel runs (1 ... 4096) and versus d (10 ... 1000), plotted,
+              and foster-hedge versus its number of subsets N = C(d, 3);
   memory      peak resident memory of a 64-run study at T = 10^3 and 10^6 (fresh processes).
 
 Modes: full (T = 2000 rows, the whole grids), `--quick` (T = 500, coarse grids; under 5 minutes
@@ -27,7 +28,7 @@ from pathlib import Path
 from benchmarks import cases as case_table
 from benchmarks.machine import machine, matmul_peak
 from benchmarks.notes import NOTES, NOTES_ACCELERATOR
-from benchmarks.scaling import d_sweep, memory_vs_horizon, plot, runs_sweep
+from benchmarks.scaling import d_sweep, memory_vs_horizon, plot, runs_sweep, subsets_sweep
 from benchmarks.throughput import bench_all, markdown_table, rows_markdown
 
 PARTS = ("throughput", "scaling", "memory")
@@ -39,14 +40,16 @@ MODES = {
                  runs_grid=[1, 4, 16, 64, 256, 1024, 4096],
                  runs_learners=["ogd-full", "ftpsl", "linucb", "flinucb-gd"],
                  d_grid=[10, 30, 100, 300, 1000], d_learners=["ogd-full", "linucb", "flinucb-gd"],
-                 d_runs=64, memory_T=[1000, 1_000_000], memory_runs=64),
+                 d_runs=64, memory_T=[1000, 1_000_000], memory_runs=64,
+                 subsets_d=[8, 16, 32, 64, 128, 256], subsets_runs=16),
     "quick": dict(horizon=500, repeats=5, runs=None, matmul=2048,
                   runs_grid=[1, 4096], runs_learners=["linucb"],
                   d_grid=[10, 100, 1000], d_learners=["linucb"], d_runs=16,
-                  memory_T=[1000, 1_000_000], memory_runs=64),
+                  memory_T=[1000, 1_000_000], memory_runs=64,
+                  subsets_d=[8, 32, 128], subsets_runs=16),
     "smoke": dict(horizon=20, repeats=1, runs=4, matmul=256, loop_seconds=0.0, runs_grid=[1, 4],
                   runs_learners=["ogd-full"], d_grid=[10, 20], d_learners=["linucb"], d_runs=4,
-                  memory_T=[100, 1000], memory_runs=4),
+                  memory_T=[100, 1000], memory_runs=4, subsets_d=[6, 8], subsets_runs=2),
 }
 
 
@@ -98,6 +101,12 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
         parts += ["## Throughput vs parallel runs\n", markdown_table(result["scaling_runs"])]
     if result.get("scaling_d"):
         parts += ["## Throughput vs d\n", markdown_table(result["scaling_d"])]
+    if result.get("scaling_subsets"):
+        parts += ["## foster-hedge vs the number of subsets N = C(d, 3)\n",
+                  "Hedge over every k-subset with projected SGD in each ([FKK] Alg. 1): O(N k) "
+                  "work per run-round. subset_updates_per_s = run-rounds/s x N. The sweep stops "
+                  "where the estimated buffers pass the cap (4 GB).\n",
+                  markdown_table(result["scaling_subsets"])]
     if plot_name:
         parts += [f"![scaling]({plot_name})\n"]
     if result.get("memory_T"):
@@ -167,6 +176,10 @@ def main(argv=None) -> dict:
         result["scaling_runs"] = runs_sweep(cfg["runs_learners"], cfg["runs_grid"], h, 3, say)
         result["scaling_d"] = d_sweep(cfg["d_learners"], cfg["d_grid"], cfg["d_runs"],
                                       min(h, 100), 3, peak, say)
+        result["scaling_subsets"] = subsets_sweep(cfg["subsets_d"], cfg["subsets_runs"], h, 3,
+                                                  peak, say,
+                                                  max_mb=4096.0 if info["platform"] == "cpu"
+                                                  else 32_768.0)
         _save(result, out, t0)
     if "memory" in parts:
         result["memory_T"] = memory_vs_horizon(cfg["memory_T"], cfg["memory_runs"], say)
@@ -190,6 +203,8 @@ def _save(result: dict, out: Path | None, t0: float) -> str:
             _write_csv(out / f"scaling_d{suffix}.csv", result["scaling_d"])
         if result.get("memory_T"):
             _write_csv(out / f"memory_T{suffix}.csv", result["memory_T"])
+        if result.get("scaling_subsets"):
+            _write_csv(out / f"scaling_subsets{suffix}.csv", result["scaling_subsets"])
         (out / f"results{suffix}.json").write_text(json.dumps(result, indent=1))
         text = to_markdown(result, plot_name)
         (out / f"RESULTS{suffix}.md").write_text(text)

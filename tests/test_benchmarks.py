@@ -21,6 +21,9 @@ def test_benchmarks__missed_targets_name_each_miss():
     assert missed_targets({**row, "learner": "flinucb-gd", "ratio": 9.0, "pct_peak": 3.0}) == [
         "9.0x NumPy < 10x", "3.0% of peak < 25%"]
     assert missed_targets({**row, "ratio": 60.0}) == []
+    foster = {"learner": "foster-hedge", "ratio": 15.0, "kind": "vector", "pct_peak": 1.0}
+    assert missed_targets(foster) == ["15.0x NumPy < 20x"]
+    assert missed_targets({**foster, "ratio": 25.0}) == []
 
 
 def _check_rows(rows, learners):

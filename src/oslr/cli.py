@@ -322,9 +322,14 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown experiment {args.name!r}; available: {', '.join(EXPERIMENTS)}.")
     if args.runs is not None:
         _check_run_count(args.runs)
+    synthetic = args.name.startswith("foster-")  # streams of their own, no dataset
+    if synthetic and args.dataset is not None:
+        raise UsageError(f"experiment {args.name} runs on its own synthetic streams; drop "
+                         f"--dataset {args.dataset}.")
     if args.dataset is None:
         args.dataset = "all" if args.name.startswith("kpm-") else "a9a"
-    out = Path(args.out or Path("oslr-results") / f"{args.name}-{args.dataset}")
+    out = Path(args.out or Path("oslr-results") / (
+        args.name if synthetic else f"{args.name}-{args.dataset}"))
     options = _parse_assignments(args.set, multi=False)
     if args.hold_rates:
         if args.name != "wll-redundant":
@@ -336,13 +341,20 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if args.json:
         print(df.to_json(orient="records", indent=1))
     else:
-        if "n" in df:  # curves: show the last checkpoint of each line
+        if args.name == "foster-hard":
+            from oslr.experiments.foster import hard_decisions
+
+            df = hard_decisions(df)
+        elif "n" in df:  # curves: show the last checkpoint of each line
             df = df[df["n"] == df["n"].max()]
-        cols = [c for c in ("learner", "d", "k", "ratio", "rho", "eta_scale", "c0", "kappa",
+        cols = [c for c in ("learner", "d", "k", "k_query", "budget", "horizon", "satisfiable",
+                            "ratio", "rho", "eta_scale", "c0", "kappa",
                             "reward_mean", "reward_ci_low", "reward_ci_high",
                             "comparator_reward_mean", "ctr_mean", "ctr_ci_low", "ctr_ci_high",
                             "accepted_mean", "ms_per_round", "slope", "tracking_error",
-                            "regret_over_sqrt_n", "ci_low", "ci_high") if c in df]
+                            "regret_over_sqrt_n", "regret", "loss", "ci_low", "ci_high",
+                            "threshold", "says_satisfiable", "theorem_1_order", "exponent")
+                if c in df]
         print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
         print(f"\nwrote {args.name}-*.csv/.png to {out}")
     return 0

@@ -184,6 +184,26 @@ def plot_title(results: Sequence[SimResult]) -> str:
     return f"{first.problem}{where}, T={horizons}: mean over {n_runs} runs, 95% bands"
 
 
+def growth_exponent(t, values, t_min: float | None = None) -> float:
+    """Least-squares slope a of log(values) against log(t), the empirical exponent of a curve
+    growing like t^a (points with t >= t_min and values > 0; NaN with fewer than two)."""
+    t = np.asarray(t, np.float64)
+    v = np.asarray(values, np.float64)
+    keep = (v > 0) & (t > 0) & (t >= (t_min or 0))
+    if keep.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(t[keep]), np.log(v[keep]), 1)[0])
+
+
+def draw_bound(ax, t, bound, label: str, color=None, order_only: bool = False):
+    """Draw a theorem's bound over a regret curve: dashed, labelled with the theorem, and marked
+    "order only" when the paper states O(.) without constants (the line is then drawn with
+    constant 1). Returns the line."""
+    text = f"{label} (order only, constant 1)" if order_only else label
+    (line,) = ax.plot(np.asarray(t), np.asarray(bound), linestyle="--", color=color, label=text)
+    return line
+
+
 def finish_figure(fig, ax, path: str | Path | None = None):
     """Grid, legend, tight layout, and save to `path` when given; returns `fig`."""
     ax.grid(alpha=0.3)

@@ -1,7 +1,11 @@
 """Hedge over k-subsets ([FKK] Alg. 1): estimators, rates, float64 reference, refusals."""
 
 import itertools
+import json
 import math
+import os
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -9,7 +13,7 @@ import numpy as np
 import pytest
 
 import oslr
-from oslr.learners.foster import Rates, rates, subset_update, theorem_1_order
+from oslr.learners.foster import Rates, rates, subset_gather, subset_update, theorem_1_order
 from oslr.primitives import random_subset_mask
 from oslr.primitives.subsets import subset_table
 from oslr.testing import episode_fn
@@ -66,13 +70,14 @@ def test_subset_update__expected_cost_and_step_by_enumerating_every_extra_set(m)
     r = Rates(jnp.float32(p), jnp.float32(q), jnp.float32(0.0), jnp.float32(eta))
     sets = list(itertools.combinations(range(d), m))
     mean_cost, mean_w = 0.0, 0.0
+    gather = subset_gather(jnp.asarray(table), d)
     for rs in sets:
         x_r = np.where(np.isin(np.arange(d), rs), x, 0.0)
-        cost, new = subset_update(jnp.asarray(table), jnp.asarray(w, jnp.float32),
-                                  jnp.asarray(x_r, jnp.float32), jnp.float32(y), r,
+        cost, new = subset_update(gather(jnp.asarray(x_r, jnp.float32)),
+                                  jnp.asarray(w.T, jnp.float32), jnp.float32(y), r,
                                   jnp.float32(100.0))
         mean_cost = mean_cost + np.asarray(cost, np.float64) / len(sets)
-        mean_w = mean_w + np.asarray(new, np.float64) / len(sets)
+        mean_w = mean_w + np.asarray(new, np.float64).T / len(sets)
     xs = x[table]
     pred = np.sum(w * xs, axis=1)
     np.testing.assert_allclose(mean_cost, (pred - y) ** 2, rtol=2e-5, atol=2e-5)
@@ -81,13 +86,12 @@ def test_subset_update__expected_cost_and_step_by_enumerating_every_extra_set(m)
 
 
 def _draws(keys, d, k, k_query):
-    """The subset Gumbel noise and the extra sets R of each round, from the learner's keys."""
-    n = math.comb(d, k)
+    """The subset draw's uniform and the extra sets R of each round, from the learner's keys."""
 
     def one(key):
         k_sel, k_r = jax.random.split(key)
         k_arm, _ = jax.random.split(k_sel)
-        return (jax.random.gumbel(k_arm, (n,)),
+        return (jax.random.uniform(k_arm, ()),
                 random_subset_mask(k_r, d, jnp.int32(k_query - k), d - k))
 
     g, r = jax.jit(jax.vmap(one))(keys)
@@ -104,8 +108,8 @@ def test_foster__matches_float64_reference_round_by_round(k, k_query):
                               eta_sgd_scale=20.0, radius=0.6)
     (state, recs) = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(4), 2, params, pp)
     exs = stream(problem, pp, 4, 2, T)
-    gumbels, r_masks = _draws(learner_keys(4, 2, T), d, k, k_query)
-    preds, arms, w, log_d = foster_reference(exs.x, exs.y, gumbels, r_masks, k, k_query,
+    uniforms, r_masks = _draws(learner_keys(4, 2, T), d, k, k_query)
+    preds, arms, w, log_d = foster_reference(exs.x, exs.y, uniforms, r_masks, k, k_query,
                                              horizon, 3.0, 20.0, 0.6)
     table = subset_table(d, k)
     s_masks = np.zeros((T, d), bool)
@@ -114,7 +118,7 @@ def test_foster__matches_float64_reference_round_by_round(k, k_query):
     np.testing.assert_allclose(np.asarray(recs.prediction), preds, rtol=1e-4, atol=1e-5)
     assert len(set(arms.tolist())) > 3  # the draws moved between subsets
     w_dense = np.zeros_like(w)
-    np.put_along_axis(w_dense, table, np.asarray(state.w, np.float64), axis=1)
+    np.put_along_axis(w_dense, table, np.asarray(state.w, np.float64).T, axis=1)
     np.testing.assert_allclose(w_dense, w, rtol=1e-4, atol=1e-5)
     log_p = np.asarray(jax.nn.log_softmax(-rates(params, d, k).eta_hedge * state.hedge.cum_loss))
     np.testing.assert_allclose(log_p, log_d, rtol=1e-4, atol=1e-4)
@@ -126,7 +130,7 @@ def test_foster__weights_stay_in_the_ball_and_queries_within_budget():
     problem, pp = oslr.make_problem("sparse-linear", d=d, k=2, design="sphere", clip_y=True)
     learner, params = _params(d, k=2, k_query=5, horizon=100.0, eta_sgd_scale=50.0, radius=0.3)
     state, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(0), 0, params, pp)
-    norms = np.linalg.norm(np.asarray(state.w), axis=1)
+    norms = np.linalg.norm(np.asarray(state.w), axis=0)
     assert norms.max() <= 0.3 * (1 + 1e-6) and (norms > 0.29).mean() > 0.5
     sizes = np.asarray(recs.query).sum(1)
     assert sizes.max() <= 5 and sizes.min() >= 3  # |S-hat u R| in [k' - k, k']
@@ -152,8 +156,21 @@ def test_foster__refuses_a_budget_below_k_plus_2_before_tracing():
     learner, params = _params(8, k=2, k_query=3)
     with pytest.raises(ValueError, match=r"k_query.*\[4, 8\]"):
         oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=1)
+    learner, params = _params(8, k=2, max_k_query=5, k_query=6)
+    with pytest.raises(ValueError, match=r"k_query.*\[4, 5\]"):
+        oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=1)
     with pytest.raises(ValueError, match="k <= d - 2"):
         _params(5, k=4)
+    with pytest.raises(ValueError, match="max_k_query=3"):
+        _params(8, k=2, max_k_query=3)
+
+
+def test_subset_gather__one_hot_and_indexed_paths_agree():
+    table = jnp.asarray(subset_table(12, 3))
+    v = jax.random.normal(jax.random.key(2), (12,))
+    expected = np.asarray(v)[np.asarray(table).T]
+    np.testing.assert_allclose(np.asarray(subset_gather(table, 12)(v)), expected, rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(subset_gather(table, 40)(v)), expected)
 
 
 def test_foster__refuses_a_subset_table_too_large_and_says_how_large():
@@ -185,3 +202,37 @@ def test_foster__regret_sublinear_and_below_theorem_1_order():
     sel = t >= 1000
     slope = np.polyfit(np.log(t[sel]), np.log(np.maximum(reg[sel], 1e-9)), 1)[0]
     assert slope < 0.9
+
+
+_SHARD_SCRIPT = """
+import json
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from oslr.learners.foster import Rates, subset_gather, subset_update
+from oslr.primitives.subsets import subset_table
+gather = subset_gather(jnp.asarray(subset_table(10, 3)), 10)  # 120 subsets
+w = 0.3 * jax.random.normal(jax.random.key(0), (3, 120))
+x_r = jnp.where(jnp.arange(10) < 4, jax.random.normal(jax.random.key(1), (10,)) / 4, 0.0)
+xs = gather(x_r)
+r = Rates(jnp.float32(0.4), jnp.float32(2 / 15), jnp.float32(0.01), jnp.float32(0.02))
+f = jax.jit(subset_update)
+cost, new = f(xs, w, jnp.float32(0.3), r, jnp.float32(1.0))
+shard = NamedSharding(Mesh(np.array(jax.devices()), ("subsets",)),
+                      PartitionSpec(None, "subsets"))
+cost_s, new_s = f(jax.device_put(xs, shard), jax.device_put(w, shard), jnp.float32(0.3), r,
+                  jnp.float32(1.0))
+print(json.dumps({"devices": len(jax.devices()),
+                  "shard_cols": sorted({s.data.shape[1] for s in new_s.addressable_shards}),
+                  "cost_err": float(jnp.max(jnp.abs(cost - cost_s))),
+                  "w_err": float(jnp.max(jnp.abs(new - new_s)))}))
+"""
+
+
+def test_subset_update__runs_with_the_subset_axis_sharded_over_two_devices():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
+               JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, "-c", _SHARD_SCRIPT], env=env, capture_output=True,
+                         text=True, check=True)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["devices"] == 2 and res["shard_cols"] == [60]  # the result stays split by subset
+    assert res["cost_err"] < 1e-6 and res["w_err"] < 1e-6

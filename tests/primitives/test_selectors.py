@@ -152,3 +152,24 @@ def test_importance_update__divides_by_the_observation_probability():
     draw = Draw(jnp.int32(1), jnp.array([False, True, True]), jnp.float32(0.25))
     state = importance_update(state, draw, jnp.array([9.0, 0.5, 0.25]))
     np.testing.assert_allclose(state.cum_loss, [0.0, 2.0, 1.0])
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 28, 101])
+def test_sample_index__draws_follow_the_law_and_never_a_zero_weight(n):
+    # two-level inversion (block sums, then one block): frequencies within a chi-square bound of
+    # the normalised weights, zero weights never drawn, every index in range
+    from oslr.primitives.selectors import sample_index
+
+    p = np.random.default_rng(n).random(n)
+    p[1::3] = 0.0
+    keys = jax.random.split(jax.random.key(n), 100_000)
+    idx = np.asarray(jax.jit(jax.vmap(lambda k: sample_index(k, jnp.asarray(p, jnp.float32))))(
+        keys))
+    assert idx.min() >= 0 and idx.max() < n
+    counts = np.bincount(idx, minlength=n)
+    assert counts[p == 0].sum() == 0
+    expected = len(idx) * p / p.sum()
+    pos = expected > 0
+    chi2 = np.sum((counts[pos] - expected[pos]) ** 2 / expected[pos])
+    dof = max(pos.sum() - 1, 1)
+    assert chi2 < dof + 6 * np.sqrt(2 * dof), (chi2, dof)

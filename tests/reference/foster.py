@@ -26,14 +26,14 @@ def rates(d, k, k_query, horizon, hedge_scale=1.0, sgd_scale=1.0):
     return p, q, hedge_scale * q * math.sqrt(math.log(d) / horizon), sgd_scale * q / math.sqrt(horizon)
 
 
-def foster_reference(xs, ys, gumbels, r_masks, k, k_query, horizon, hedge_scale=1.0,
+def foster_reference(xs, ys, uniforms, r_masks, k, k_query, horizon, hedge_scale=1.0,
                      sgd_scale=1.0, radius=1.0):
     """Run Alg. 1 on a stream.
 
     Args:
       xs: (T, d); ys: (T,).
-      gumbels: (T, N) Gumbel noise of the subset draws (S-hat = argmax(log D_t + g), lexicographic
-        subset order); r_masks: (T, d) bool, the extra sets R_t.
+      uniforms: (T,) U(0, 1) of the subset draws (S-hat by inversion of the cumulative D_t, subsets
+        in lexicographic order); r_masks: (T, d) bool, the extra sets R_t.
 
     Returns:
       predictions (T,), arms (T,), final weights (N, d), final log D (N,).
@@ -48,7 +48,8 @@ def foster_reference(xs, ys, gumbels, r_masks, k, k_query, horizon, hedge_scale=
     w = np.zeros((n, d))
     preds, arms = np.zeros(len(ys)), np.zeros(len(ys), int)
     for t in range(len(ys)):
-        arm = int(np.argmax(log_d + gumbels[t]))
+        cdf = np.cumsum(np.exp(log_d))
+        arm = min(int(np.sum(cdf <= uniforms[t] * cdf[-1])), n - 1)
         arms[t] = arm
         preds[t] = w[arm] @ xs[t]
         big_x, z = estimators(xs[t], ys[t], r_masks[t], p, q)

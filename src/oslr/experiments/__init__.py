@@ -1,4 +1,5 @@
-"""Paper experiments as functions and `oslr experiment NAME` ([WLL] in `wll`, [KPM] in `kpm`)."""
+"""Paper experiments as functions and `oslr experiment NAME` ([WLL] in `wll`, [KPM] in `kpm`,
+[FKK] in `foster`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from oslr.experiments import kpm
+from oslr.experiments import foster, kpm
 from oslr.experiments.kpm import (
     kpm_pege,
     kpm_replay,
@@ -44,6 +45,10 @@ EXPERIMENTS = {
     "kpm-runtime": "ms per round of LinUCB (Sherman-Morrison) vs the SGD variants as d grows",
     "kpm-replay": "CTR of the SGD variants (and LinUCB) under OBD replay over a kappa grid",
     "kpm-pege": "PEGE vs fPEGE-GD pseudo-regret / sqrt(n) on the unit sphere",
+    "foster-rate": "foster-hedge regret at T = 1e3..1e5 (k' sweep) vs sqrt(T) and Theorem 1, "
+                   "beside the OGD references (E5)",
+    "foster-hard": "every prediction learner on planted yes / no set-cover streams: loss vs the "
+                   "T/(2mdk) decision line ([FKK] Alg. 2)",
 }
 
 
@@ -57,6 +62,8 @@ _TAKES = {
     "kpm-replay": (kpm.FAST, ("n_arms", "horizon", "history", "kappa")),
     "kpm-runtime": ((), ()),
     "kpm-pege": ((), ()),
+    "foster-rate": (foster.RATE_LEARNERS, ("k", "k_query", "horizon")),
+    "foster-hard": (None, ("k", "k_query", "horizon")),  # None: every prediction learner
 }
 
 
@@ -65,6 +72,10 @@ def check_options(name: str, options: dict) -> None:
     from oslr.registry import LEARNERS
 
     learners, own = _TAKES[name]
+    if learners is None:
+        from oslr.types import PREDICTION
+
+        learners = [n for n in LEARNERS if LEARNERS[n].family == PREDICTION]
     known: set[str] = {"hold_rates"} if name == "wll-redundant" else set()
     for learner in learners:
         known |= set(LEARNERS[learner].param_names) | set(LEARNERS[learner].option_names)
@@ -90,6 +101,8 @@ def run_experiment(name: str, dataset: str, runs: int | None, seed: int, out: Pa
     check_options(name, options)
     if name.startswith("kpm-"):
         return _run_kpm(name, dataset, runs, seed, out, quick, progress, **options)
+    if name.startswith("foster-"):
+        return _run_foster(name, runs, seed, out, quick, progress, **options)
     horizon = 5000 if quick else None
     if name == "wll-k":
         runs = runs or 5
@@ -157,4 +170,34 @@ def _run_kpm(name: str, campaign: str, runs: int | None, seed: int, out: Path, q
             plt.close(plot(out / f"{stem}.png", title))
         except ImportError:  # pragma: no cover - plotting is optional
             pass
+    return df
+
+
+def _run_foster(name: str, runs: int | None, seed: int, out: Path, quick: bool, progress: bool,
+                **options) -> pd.DataFrame:
+    if name == "foster-rate":
+        runs = runs or 50
+        df = foster.foster_rate((1_000, 3_000, 10_000) if quick else foster.HORIZONS,
+                                (4, 6) if quick else foster.K_QUERIES, runs=runs, seed=seed,
+                                progress=progress, **options)
+        plot = foster.plot_rate
+        title = (f"E5 stream (d=8, k=2, ||x||=1, ||w*||=1, sigma=0.1): {runs} runs per T, "
+                 "95% bands")
+    else:
+        runs = runs or 20
+        df = foster.foster_hard(horizon=2_000 if quick else 20_000, runs=runs,
+                                instances=1 if quick else 3, seed=seed, progress=progress,
+                                **options)
+        plot = foster.plot_hard
+        title = f"planted set cover (d=8, k=2, m=10, rho=0.3): {runs} runs, 95% bands"
+    out.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out / f"{name}.csv", index=False)
+    if name == "foster-hard":
+        foster.hard_decisions(df).to_csv(out / f"{name}-decisions.csv", index=False)
+    try:
+        import matplotlib.pyplot as plt
+
+        plt.close(plot(df, out / f"{name}.png", title))
+    except ImportError:  # pragma: no cover - plotting is optional
+        pass
     return df

@@ -21,20 +21,22 @@ computed inside the step from the traced k' and the T of the params. Theorem 1: 
 O(d^2 / (k' - k)^2 sqrt(k log(d) T)) (the constant is not printed: `theorem_1_order` is the
 order term with constant 1).
 
-Hedge keeps L-hat shifted to min 0 and draws by softmax / Gumbel-max in log space, so the log
-weights -eta_H L-hat stay finite in float32 at T = 1e6. Every per-subset quantity is elementwise
-along the subset axis (only the softmax and the draw reduce over it), so `subset_update` runs
-unchanged with that axis sharded over devices.
+Hedge keeps L-hat shifted to min 0 (the log weights -eta_H L-hat are normalised in log space by
+the softmax), so they stay finite in float32 at T = 1e6; S-hat is drawn by inversion of the
+cumulative law (one random number per round). Every per-subset quantity is elementwise along the
+subset axis, the minor axis of the (k, N) weights (only the softmax and the draw reduce over it),
+so `subset_update` runs unchanged with that axis sharded over devices.
 """
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from oslr.primitives import hedge, random_subset_mask
 from oslr.primitives.selectors import SelectorState
@@ -52,14 +54,15 @@ class FosterParams:
     """Sweepable parameters of `foster-hedge`.
 
     Attributes:
-      k_query: () int32, the query budget k' (k + 2 <= k' <= d; traced).
+      k_query: () int32, the query budget k' (k + 2 <= k' <= max_k_query <= d; traced).
       horizon: () float32, the T of the rates of line 1.
       eta_hedge_scale: () float32, multiplies eta_H = q sqrt(ln d / T).
       eta_sgd_scale: () float32, multiplies eta_SGD = q sqrt(1 / T).
       radius: () float32, radius of the l2 ball of every w_S (1 in [FKK]).
     """
 
-    k_query: Array = param(jnp.int32, lambda c: _k(c) + 2, lo=lambda c: _k(c) + 2, hi="d",
+    k_query: Array = param(jnp.int32, lambda c: _k(c) + 2, lo=lambda c: _k(c) + 2,
+                           hi="max_k_query",
                            doc="query budget k' (k + 2 extra-feature estimators need k' - k >= 2)")
     horizon: Array = param(jnp.float32, lambda c: c.horizon, lo=1, doc="the T of line 1's rates")
     eta_hedge_scale: Array = param(jnp.float32, 1.0, lo=0.0, lo_open=True,
@@ -73,7 +76,8 @@ class FosterParams:
 class FosterState(NamedTuple):
     """Attributes:
     hedge: Hedge state over the N subsets (L-hat (N,) float32 shifted to min 0, count n).
-    w: (N, k) float32, w_S in subset coordinates (w_S[j] is the weight of feature table[S, j]).
+    w: (k, N) float32, w_S in subset coordinates (w[j, S] is the weight of feature table[S, j]);
+      the subset axis is the minor one, so every per-subset operation is a contiguous vector op.
     """
 
     hedge: SelectorState
@@ -99,49 +103,82 @@ def rates(params: FosterParams, d: int, k: int) -> Rates:
                  params.eta_sgd_scale * q / root_t)
 
 
-def subset_update(table: Array, w: Array, x_r: Array, y: Array, r: Rates,
+def subset_update(xs: Array, w: Array, y: Array, r: Rates,
                   radius: Array) -> tuple[Array, Array]:
     """Every subset's cost (2) and its projected SGD step, in O(N k), without forming X.
 
     Args:
-      table: (N, k) int32 subsets; w: (N, k) their weights; x_r: (d,) x on R (0 elsewhere);
-      y: () label; r: `Rates`; radius: () l2 radius of each w_S.
+      xs: (k, N) x_R on each subset (x on R, 0 off R: `xs[j, S] = x_R[table[S, j]]`);
+      w: (k, N) the subsets' weights; y: () label; r: `Rates`; radius: () l2 radius of each w_S.
 
     Returns:
-      cost (N,) float32 (eq. (2)) and the new (N, k) weights.
+      cost (N,) float32 (eq. (2)) and the new (k, N) weights.
     """
-    xs = x_r[table]  # (N, k): x_R on each subset (0 off R)
-    a = jnp.sum(xs * w, axis=-1)  # (N,) <x_R, w_S>
-    diag = 1.0 / r.p - 1.0 / r.q
-    cost = a * a / r.q + diag * jnp.sum(xs * xs * w * w, axis=-1) - 2.0 * y * a / r.p + y * y
-    grad = xs * a[:, None] / r.q + diag * xs * xs * w - y * xs / r.p  # (X w_S - z) on S
-    new = w - 2.0 * r.eta_sgd * grad
-    norm = jnp.sqrt(jnp.sum(new * new, axis=-1, keepdims=True))
-    new = new * jnp.minimum(1.0, radius / jnp.maximum(norm, 1e-30))
-    return cost, new
+    # the k rows are summed one by one (k is static and small): XLA:CPU runs this about twice
+    # as fast as reductions over the short leading axis (benchmarks/)
+    inv_q, inv_p = 1.0 / r.q, 1.0 / r.p
+    diag = inv_p - inv_q
+    xw = [xs[j] * w[j] for j in range(w.shape[0])]
+    a = _row_sum(xw)  # (N,) <x_R, w_S>
+    cost = a * (a * inv_q - 2.0 * y * inv_p) + diag * _row_sum([v * v for v in xw]) + y * y
+    coef = a * inv_q - y * inv_p
+    # (X w_S - z)_i = x_{R,i} (a_S / q - y / p) + (1/p - 1/q) x_{R,i}^2 w_{S,i} on S
+    new = [w[j] - 2.0 * r.eta_sgd * xs[j] * (coef + diag * xw[j]) for j in range(w.shape[0])]
+    scale = jnp.minimum(1.0, radius * lax.rsqrt(jnp.maximum(_row_sum([v * v for v in new]),
+                                                              1e-30)))
+    return cost, jnp.stack([v * scale for v in new])
 
 
-def foster_hedge(d: int, k: int = 2, memory_limit_gb: float = 4.0) -> Learner:
+def _row_sum(rows: list[Array]) -> Array:
+    total = rows[0]
+    for v in rows[1:]:
+        total = total + v
+    return total
+
+
+#: Subset gathers run as a matmul with a one-hot (k N, d) table when d is at most this (a GEMM
+#: over the runs beats a gather on a CPU; the one-hot costs d flops per element).
+ONE_HOT_UP_TO = 32
+
+
+def subset_gather(table: Array, d: int) -> Callable[[Array], Array]:
+    """`gather(v) -> (k, N)`, v[table.T] for a (d,) vector v: a one-hot matmul for small d, an
+    indexed gather otherwise (the same values)."""
+    table_t = table.T
+    k, n = table_t.shape
+    if d <= ONE_HOT_UP_TO and k * n * d * 4 <= 64 * 2**20:
+        one_hot = jax.nn.one_hot(table_t.reshape(-1), d, dtype=jnp.float32)  # (k N, d)
+        return lambda v: (one_hot @ v).reshape(k, n)
+    return lambda v: v[table_t]
+
+
+def foster_hedge(d: int, k: int = 2, max_k_query: int | None = None,
+                 memory_limit_gb: float = 4.0) -> Learner:
     """[FKK] Algorithm 1: Hedge over the C(d, k) subsets, projected SGD inside each.
 
     Args:
       d: number of features (static).
       k: sparsity of the comparator (static: the subset table has C(d, k) rows).
+      max_k_query: static bound on the traced k' (default d); the extra set R is drawn over
+        max_k_query - k slots, so a smaller bound draws fewer random numbers.
       memory_limit_gb: refuse tables whose per-run state exceeds this many GB.
-
-    The extra-feature count k' - k is traced, over a static axis of d - k slots.
     """
     if not (isinstance(k, (int, np.integer)) and 1 <= k <= d - 2):
         raise ValueError(f"foster-hedge needs a static sparsity 1 <= k <= d - 2 = {d - 2} (its "
                          f"query budget k' >= k + 2 must fit in d={d}); got k={k!r}.")
+    max_k_query = d if max_k_query is None else int(max_k_query)
+    if not k + 2 <= max_k_query <= d:
+        raise ValueError(f"foster-hedge: max_k_query={max_k_query} must lie in [k + 2, d] = "
+                         f"[{k + 2}, {d}].")
     n = check_subset_memory("foster-hedge", d, k, per_subset_floats=k + 1,
                             limit_gb=memory_limit_gb)
     table = jnp.asarray(subset_table(d, k))
+    gather = subset_gather(table, d)
     sel = hedge(n)
-    max_extra = d - k
+    max_extra = max_k_query - k
 
     def init(key: Array, params: FosterParams) -> FosterState:
-        return FosterState(hedge=sel.init(key), w=jnp.zeros((n, k), jnp.float32))
+        return FosterState(hedge=sel.init(key), w=jnp.zeros((k, n), jnp.float32))
 
     def step(key: Array, state: FosterState, rnd, params: FosterParams) -> FosterState:
         k_sel, k_r = jax.random.split(key)
@@ -151,10 +188,10 @@ def foster_hedge(d: int, k: int = 2, memory_limit_gb: float = 4.0) -> Learner:
         s_mask = jnp.zeros(d, bool).at[chosen].set(True)
         r_mask = random_subset_mask(k_r, d, params.k_query - k, max_extra)
         x = rnd.observe(s_mask | r_mask)
-        y_hat = jnp.dot(state.w[draw.arm], x[chosen])
+        y_hat = jnp.dot(state.w[:, draw.arm], x[chosen])
         y = rnd.commit(y_hat)
         x_r = jnp.where(r_mask, x, 0.0)  # the estimators read R only, never S-hat
-        cost, w = subset_update(table, state.w, x_r, y, r, params.radius)
+        cost, w = subset_update(gather(x_r), state.w, y, r, params.radius)
         return FosterState(hedge=sel.update(state.hedge, draw, cost, r.eta_hedge), w=w)
 
     def budget(params: FosterParams) -> Array:
@@ -183,6 +220,8 @@ FOSTER_HEDGE = LearnerSpec(
     options=(
         Option("k", lambda c: 2 if c.d >= 4 else 1,
                "sparsity of the comparator (static: C(d, k) subsets are enumerated)"),
+        Option("max_k_query", lambda c: c.d,
+               "static bound on the traced k' (smaller draws fewer random numbers)"),
         Option("memory_limit_gb", 4.0, "refuse subset tables whose per-run state exceeds this"),
     ),
     alt={"eta_hedge_scale": 30.0, "eta_sgd_scale": 10.0, "radius": 0.5,
