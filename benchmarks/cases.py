@@ -103,6 +103,16 @@ def foster_ops(d: int, k: int = FOSTER_K) -> float:
     return math.comb(d, k) * (6.0 + 20.0 * k)
 
 
+GREEDY_D, GREEDY_K0, GREEDY_K1, GREEDY_B = 100, 10, 10, 4  # [KKLP] E4 size, Thm 9 at T = 2000
+
+
+def greedy_ops(d: int, k0: int = GREEDY_K0, k1: int = GREEDY_K1, batch: int = GREEDY_B) -> float:
+    """Per run-round: the batch statistics (2 k0^2), VAW (about 6 k1^2), and per batch k0
+    eliminations of size k0 (k0^3 / 3 each) and k1 BEXP draws and updates (about 8 d each),
+    spread over the B rounds."""
+    return 2.0 * k0**2 + 6.0 * k1**2 + (k0 * k0**3 / 3.0 + 8.0 * k1 * d) / batch
+
+
 CASES: list[Case] = [
     Case("ogd-full", "sparse-linear", {"d": 64, "k": 3}, {},
          lambda T: numpy_loops.ogd_loop(64, 64, T, full=True),
@@ -150,6 +160,10 @@ CASES: list[Case] = [
          {"k": FOSTER_K, "k_query": FOSTER_KQ, "max_k_query": FOSTER_KQ},
          lambda T: numpy_loops.foster_loop(FOSTER_D, FOSTER_K, FOSTER_KQ, T), foster_ops,
          "vector"),
+    Case("online-greedy", "agnostic", {"d": GREEDY_D, "k": 5, "design": "rademacher"},
+         {"k": 5, "k0": GREEDY_K0, "k1": GREEDY_K1, "batch": GREEDY_B},
+         lambda T: numpy_loops.online_greedy_loop(GREEDY_D, GREEDY_K0, GREEDY_K1, GREEDY_B, T),
+         greedy_ops, "linalg"),
     Case("fpege-gd", "sphere-bandit", {"d": 20}, {},
          lambda T: numpy_loops.pege_loop(20, T, fast=True), lambda d: 12.0 * d, "vector"),
 ]

@@ -327,6 +327,56 @@ def foster_loop(d: int, k: int, k_query: int, horizon: int, seed: int = 0) -> fl
     return total
 
 
+def online_greedy_loop(d: int, k0: int, k1: int, batch: int, horizon: int,
+                       seed: int = 0) -> float:
+    """[KKLP] Alg. 2 on a Rademacher design with sign labels of a 5-sparse w* (the agnostic
+    stream): k1 BEXPs with budgets k0 // k1 (+1 for the first k0 % k1), VAW by Sherman-Morrison
+    on the chosen coordinates, batch losses by `numpy.linalg.lstsq`; returns the cumulative
+    loss."""
+    rng = np.random.default_rng(seed)
+    w_star = np.zeros(d)
+    w_star[rng.choice(d, 5, replace=False)] = rng.normal(size=5)
+    m = [k0 // k1 + (i < k0 % k1) for i in range(k1)]
+    bins = [np.argsort(rng.permutation(d)) // mi for mi in m]
+    n_batches = -(-horizon // batch)
+    etas = [np.sqrt(np.log(d) / (-(-d // mi) * n_batches)) for mi in m]
+    cum = np.zeros((k1, d))
+    total = 0.0
+    for t in range(horizon):
+        if t % batch == 0:
+            arms, sets, mass = [], [], []
+            for i in range(k1):
+                p = np.exp(-etas[i] * cum[i])
+                p /= p.sum()
+                j = rng.choice(d, p=p)
+                u = bins[i] == bins[i][j]
+                arms.append(j), sets.append(u), mass.append(p[u].sum())
+            s_idx = np.nonzero(np.any(sets, axis=0))[0]
+            v_idx = np.array(sorted(set(arms)))
+            a_inv, b = np.eye(len(v_idx)), np.zeros(len(v_idx))
+            rows, labels = [], []
+        x = rng.choice([-1.0, 1.0], size=d)
+        y = 1.0 if x @ w_star >= 0 else -1.0
+        y = -y if rng.random() < 0.1 else y
+        xv = x[v_idx]
+        ax = a_inv @ xv
+        pred = (ax @ b) / (1.0 + xv @ ax)
+        total += (pred - y) ** 2
+        a_inv -= np.outer(ax, ax) / (1.0 + xv @ ax)
+        b += y * xv
+        rows.append(x[s_idx]), labels.append(y)
+        if t % batch == batch - 1:
+            xb, yb = np.array(rows), np.array(labels)
+            col = {int(c): n for n, c in enumerate(s_idx)}
+            for i in range(k1):
+                for j in np.nonzero(sets[i])[0]:
+                    cols = [col[c] for c in sorted(set(arms[:i]) | {int(j)})]
+                    w = np.linalg.lstsq(xb[:, cols], yb, rcond=None)[0]
+                    cum[i, j] += np.sum((yb - xb[:, cols] @ w) ** 2) / len(yb) / mass[i]
+                cum[i] -= cum[i].min()
+    return total
+
+
 def mabwiser_linucb_loop(d: int, n_arms: int, horizon: int, seed: int = 0) -> float | None:
     """The peer: mabwiser's LinUCB (one ridge model per arm on the shared context, its design),
     online: predict then partial_fit each round. None when mabwiser is not installed (it is a

@@ -41,6 +41,7 @@ _LEARNERS = {
     "ftpl-random-subset": "oslr.learners.ftpsl:FTPL_RANDOM_SUBSET",
     "ftpl-oracle-subset": "oslr.learners.ftpsl:FTPL_ORACLE_SUBSET",
     "foster-hedge": "oslr.learners.foster:FOSTER_HEDGE",
+    "online-greedy": "oslr.learners.online_greedy:ONLINE_GREEDY",
 }
 
 _PROBLEMS = {

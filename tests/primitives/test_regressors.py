@@ -9,6 +9,7 @@ from oslr.primitives.regressors import (
     OgdStepParams,
     OnsParams,
     VawParams,
+    masked_ls_loss,
     ogd,
     ons,
     project_l2_in_norm,
@@ -137,3 +138,40 @@ def test_ons__golden_first_step_and_ball_kept():
     xs = jnp.asarray(rng.normal(size=(40, 2)), jnp.float32)
     state, _ = _run(reg, params, xs, 3.0 * xs[:, 0])
     assert float(jnp.linalg.norm(state.w)) <= 1.0 + 1e-5
+
+
+def _batch(rng, n_rows, n, collinear=False):
+    x = rng.choice([-1.0, 1.0], size=(n_rows, n)) if collinear else rng.normal(size=(n_rows, n))
+    if collinear:
+        x[:, 3] = -x[:, 1]  # an exactly dependent column, as +-1 designs give in short batches
+    y = rng.normal(size=n_rows) * 0.5
+    return x, y
+
+
+@pytest.mark.parametrize("collinear", [False, True])
+def test_masked_ls_loss__matches_numpy_lstsq_on_every_support(collinear):
+    rng = np.random.default_rng(7 + collinear)
+    x, y = _batch(rng, 6, 6, collinear)  # as many rows as columns: some supports interpolate
+    g, c, yy = x.T @ x, x.T @ y, y @ y
+    masks = np.array([[(s >> i) & 1 for i in range(6)] for s in range(64)], bool)
+    got = np.asarray(jax.vmap(lambda m: masked_ls_loss(
+        jnp.asarray(g, jnp.float32), jnp.asarray(c, jnp.float32), jnp.float32(yy), m))(
+        jnp.asarray(masks)))
+    for m, value in zip(masks, got):
+        cols = np.nonzero(m)[0]
+        w = np.linalg.lstsq(x[:, cols], y, rcond=None)[0] if len(cols) else np.zeros(0)
+        expected = np.sum((y - x[:, cols] @ w) ** 2)
+        assert value == pytest.approx(expected, abs=2e-4 * max(yy, 1.0)), (cols, value, expected)
+
+
+def test_masked_ls_loss__monotone_in_the_support():
+    rng = np.random.default_rng(3)
+    x, y = _batch(rng, 12, 8, collinear=True)
+    g, c, yy = (jnp.asarray(v, jnp.float32) for v in (x.T @ x, x.T @ y, y @ y))
+    for _ in range(30):
+        base = rng.random(8) < 0.4
+        j = rng.integers(8)
+        bigger = base.copy()
+        bigger[j] = True
+        assert float(masked_ls_loss(g, c, yy, bigger)) <= float(
+            masked_ls_loss(g, c, yy, base)) + 1e-4

@@ -208,6 +208,16 @@ def tsallis_inf(n_arms: int, n_newton: int = 30) -> Selector:
     return _selector(n_arms, probs, _single(n_arms))
 
 
+def bexp_bins(key: Array, n_arms: int, budget) -> Array:
+    """(K,) int32 bin of each arm: a random permutation cut into consecutive blocks of `budget`
+    (the last may be shorter). `budget` may be traced (several BEXPs of different budgets under
+    one `vmap`); a BEXP state with these bins works with `bexp(K, ...)`'s functions, which read
+    the bins from the state."""
+    perm = jax.random.permutation(key, n_arms)
+    return jnp.zeros(n_arms, jnp.int32).at[perm].set(
+        (jnp.arange(n_arms) // budget).astype(jnp.int32))
+
+
 def bexp(n_arms: int, budget: int, redraw: bool = False) -> Selector:
     """BEXP, budgeted experts (B5, [AKTT15]): the K arms are cut into ceil(K / m) bins of <= m
     (a random permutation drawn at init, OURS); follow j ~ softmax(-eta L-hat), observe the
@@ -224,9 +234,7 @@ def bexp(n_arms: int, budget: int, redraw: bool = False) -> Selector:
         raise ValueError(f"BEXP budget m={budget} must lie in [1, K={n_arms}].")
 
     def bins(key: Array) -> Array:
-        perm = jax.random.permutation(key, n_arms)
-        return jnp.zeros(n_arms, jnp.int32).at[perm].set(
-            (jnp.arange(n_arms) // budget).astype(jnp.int32))
+        return bexp_bins(key, n_arms, budget)
 
     def init(key: Array) -> SelectorState:
         return _init(n_arms)(key)._replace(bin_of=bins(key))
@@ -275,6 +283,7 @@ __all__ = [
     "Selector",
     "SelectorState",
     "bexp",
+    "bexp_bins",
     "exp3",
     "exp_weights",
     "hedge",

@@ -1,0 +1,94 @@
+"""Online greedy ([KKLP] Alg. 2): float64 reference, budgets, rates, batch structure."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import oslr
+from oslr.learners.online_greedy import bexp_rates, budgets
+from oslr.primitives.selectors import bexp_bins
+from oslr.rollout import LEARNER_INIT, run_keys
+from oslr.testing import episode_fn
+from tests.helpers import learner_keys, stream
+from tests.reference.online_greedy import online_greedy_reference
+
+
+def test_budgets__remainder_one_each_to_the_first():
+    assert budgets(7, 3).tolist() == [3, 2, 2]
+    assert budgets(10, 10).tolist() == [1] * 10
+    assert budgets(9, 2).tolist() == [5, 4]
+
+
+def test_defaults__theorem_9_with_kappa_1_golden():
+    # d = 100, k = 5, k0 = 10, T = 2^14: k1 = min(10, ceil(5 ln 16384 / 3) = 17) = 10,
+    # B = ceil((10 * 16384 / 500)^(1/3)) = ceil(6.893) = 7
+    learner, _ = oslr.make("online-greedy", d=100, horizon=2**14, k=5, k0=10)
+    assert (learner.info["k1"], learner.info["batch"]) == (10, 7)
+    # k = 2, T = 1e4, d = 8, k0 = 4: k1 = min(4, ceil(2 ln 1e4 / 3) = 7) = 4, B = ceil(13.57) = 14
+    learner, _ = oslr.make("online-greedy", d=8, horizon=10_000, k=2, k0=4)
+    assert (learner.info["k1"], learner.info["batch"]) == (4, 14)
+
+
+def test_bexp_rates__golden():
+    # d = 8, m = (2, 2) -> 4 bins each; T = 100, B = 5 -> 20 batches:
+    # eta = sqrt(ln 8 / 80) = 0.16122, times eta_scale 3
+    _, params = oslr.make("online-greedy", d=8, k0=4, k1=2, batch=5, horizon=100, eta_scale=3.0)
+    np.testing.assert_allclose(bexp_rates(params, 8, budgets(4, 2), 5),
+                               [3 * math.sqrt(math.log(8) / 80)] * 2, rtol=1e-6)
+    # k0 = 5, k1 = 2: m = (3, 2) -> ceil(8/3) = 3 and 4 bins: sqrt(ln 8 / 60) = 0.1861649,
+    # sqrt(ln 8 / 80) = 0.16122
+    np.testing.assert_allclose(bexp_rates(params, 8, budgets(5, 2), 5),
+                               [3 * 0.1861649, 3 * 0.1612235], rtol=1e-5)
+
+
+def _uniforms(keys, k1, batch):
+    """The draw uniform of each BEXP at every round (read at the batch starts)."""
+
+    def one(key):
+        return jax.vmap(lambda kk: jax.random.uniform(jax.random.split(kk)[0], ()))(
+            jax.random.split(key, k1))
+
+    return np.asarray(jax.jit(jax.vmap(one))(keys), np.float64)
+
+
+@pytest.mark.parametrize("k0,k1", [(4, 2), (5, 3)])
+def test_online_greedy__matches_float64_reference_round_by_round(k0, k1):
+    d, T, batch, seed, run = 8, 90, 6, 3, 1
+    problem, pp = oslr.make_problem("agnostic", d=d, k=2, design="rademacher")
+    learner, params = oslr.make("online-greedy", d=d, k0=k0, k1=k1, batch=batch, horizon=T,
+                                eta_scale=4.0)
+    state, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(seed), run, params, pp)
+    exs = stream(problem, pp, seed, run, T)
+    init_key = run_keys(jnp.uint32(seed), run)[LEARNER_INIT]
+    m = budgets(k0, k1)
+    bins = np.stack([np.asarray(bexp_bins(kk, d, int(mi)))
+                     for kk, mi in zip(jax.random.split(init_key, k1), m)])
+    etas = np.asarray(bexp_rates(params, d, m, batch), np.float64)
+    preds, queries, cum = online_greedy_reference(
+        exs.x, exs.y, bins, _uniforms(learner_keys(seed, run, T), k1, batch), k1, batch, etas)
+    np.testing.assert_array_equal(np.asarray(recs.query), queries)
+    np.testing.assert_allclose(np.asarray(recs.prediction), preds, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(state.bexp.cum_loss), cum, rtol=1e-4, atol=1e-4)
+    assert len({tuple(q) for q in queries}) > 3  # the query moved between batches
+
+
+def test_online_greedy__query_fixed_within_a_batch_and_within_budget():
+    d, T, batch, k0 = 12, 120, 8, 6
+    problem, pp = oslr.make_problem("agnostic", d=d, k=3, design="rademacher")
+    learner, params = oslr.make("online-greedy", d=d, k0=k0, k1=3, batch=batch, horizon=T)
+    _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(0), 0, params, pp)
+    q = np.asarray(recs.query).reshape(T // batch, batch, d)
+    assert (q == q[:, :1]).all()  # one query set per batch
+    sizes = q[:, 0].sum(1)
+    assert sizes.max() <= k0 and sizes.min() >= 1
+    assert not np.asarray(recs.over_budget).any()
+
+
+def test_online_greedy__refuses_bad_static_options():
+    with pytest.raises(ValueError, match="k1=5"):
+        oslr.make("online-greedy", d=8, k0=4, k1=5)
+    with pytest.raises(ValueError, match="k0=9"):
+        oslr.make("online-greedy", d=8, k0=9)
