@@ -1,0 +1,74 @@
+"""The Dantzig selector LP in JAX (mpax PDHG) against HiGHS (ALGORITHMS.md B10)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from oslr.primitives.dantzig import OPTIMAL, batched_dantzig_lp, dantzig_lp
+from tests.helpers import x64
+
+
+def _instance(seed, d=12, n=150, shift=0.0):
+    """Bias-corrected-Gram-like data: a Rademacher design, a 3-sparse w, noise; `shift` makes G
+    indefinite (as the corrected estimate can be)."""
+    rng = np.random.default_rng(seed)
+    x = rng.choice([-1.0, 1.0], size=(n, d))
+    w = np.zeros(d)
+    w[rng.choice(d, 3, replace=False)] = rng.normal(size=3)
+    y = x @ w + 0.1 * rng.normal(size=n)
+    return x.T @ x / n - shift * np.eye(d), x.T @ y / n
+
+
+def _highs(g, c, lam):
+    d = len(c)
+    a_ub = np.block([[g, -g], [-g, g]])
+    b_ub = np.concatenate([c + lam, lam - c])
+    return linprog(np.ones(2 * d), A_ub=a_ub, b_ub=b_ub, bounds=(0, None), method="highs")
+
+
+@pytest.mark.parametrize("seed,lam,shift", [(0, 0.05, 0.0), (1, 0.02, 0.0), (2, 0.1, 0.5),
+                                            (3, 0.3, 0.0)])
+def test_dantzig_lp__objective_and_residuals_match_highs_to_1e6(seed, lam, shift):
+    g, c = _instance(seed, shift=shift)
+    ref = _highs(g, c, lam)
+    assert ref.status == 0
+    with x64():
+        sol = jax.jit(lambda g, c, l: dantzig_lp(g, c, l, eps=1e-10))(
+            jnp.asarray(g), jnp.asarray(c), jnp.asarray(lam))
+        w = np.asarray(sol.w)
+    assert int(sol.status) == OPTIMAL and int(sol.doublings) == 0
+    assert np.abs(w).sum() == pytest.approx(ref.fun, abs=1e-6)
+    assert np.abs(c - g @ w).max() <= lam + 1e-6  # feasible to 1e-6
+
+
+def test_dantzig_lp__float32_and_batched_over_runs():
+    insts = [_instance(s) for s in range(4)]
+    g = jnp.asarray(np.stack([i[0] for i in insts]), jnp.float32)
+    c = jnp.asarray(np.stack([i[1] for i in insts]), jnp.float32)
+    sol = jax.jit(batched_dantzig_lp)(g, c, jnp.full(4, 0.05, jnp.float32))
+    for (gi, ci), w in zip(insts, np.asarray(sol.w, np.float64)):
+        assert np.abs(w).sum() == pytest.approx(_highs(gi, ci, 0.05).fun, rel=1e-4)
+        assert np.abs(ci - gi @ w).max() <= 0.05 * (1 + 1e-3)
+
+
+def test_dantzig_lp__doubles_lambda_until_feasible():
+    # G = diag(1, 0, 0): |c_2 - 0| <= lam needs lam >= 0.5, so 0.1 -> 0.2 -> 0.4 -> 0.8
+    g = jnp.diag(jnp.array([1.0, 0.0, 0.0]))
+    c = jnp.array([1.0, 0.5, 0.0])
+    sol = jax.jit(dantzig_lp)(g, c, jnp.float32(0.1))
+    assert int(sol.doublings) == 3 and float(sol.lam) == pytest.approx(0.8)
+    np.testing.assert_allclose(np.asarray(sol.w), [0.2, 0.0, 0.0], atol=1e-4)
+    assert _highs(np.asarray(g, float), np.asarray(c, float), 0.4).status == 2  # infeasible
+    # G = 0: only w = 0 and lam >= ||c||_inf
+    zero = jax.jit(dantzig_lp)(jnp.zeros((3, 3)), c, jnp.float32(0.1))
+    assert int(zero.doublings) == 4 and np.all(np.asarray(zero.w) == 0)
+
+
+def test_dantzig_lp__zero_when_c_is_within_lambda():
+    g, c = _instance(5)
+    lam = float(np.abs(c).max()) * 1.01
+    sol = jax.jit(dantzig_lp)(jnp.asarray(g, jnp.float32), jnp.asarray(c, jnp.float32),
+                              jnp.float32(lam))
+    assert np.all(np.asarray(sol.w) == 0) and int(sol.status) == OPTIMAL
