@@ -113,6 +113,12 @@ def greedy_ops(d: int, k0: int = GREEDY_K0, k1: int = GREEDY_K1, batch: int = GR
     return 2.0 * k0**2 + 6.0 * k1**2 + (k0 * k0**3 / 3.0 + 8.0 * k1 * d) / batch
 
 
+def dantzig_ops(d: int, k0: int = 10) -> float:
+    """Per run-round: the estimate's outer product and sums (3 d^2, kept dense) and the k0-subset
+    draw; the ceil(log2 T) LPs are not counted (their share is measured in docs)."""
+    return 3.0 * d * d + 2.0 * d
+
+
 CASES: list[Case] = [
     Case("ogd-full", "sparse-linear", {"d": 64, "k": 3}, {},
          lambda T: numpy_loops.ogd_loop(64, 64, T, full=True),
@@ -164,6 +170,9 @@ CASES: list[Case] = [
          {"k": 5, "k0": GREEDY_K0, "k1": GREEDY_K1, "batch": GREEDY_B},
          lambda T: numpy_loops.online_greedy_loop(GREEDY_D, GREEDY_K0, GREEDY_K1, GREEDY_B, T),
          greedy_ops, "linalg"),
+    Case("dantzig-poslr", "sparse-linear", {"d": 100, "k": 5, "design": "rademacher"},
+         {"k": 5, "k0": 10, "max_k0": 10},
+         lambda T: numpy_loops.dantzig_loop(100, 5, 10, T), dantzig_ops, "linalg"),
     Case("fpege-gd", "sphere-bandit", {"d": 20}, {},
          lambda T: numpy_loops.pege_loop(20, T, fast=True), lambda d: 12.0 * d, "vector"),
 ]

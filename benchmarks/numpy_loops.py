@@ -377,6 +377,55 @@ def online_greedy_loop(d: int, k0: int, k1: int, batch: int, horizon: int,
     return total
 
 
+def dantzig_loop(d: int, k: int, k0: int, horizon: int, seed: int = 0, c_lambda: float = 1.0,
+                 sigma: float = 0.1, delta: float = 0.1) -> float:
+    """[KKLP] Alg. 1 on a Rademacher design with a k-sparse w*, ||w*||_1 = 1 and noise sigma:
+    the unbiased Gram estimate, the LPs at powers of two after t0 = ceil(k ln d ln T) solved by
+    HiGHS (`scipy.optimize.linprog`, a C++ simplex / IPM: a strong baseline), top-k truncation;
+    returns the cumulative loss."""
+    import math
+
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    w_star = np.zeros(d)
+    w_star[rng.choice(d, k, replace=False)] = rng.normal(size=k)
+    w_star /= np.abs(w_star).sum()
+    t0 = math.ceil(k * math.log(d) * math.log(horizon))
+    gram, xy, w = np.zeros((d, d)), np.zeros(d), np.zeros(d)
+    total = 0.0
+    for t in range(horizon):
+        t1 = t + 1
+        if t1 > t0 and t1 & (t1 - 1) == 0:
+            n = t1 - 1
+            diag = np.diag(gram).copy()
+            g = gram * (k0 * (d - 1) / (d * (k0 - 1)))
+            g[np.diag_indices(d)] = diag * k0 / d
+            g /= n
+            c = xy / n
+            lam = c_lambda * math.sqrt(d * math.log(n * d / delta) / (n * k0)) * (sigma + d / k0)
+            a_ub = np.block([[g, -g], [-g, g]])
+            for _ in range(11):
+                res = linprog(np.ones(2 * d), A_ub=a_ub, b_ub=np.concatenate([c + lam, lam - c]),
+                              bounds=(0, None), method="highs")
+                if res.status == 0:
+                    break
+                lam *= 2
+            w_hat = res.x[:d] - res.x[d:] if res.status == 0 else np.zeros(d)
+            top = np.argsort(-np.abs(w_hat), kind="stable")[:k]
+            w = np.zeros(d)
+            w[top] = w_hat[top]
+        x = rng.choice([-1.0, 1.0], size=d)
+        y = x @ w_star + sigma * rng.normal()
+        total += (x @ w - y) ** 2
+        explore = np.zeros(d, bool)
+        explore[rng.choice(d, k0, replace=False)] = True
+        x_hat = np.where(explore, x, 0.0) * d / k0
+        gram += np.outer(x_hat, x_hat)
+        xy += y * x_hat
+    return total
+
+
 def mabwiser_linucb_loop(d: int, n_arms: int, horizon: int, seed: int = 0) -> float | None:
     """The peer: mabwiser's LinUCB (one ridge model per arm on the shared context, its design),
     online: predict then partial_fit each round. None when mabwiser is not installed (it is a

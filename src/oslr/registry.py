@@ -42,6 +42,7 @@ _LEARNERS = {
     "ftpl-oracle-subset": "oslr.learners.ftpsl:FTPL_ORACLE_SUBSET",
     "foster-hedge": "oslr.learners.foster:FOSTER_HEDGE",
     "online-greedy": "oslr.learners.online_greedy:ONLINE_GREEDY",
+    "dantzig-poslr": "oslr.learners.dantzig:DANTZIG_POSLR",
 }
 
 _PROBLEMS = {

@@ -41,9 +41,10 @@ def rate_problem(d: int = 8, k: int = 2, sigma: float = 0.1):
 
 
 def budgeted(name: str, d: int, k: int, k_query: int, horizon: int, **options):
-    """Learner `name` with at most k' features per round where it takes a budget: foster-hedge
-    (static k, k_query = k'), a learner whose k is its query count (k = k'); `ogd-full` keeps d.
-    Returns (learner, params, budget)."""
+    """Learner `name` held to at most k' features per round where it takes a budget:
+    `foster-hedge` (static k, k_query = k'), a learner whose k is its query count (k = k'), one
+    with an exploration size k0 (set so that its whole budget, k0 or k0 + k, is k'); `ogd-full`
+    keeps d. Returns (learner, params, budget)."""
     spec = LEARNERS[name]
     kw = {key: v for key, v in options.items()
           if key in spec.param_names or key in spec.option_names}
@@ -51,10 +52,17 @@ def budgeted(name: str, d: int, k: int, k_query: int, horizon: int, **options):
         kw.setdefault("k", k)
     if "k_query" in spec.param_names:
         kw.setdefault("k_query", k_query)
+    elif "k0" in spec.param_names or "k0" in spec.option_names:
+        kw.setdefault("k0", k_query)
     elif "k" in spec.param_names and "k" not in spec.option_names:
         kw.setdefault("k", k_query)
     learner, params = make(name, d=d, horizon=horizon, **kw)
-    return learner, params, int(np.asarray(learner.budget(params)))
+    budget = int(np.asarray(learner.budget(params)))
+    if "k0" not in options and "k0" in kw and budget > k_query:  # the budget is k0 + its k
+        kw["k0"] = kw["k0"] - (budget - k_query)
+        learner, params = make(name, d=d, horizon=horizon, **kw)
+        budget = int(np.asarray(learner.budget(params)))
+    return learner, params, budget
 
 
 def foster_rate(horizons: Sequence[int] = HORIZONS, k_queries: Sequence[int] = K_QUERIES,
