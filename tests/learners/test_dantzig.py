@@ -69,7 +69,8 @@ def _explore(keys, d, k0):
         keys))
 
 
-@pytest.mark.parametrize("mode", ["unbiased", "paper"])
+# "paper" mode with -m slow (and in CI)
+@pytest.mark.parametrize("mode", ["unbiased", pytest.param("paper", marks=pytest.mark.slow)])
 def test_dantzig_poslr__matches_float64_highs_reference_round_by_round(mode):
     d, k, k0, t0, T = 8, 2, 4, 8, 64
     problem, pp = oslr.make_problem("sparse-linear", d=d, k=k, design="rademacher", sigma=0.1)
@@ -87,6 +88,7 @@ def test_dantzig_poslr__matches_float64_highs_reference_round_by_round(mode):
     assert (q >= explore).all() and (q.sum(1) <= k0 + k).all()
 
 
+@pytest.mark.slow
 def test_dantzig_poslr__predicts_zero_until_t0_then_commits_k_sparse():
     d, k = 10, 3
     problem, pp = oslr.make_problem("sparse-linear", d=d, k=k, design="rademacher")

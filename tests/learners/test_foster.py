@@ -98,7 +98,7 @@ def _draws(keys, d, k, k_query):
     return np.asarray(g, np.float64), np.asarray(r)
 
 
-@pytest.mark.parametrize("k,k_query", [(2, 4), (1, 4)])
+@pytest.mark.parametrize("k,k_query", [(2, 4), pytest.param(1, 4, marks=pytest.mark.slow)])
 def test_foster__matches_float64_reference_round_by_round(k, k_query):
     d, T, horizon = 6, 200, 50.0
     problem, pp = oslr.make_problem("sparse-linear", d=d, k=2, design="sphere", clip_y=True,
@@ -137,6 +137,7 @@ def test_foster__weights_stay_in_the_ball_and_queries_within_budget():
     assert not np.asarray(recs.over_budget).any()
 
 
+@pytest.mark.slow
 def test_foster__hedge_law_sums_to_one_and_stays_finite_over_a_long_run():
     # 1e5 rounds with a 100x Hedge rate: L-hat spreads over many orders of magnitude; the stored
     # L-hat is shifted to min 0 and the law is normalised in log space.
@@ -228,6 +229,7 @@ print(json.dumps({"devices": len(jax.devices()),
 """
 
 
+@pytest.mark.slow  # a subprocess with two host devices
 def test_subset_update__runs_with_the_subset_axis_sharded_over_two_devices():
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
                JAX_PLATFORMS="cpu")

@@ -54,7 +54,7 @@ def _uniforms(keys, k1, batch):
     return np.asarray(jax.jit(jax.vmap(one))(keys), np.float64)
 
 
-@pytest.mark.parametrize("k0,k1", [(4, 2), (5, 3)])
+@pytest.mark.parametrize("k0,k1", [(4, 2), pytest.param(5, 3, marks=pytest.mark.slow)])
 def test_online_greedy__matches_float64_reference_round_by_round(k0, k1):
     d, T, batch, seed, run = 8, 90, 6, 3, 1
     problem, pp = oslr.make_problem("agnostic", d=d, k=2, design="rademacher")
