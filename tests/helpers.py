@@ -1,9 +1,24 @@
 """Shared test helpers: regenerate a run's stream exactly as the simulator sees it."""
 
+import json
+import os
+import subprocess
+import sys
+
 import jax
 
 from oslr.rollout import learner_round_keys as learner_keys  # noqa: F401  (re-used by tests)
 from oslr.rollout import stream  # noqa: F401
+
+
+def run_on_host_devices(script: str, n_devices: int) -> dict:
+    """Run `script` in a fresh Python with `n_devices` CPU devices; return the JSON object its
+    last printed line holds."""
+    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n_devices}",
+               JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def x64():

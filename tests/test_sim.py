@@ -1,9 +1,6 @@
 """Simulator: determinism, chunking, batching, resume, sharding, streaming memory, input errors."""
 
 import json
-import os
-import subprocess
-import sys
 
 import jax
 import numpy as np
@@ -11,6 +8,7 @@ import pytest
 
 import oslr
 from oslr import sim
+from tests.helpers import run_on_host_devices
 
 
 def _setup(name="ogd-random-subset", d=8):
@@ -113,11 +111,7 @@ print(json.dumps({"devices": len(jax.devices()), "loss": res.final["loss"].tolis
 
 
 def test_simulate__sharded_over_four_host_devices_matches_one_device():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
-               JAX_PLATFORMS="cpu")
-    out = subprocess.run([sys.executable, "-c", _SHARD_SCRIPT], env=env, capture_output=True,
-                         text=True, check=True)
-    sharded = json.loads(out.stdout.strip().splitlines()[-1])
+    sharded = run_on_host_devices(_SHARD_SCRIPT, 4)
     assert sharded["devices"] == 4
     learner, params, problem, pp = _setup()
     single = oslr.simulate(learner, problem, params, pp, horizon=150, n_runs=6)

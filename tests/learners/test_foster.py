@@ -1,11 +1,7 @@
 """Hedge over k-subsets ([FKK] Alg. 1): estimators, rates, float64 reference, refusals."""
 
 import itertools
-import json
 import math
-import os
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
@@ -17,7 +13,7 @@ from oslr.learners.foster import Rates, rates, subset_gather, subset_update, the
 from oslr.primitives import random_subset_mask
 from oslr.primitives.subsets import subset_table
 from oslr.testing import episode_fn
-from tests.helpers import learner_keys, stream
+from tests.helpers import learner_keys, run_on_host_devices, stream
 from tests.reference.foster import estimators, foster_reference
 
 
@@ -231,10 +227,6 @@ print(json.dumps({"devices": len(jax.devices()),
 
 @pytest.mark.slow  # a subprocess with two host devices
 def test_subset_update__runs_with_the_subset_axis_sharded_over_two_devices():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
-               JAX_PLATFORMS="cpu")
-    out = subprocess.run([sys.executable, "-c", _SHARD_SCRIPT], env=env, capture_output=True,
-                         text=True, check=True)
-    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res = run_on_host_devices(_SHARD_SCRIPT, 2)
     assert res["devices"] == 2 and res["shard_cols"] == [60]  # the result stays split by subset
     assert res["cost_err"] < 1e-6 and res["w_err"] < 1e-6

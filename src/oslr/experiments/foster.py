@@ -210,7 +210,8 @@ def plot_hard(df: pd.DataFrame, path: str | Path | None = None, title: str = "")
     for sat, part in part0.groupby("satisfiable"):
         one = part[part["learner"] == part["learner"].iloc[0]]
         ax.plot(one["n"], one["threshold"], color="black", linestyle="-" if sat else "--",
-                linewidth=0.8, label=f"T/(2mdk), m={one['rows'].iloc[0]} ({'yes' if sat else 'no'})")
+                linewidth=0.8,
+                label=f"T/(2mdk), m={one['rows'].iloc[0]} ({'yes' if sat else 'no'})")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("round t")

@@ -11,7 +11,8 @@ Round t:
   3. x_R = x on R only (never S-hat): X = (1/q) x_R x_R^T + (1/p - 1/q) diag(x_R^2), z = y x_R / p,
      p = (k' - k) / d, q = (k' - k)(k' - k - 1) / (d (d - 1)); E[X] = x x^T, E[z] = y x (eq. (1)).
   4. for all S at once, without forming X (O(N k) per round): with a_S = <x_R, w_S>,
-     cost_S = a_S^2 / q + (1/p - 1/q) sum_{i in S} x_{R,i}^2 w_{S,i}^2 - 2 y a_S / p + y^2 (eq. (2));
+     cost_S = a_S^2 / q + (1/p - 1/q) sum_{i in S} x_{R,i}^2 w_{S,i}^2 - 2 y a_S / p + y^2
+     (eq. (2));
      L-hat += cost (the Hedge update D_{t+1} ~ D_t exp(-eta_H cost), normalised in log space).
   5. for all S: w_S <- Pi(w_S - 2 eta_SGD (X w_S - z)_S), Pi the projection on the l2 ball, where
      (X w_S - z)_i = x_{R,i} a_S / q + (1/p - 1/q) x_{R,i}^2 w_{S,i} - y x_{R,i} / p for i in S.

@@ -219,7 +219,7 @@ def _factory(builder):
 
 SPARSE_LINEAR = ProblemSpec(
     "sparse-linear", "stream",
-    "realizable k-sparse linear model, Gaussian or Rademacher design, Gaussian noise",
+    "realizable k-sparse linear model, Gaussian, Rademacher or unit-sphere design, Gaussian noise",
     _factory(sparse_linear))
 AGNOSTIC = ProblemSpec(
     "agnostic", "stream", "sign labels of a sparse linear model with random flips (misspecified)",
