@@ -135,9 +135,9 @@ def test_foster__weights_stay_in_the_ball_and_queries_within_budget():
 
 @pytest.mark.slow
 def test_foster__hedge_law_sums_to_one_and_stays_finite_over_a_long_run():
-    # 1e5 rounds with a 100x Hedge rate: L-hat spreads over many orders of magnitude; the stored
-    # L-hat is shifted to min 0 and the law is normalised in log space.
-    d, T = 6, 100_000
+    # T = 1e6 rounds with a 100x Hedge rate: L-hat spreads over many orders of magnitude; the
+    # stored L-hat is shifted to min 0 and the law is normalised in log space.
+    d, T = 6, 1_000_000
     problem, pp = oslr.make_problem("sparse-linear", d=d, k=2, design="sphere", clip_y=True)
     learner, params = _params(d, k=2, horizon=1e6, eta_hedge_scale=100.0)
     state, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(1), 0, params, pp)

@@ -80,3 +80,27 @@ def test_switching__w_star_changes_every_period_only():
     changed = [not np.array_equal(ws[t], ws[t - 1]) for t in range(1, 11)]
     assert changed == [False] * 4 + [True] + [False] * 4 + [True]
     assert all((w != 0).sum() == 2 for w in ws)
+
+
+@pytest.mark.parametrize("d", [8, 12])
+def test_hadamard_design__rows_of_an_orthogonal_matrix(d):
+    # every row of the order-n Sylvester matrix (n = 16 for d = 12): columns orthogonal over the
+    # rows, so uniformly drawn rows give E[x x^T] = I exactly
+    from oslr.problems.synthetic import hadamard_row
+
+    n = 1 << (d - 1).bit_length()
+    h = np.stack([np.asarray(hadamard_row(i, d)) for i in range(n)])
+    np.testing.assert_array_equal(h.T @ h, n * np.eye(d))
+    assert (h[:, 0] == 1).all() and set(np.unique(h).tolist()) == {-1.0, 1.0}
+    problem, pp = oslr.make_problem("sparse-linear", d=d, k=2, design="hadamard")
+    x = np.asarray(stream(problem, pp, 0, 0, 500).x)
+    rows = {tuple(r) for r in h}
+    assert all(tuple(r) in rows for r in x) and len({tuple(r) for r in x}) > n // 2
+
+
+def test_correlated_design__columns_correlate_at_0_81():
+    problem, pp = oslr.make_problem("sparse-linear", d=10, k=2, design="correlated")
+    x = np.asarray(stream(problem, pp, 1, 0, 4000).x, np.float64)
+    assert set(np.unique(x).tolist()) == {-1.0, 1.0}
+    corr = np.corrcoef(x.T)[~np.eye(10, dtype=bool)]
+    assert abs(corr.mean() - 0.81) < 0.03

@@ -7,8 +7,11 @@ alone.
 * `sparse_linear`: realizable y = <w*, x> + sigma * eps, w* k-sparse (support uniform, N(0,1)
   entries, ||w*||_1 = 1, or ||w*||_2 = 1 with `w_norm="l2"`), x from an RIP-friendly design:
   "gaussian" N(0, I), "rademacher" +-1
-  (||x||_inf = 1, the [KKLP] E4 design) or "sphere" (normalised Gaussian, ||x||_2 = 1, the [ITO]
-  and [FKK] E3 / E5 design; with `clip_y` the labels are clipped to [-1, 1], so |y| <= 1).
+  (||x||_inf = 1, the [KKLP] E4 design), "hadamard" (uniformly drawn rows of a Hadamard matrix:
+  subsampled orthogonal rows, RIP w.h.p., entries +-1), "correlated" (+-1 entries sharing one
+  sign up to 5% flips: column correlation 0.81, a design that violates RIP) or "sphere"
+  (normalised Gaussian, ||x||_2 = 1, the [ITO] and [FKK] E3 / E5 design; with `clip_y` the labels
+  are clipped to [-1, 1], so |y| <= 1).
 * `agnostic`: misspecified labels y = sign(<w*, x>), each flipped with probability `flip`.
 * `drifting`: w* random-walks on its support, w*_{t+1} = w*_t + drift * N(0, I) on the support
   (renormalised to ||w*||_1 = 1), the [KPM] drifting least-squares setting.
@@ -26,6 +29,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from oslr.checks import check_positive_int
 from oslr.primitives import random_subset_mask, tree_select
@@ -33,7 +37,11 @@ from oslr.problems.delays import maybe_delayed
 from oslr.spec import ProblemSpec
 from oslr.types import Array, Problem, StreamExample
 
-DESIGNS = ("gaussian", "rademacher", "sphere")
+DESIGNS = ("gaussian", "rademacher", "sphere", "hadamard", "correlated")
+
+#: Probability that a coordinate of the "correlated" design disagrees with the common sign: the
+#: columns then correlate at (1 - 2 * 0.05)^2 = 0.81, far from RIP.
+CORRELATED_FLIP = 0.05
 
 
 @jax.tree_util.register_dataclass
@@ -74,9 +82,25 @@ class SyntheticState(NamedTuple):
     support: Array
 
 
+def hadamard_row(i: Array, d: int) -> Array:
+    """The first d entries of row i of the Sylvester-Hadamard matrix of order 2^ceil(log2 d):
+    H[i, j] = (-1)^popcount(i & j), entries +-1."""
+    j = jnp.arange(d, dtype=jnp.uint32)
+    parity = lax.population_count(jnp.asarray(i, jnp.uint32) & j) & 1
+    return (1.0 - 2.0 * parity).astype(jnp.float32)
+
+
 def _draw_x(key: Array, d: int, design: str) -> Array:
     if design == "gaussian":
         return jax.random.normal(key, (d,), jnp.float32)
+    if design == "hadamard":  # a uniformly drawn row of the Hadamard matrix (subsampled rows)
+        n = 1 << max(0, (d - 1).bit_length())
+        return hadamard_row(jax.random.randint(key, (), 0, n), d)
+    if design == "correlated":  # one common sign, each coordinate flipped w.p. CORRELATED_FLIP
+        k_sign, k_flip = jax.random.split(key)
+        sign = jax.random.rademacher(k_sign, (), jnp.float32)
+        flip = jax.random.bernoulli(k_flip, CORRELATED_FLIP, (d,))
+        return jnp.where(flip, -sign, sign) * jnp.ones(d, jnp.float32)
     if design == "sphere":
         g = jax.random.normal(key, (d,), jnp.float32)
         return g / jnp.maximum(jnp.linalg.norm(g), 1e-30)
@@ -219,7 +243,8 @@ def _factory(builder):
 
 SPARSE_LINEAR = ProblemSpec(
     "sparse-linear", "stream",
-    "realizable k-sparse linear model, Gaussian, Rademacher or unit-sphere design, Gaussian noise",
+    "realizable k-sparse linear model (designs: gaussian, rademacher, sphere, hadamard, "
+    "correlated), Gaussian noise",
     _factory(sparse_linear))
 AGNOSTIC = ProblemSpec(
     "agnostic", "stream", "sign labels of a sparse linear model with random flips (misspecified)",
