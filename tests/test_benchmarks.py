@@ -35,6 +35,7 @@ def _check_rows(rows, learners):
             assert math.isfinite(r[key]) and r[key] >= 0, (r["learner"], key, r[key])
 
 
+@pytest.mark.slow  # moved behind -m slow to keep the default run under 5 min
 def test_benchmarks__smoke_of_two_learners_produces_rows(tmp_path):
     # the whole smoke run (every learner, scaling, memory in fresh processes) is marked slow
     result = main(["--smoke", "--quiet", "--only", "throughput", "--learners",

@@ -149,6 +149,7 @@ def test_experiment__unknown_set_name_and_list(capsys):
     assert "wll-k" in out and "kpm-pege" in out
 
 
+@pytest.mark.slow  # moved behind -m slow to keep the default run under 5 min
 def test_experiment__wll_k_writes_table_and_figure(tmp_path, capsys, monkeypatch):
     import oslr.experiments as ex
 

@@ -10,7 +10,14 @@ from oslr.testing import check_state_stable, example_problem
 from oslr.types import BANDIT, PREDICTION, Requirements
 
 
-@pytest.mark.parametrize("name", sorted(LEARNERS))
+# the five slowest to compile run with -m slow (CI runs both), keeping the default run < 5 min
+_SLOW_CONTRACT = {"dantzig-poslr", "ftpsl-delayed", "online-greedy", "ftpsl-knapsack",
+                  "flinucb-svrg"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.slow) if n in _SLOW_CONTRACT else n
+    for n in sorted(LEARNERS)])
 def test_contract__registered_learner_passes(name):
     assert len(check_spec(LEARNERS[name])) == 8
 

@@ -99,6 +99,7 @@ def test_simulated_f1_regret__equals_brute_force_on_the_same_stream():
     assert res.final["loss_wstar"][0, 1] == pytest.approx(wstar, rel=1e-4)
 
 
+@pytest.mark.slow  # moved behind -m slow to keep the default run under 5 min
 def test_simulated_f2_and_f3_regret__equal_brute_force():
     d, T = 6, 200
     problem, pp = oslr.make_problem("sparse-linear", d=d, k=2)

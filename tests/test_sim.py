@@ -23,6 +23,7 @@ def _assert_same(a, b):
         np.testing.assert_array_equal(a.final[key], b.final[key], err_msg=key)
 
 
+@pytest.mark.slow  # moved behind -m slow to keep the default run under 5 min
 def test_simulate__identical_whatever_the_chunk_size():
     learner, params, problem, pp = _setup()
     # one chunk, and chunks of 7 rounds (the last one partial: 120 = 17 x 7 + 1)
@@ -110,6 +111,7 @@ print(json.dumps({"devices": len(jax.devices()), "loss": res.final["loss"].tolis
 """
 
 
+@pytest.mark.slow  # moved behind -m slow to keep the default run under 5 min
 def test_simulate__sharded_over_four_host_devices_matches_one_device():
     sharded = run_on_host_devices(_SHARD_SCRIPT, 4)
     assert sharded["devices"] == 4

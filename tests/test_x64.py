@@ -9,6 +9,7 @@ import sys
 _SCRIPT = """
 import json, jax, numpy as np, oslr
 from oslr.registry import LEARNERS
+import pytest
 out = {"x64": bool(jax.config.jax_enable_x64)}
 one_per_family = {}
 for name, spec in LEARNERS.items():
@@ -28,6 +29,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # moved behind -m slow to keep the default run under 5 min
 def test_x64__a_learner_of_every_family_simulates_in_float64():
     env = dict(os.environ, JAX_ENABLE_X64="1", JAX_PLATFORMS="cpu")
     proc = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,

@@ -149,6 +149,7 @@ def test_ftpl_baselines__observe_their_fixed_subset_every_round():
     assert np.allclose(np.linalg.norm(np.asarray(recs.w), axis=1), 1.0, atol=1e-5)
 
 
+@pytest.mark.slow  # moved behind -m slow to keep the default run under 5 min
 def test_ftpsl_delayed__unit_delays_reproduce_ftpsl_bit_for_bit():
     d = 8
     delayed_problem, pp = oslr.make_problem("agnostic", d=d, k=2, delays="fixed", max_delay=1)

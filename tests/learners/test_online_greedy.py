@@ -75,6 +75,7 @@ def test_online_greedy__matches_float64_reference_round_by_round(k0, k1):
     assert len({tuple(q) for q in queries}) > 3  # the query moved between batches
 
 
+@pytest.mark.slow  # moved behind -m slow to keep the default run under 5 min
 def test_online_greedy__query_fixed_within_a_batch_and_within_budget():
     d, T, batch, k0 = 12, 120, 8, 6
     problem, pp = oslr.make_problem("agnostic", d=d, k=3, design="rademacher")
