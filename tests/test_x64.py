@@ -6,10 +6,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 _SCRIPT = """
 import json, jax, numpy as np, oslr
 from oslr.registry import LEARNERS
-import pytest
 out = {"x64": bool(jax.config.jax_enable_x64)}
 one_per_family = {}
 for name, spec in LEARNERS.items():
