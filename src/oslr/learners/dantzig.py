@@ -40,10 +40,6 @@ from oslr.types import PREDICTION, Array, Learner
 GRAM_MODES = ("unbiased", "paper")
 
 
-def _k(c: Ctx) -> int:
-    return c.options["k"]
-
-
 @register_params
 class DantzigParams:
     """Sweepable parameters of `dantzig-poslr`.
@@ -56,7 +52,7 @@ class DantzigParams:
       c_lambda: () float32, the universal constant C of lam_n (a GAP: calibrate it).
     """
 
-    k0: Array = param(jnp.int32, lambda c: min(c.d, max(2, 2 * _k(c))), lo=1, hi="max_k0",
+    k0: Array = param(jnp.int32, lambda c: min(c.d, max(2, 2 * c.options["k"])), lo=1, hi="max_k0",
                       doc="exploration features per round (uniform k0-subset)")
     sigma: Array = param(jnp.float32, 0.1, lo=0.0, doc="noise level sigma in lam_n")
     delta: Array = param(jnp.float32, 0.1, lo=0.0, hi=1.0, lo_open=True, hi_open=True,
@@ -167,7 +163,7 @@ def dantzig_poslr(d: int, k: int = 2, max_k0: int | None = None, gram_mode: str 
 
 def default_t0(c: Ctx) -> int:
     """ceil(k ln d ln T) (OURS; [KKLP] states t0 = O(k log d log T))."""
-    return max(1, math.ceil(_k(c) * math.log(max(c.d, 2)) * math.log(max(c.horizon, 2))))
+    return max(1, math.ceil(c.options["k"] * math.log(max(c.d, 2)) * math.log(max(c.horizon, 2))))
 
 
 DANTZIG_POSLR = LearnerSpec(
@@ -186,6 +182,6 @@ DANTZIG_POSLR = LearnerSpec(
         Option("lp_eps", 1e-4, "PDHG tolerance of each LP"),
         Option("lp_iterations", 20_000, "PDHG iteration limit of each LP"),
     ),
-    alt={"c_lambda": 0.3, "sigma": 0.2, "k0": lambda c: min(c.d, max(2, 2 * _k(c)) + 1)},
+    alt={"c_lambda": 0.3, "sigma": 0.2, "k0": lambda c: min(c.d, max(2, 2 * c.options["k"]) + 1)},
     reference="[KKLP] Algorithm 1, Theorem 2",
 )

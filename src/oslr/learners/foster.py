@@ -42,12 +42,8 @@ from jax import lax
 from oslr.primitives import hedge, random_subset_mask
 from oslr.primitives.selectors import SelectorState
 from oslr.primitives.subsets import check_subset_memory, subset_table
-from oslr.spec import Ctx, LearnerSpec, Option, param, register_params
+from oslr.spec import LearnerSpec, Option, param, register_params
 from oslr.types import PREDICTION, Array, Learner
-
-
-def _k(c: Ctx) -> int:
-    return c.options["k"]
 
 
 @register_params
@@ -62,7 +58,7 @@ class FosterParams:
       radius: () float32, radius of the l2 ball of every w_S (1 in [FKK]).
     """
 
-    k_query: Array = param(jnp.int32, lambda c: _k(c) + 2, lo=lambda c: _k(c) + 2,
+    k_query: Array = param(jnp.int32, lambda c: c.options["k"] + 2, lo=lambda c: c.options["k"] + 2,
                            hi="max_k_query",
                            doc="query budget k' (k + 2 extra-feature estimators need k' - k >= 2)")
     horizon: Array = param(jnp.float32, lambda c: c.horizon, lo=1, doc="the T of line 1's rates")
@@ -226,6 +222,6 @@ FOSTER_HEDGE = LearnerSpec(
         Option("memory_limit_gb", 4.0, "refuse subset tables whose per-run state exceeds this"),
     ),
     alt={"eta_hedge_scale": 30.0, "eta_sgd_scale": 10.0, "radius": 0.5,
-         "k_query": lambda c: min(c.d, _k(c) + 3)},
+         "k_query": lambda c: min(c.d, c.options["k"] + 3)},
     reference="[FKK] Algorithm 1, Theorem 1",
 )

@@ -61,7 +61,7 @@ class GreedyState(NamedTuple):
     """Attributes:
     bexp: the k1 BEXP states stacked: cum_loss (k1, d), n (k1,), bin_of (k1, d).
     draws: this batch's draws stacked: arm (k1,), observed (k1, d) bool (U^(i)), prob (k1,).
-    s_idx, s_ok: (k0,) int32 / bool, the queried set S as padded indices.
+    s_mask: (d,) bool, the queried set S; s_idx, s_ok: (k0,) int32 / bool, S as padded indices.
     v_idx, v_ok: (k1,) int32 / bool, the prediction support V as padded indices.
     vaw: VAW state on the (k1,) coordinates of V.
     gram, xy, yy: (k0, k0), (k0,), () batch statistics of the S columns.
@@ -70,6 +70,7 @@ class GreedyState(NamedTuple):
 
     bexp: SelectorState
     draws: Draw
+    s_mask: Array
     s_idx: Array
     s_ok: Array
     v_idx: Array
@@ -116,7 +117,7 @@ def online_greedy(d: int, k0: int = 4, k1: int = 2, batch: int = 10, k: int = 2)
         zeros_d = jnp.zeros((k1, d), bool)
         return GreedyState(
             bexp=states, draws=Draw(jnp.zeros(k1, jnp.int32), zeros_d, jnp.ones(k1)),
-            s_idx=jnp.zeros(k0, jnp.int32), s_ok=jnp.zeros(k0, bool),
+            s_mask=jnp.zeros(d, bool), s_idx=jnp.zeros(k0, jnp.int32), s_ok=jnp.zeros(k0, bool),
             v_idx=jnp.zeros(k1, jnp.int32), v_ok=jnp.zeros(k1, bool),
             vaw=reg.init(params), gram=jnp.zeros((k0, k0)), xy=jnp.zeros(k0),
             yy=jnp.zeros(()), n=jnp.zeros(()))
@@ -129,7 +130,7 @@ def online_greedy(d: int, k0: int = 4, k1: int = 2, batch: int = 10, k: int = 2)
         s_idx = jnp.nonzero(s_mask, size=k0, fill_value=0)[0].astype(jnp.int32)
         v_idx = jnp.nonzero(v_mask, size=k1, fill_value=0)[0].astype(jnp.int32)
         return state._replace(
-            draws=draws, s_idx=s_idx, s_ok=jnp.arange(k0) < jnp.sum(s_mask),
+            draws=draws, s_mask=s_mask, s_idx=s_idx, s_ok=jnp.arange(k0) < jnp.sum(s_mask),
             v_idx=v_idx, v_ok=jnp.arange(k1) < jnp.sum(v_mask), vaw=reg.init(params),
             gram=jnp.zeros((k0, k0)), xy=jnp.zeros(k0), yy=jnp.zeros(()), n=jnp.zeros(()))
 
@@ -154,8 +155,7 @@ def online_greedy(d: int, k0: int = 4, k1: int = 2, batch: int = 10, k: int = 2)
     def step(key: Array, state: GreedyState, rnd, params: GreedyParams) -> GreedyState:
         t = rnd.t
         state = lax.cond(t % batch == 0, lambda s: begin(key, s, params), lambda s: s, state)
-        s_mask = jnp.zeros(d, bool).at[state.s_idx].max(state.s_ok)
-        x = rnd.observe(s_mask)
+        x = rnd.observe(state.s_mask)
         x_s = jnp.where(state.s_ok, x[state.s_idx], 0.0)
         x_v = jnp.where(state.v_ok, x[state.v_idx], 0.0)
         y = rnd.commit(reg.predict(state.vaw, x_v, params))
@@ -172,18 +172,15 @@ def online_greedy(d: int, k0: int = 4, k1: int = 2, batch: int = 10, k: int = 2)
                    info={"k0": int(k0), "k1": int(k1), "batch": int(batch)})
 
 
-def _k(c: Ctx) -> int:
-    return c.options["k"]
-
-
 def default_k1(c: Ctx) -> int:
     """min(k0, ceil(k ln T / 3)) (Thm 9 with kappa = 1)."""
-    return int(min(c.options["k0"], max(1, math.ceil(_k(c) * math.log(max(c.horizon, 2)) / 3))))
+    k1 = math.ceil(c.options["k"] * math.log(max(c.horizon, 2)) / 3)
+    return int(min(c.options["k0"], max(1, k1)))
 
 
 def default_batch(c: Ctx) -> int:
     """ceil((k0 T / (d k))^(1/3)) (Thm 9 with kappa = 1)."""
-    return max(1, math.ceil((c.options["k0"] * c.horizon / (c.d * _k(c))) ** (1 / 3)))
+    return max(1, math.ceil((c.options["k0"] * c.horizon / (c.d * c.options["k"])) ** (1 / 3)))
 
 
 ONLINE_GREEDY = LearnerSpec(
@@ -196,7 +193,7 @@ ONLINE_GREEDY = LearnerSpec(
     options=(
         Option("k", lambda c: max(1, min(5, c.d // 4)),
                "comparator sparsity (sets the defaults of k1 and batch)"),
-        Option("k0", lambda c: min(c.d, 2 * _k(c)), "features queried per round"),
+        Option("k0", lambda c: min(c.d, 2 * c.options["k"]), "features queried per round"),
         Option("k1", default_k1, "BEXP instances (most features a prediction uses)"),
         Option("batch", default_batch, "mini-batch length B"),
     ),
