@@ -86,6 +86,35 @@ def test_contract__peeking_at_private_round_data_is_caught():
         check_blind(learner._replace(step=step), params, problem, pp)
 
 
+def test_contract__linear_forms_blind_to_what_they_do_not_see():
+    from oslr.testing import check_blind, check_budget
+
+    learner, params, _, problem, pp = _ogd()
+    form = jnp.zeros((1, 8)).at[0, 0].set(1.0).at[0, 1].set(2.0)  # reveals x0 + 2 x1 only
+
+    def honest(key, state, rnd, p):
+        _, v = rnd.observe(jnp.zeros(8, bool), form)
+        rnd.commit(3.0 * v[0])
+        return state
+
+    def leaky(key, state, rnd, p):  # also reads x1 alone, which the form does not reveal
+        _, v = rnd.observe(jnp.zeros(8, bool), form)
+        rnd.commit(v[0] + rnd._x[1])
+        return state
+
+    check_blind(learner._replace(step=honest), params, problem, pp)
+    with pytest.raises(ContractError, match="blind"):
+        check_blind(learner._replace(step=leaky), params, problem, pp)
+
+    def greedy(key, state, rnd, p):  # one coordinate plus eight forms: 9 observations
+        _, v = rnd.observe(jnp.arange(8) < 1, jnp.eye(8))
+        rnd.commit(v[0])
+        return state
+
+    with pytest.raises(ContractError, match="budget"):
+        check_budget(learner._replace(step=greedy), params, problem, pp)
+
+
 def test_contract__learner_that_acts_differently_under_jit_is_caught():
     import jax
 

@@ -37,12 +37,15 @@ class PredictionRecord(NamedTuple):
       query: (d,) bool, the coordinates revealed.
       n_queried: () int32, observations requested (coordinates plus nonzero linear forms).
       over_budget: () bool, whether the request exceeded the budget (it was truncated).
+      forms: (m, d) the linear forms revealed (rows dropped by the budget zeroed), or None when
+        the round observed coordinates only.
     """
 
     prediction: Array
     query: Array
     n_queried: Array
     over_budget: Array
+    forms: Any = None
 
 
 class LinearRecord(NamedTuple):
@@ -92,6 +95,7 @@ class PredictionRound:
         self._query = jnp.zeros(self.d, bool)
         self._n_queried = jnp.zeros((), jnp.int32)
         self._over = jnp.zeros((), bool)
+        self._forms = None
 
     @property
     def d(self) -> int:
@@ -126,6 +130,7 @@ class PredictionRound:
             used = jnp.sum(keep_forms, dtype=jnp.int32)
             requested = requested + jnp.sum(nonzero, dtype=jnp.int32)
             values = jnp.where(keep_forms, forms @ self._x, 0.0)
+            self._forms = jnp.where(keep_forms[:, None], forms, 0.0)
         keep = _truncate(mask, self._budget - used)
         self._query = keep
         self._n_queried = requested
@@ -141,7 +146,8 @@ class PredictionRound:
         prediction = jnp.asarray(prediction, self._x.dtype)
         if prediction.shape != ():
             raise ProtocolError(f"commit() expects a scalar prediction, got {prediction.shape}.")
-        self._record = PredictionRecord(prediction, self._query, self._n_queried, self._over)
+        self._record = PredictionRecord(prediction, self._query, self._n_queried, self._over,
+                                        self._forms)
         return self._y
 
 

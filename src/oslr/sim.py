@@ -365,7 +365,7 @@ def simulate(
         ckpts=ckpts,
         grid=list(grid),
         final={**{k: shape(v) for k, v in metrics.combine(ms["run"]).items()},
-               **{k: shape(v)[..., -1] for k, v in ms["diag"].items()}},
+               **{k: shape(v)[:, :, -1] for k, v in ms["diag"].items()}},
         curves={k: shape(v) for k, v in {**metrics.combine(ms["ckpt"]), **ms["diag"]}.items()},
         params=jax.tree.map(np.asarray, params),
         comparator_k=comparator_k if stats else None,

@@ -212,12 +212,33 @@ def check_budget(learner, params, problem, pp, n_rounds=4):
             f"budget: a round requested {int(n_q.max())} observations with budget {budget}."
         )
     revealed = np.asarray(recs.query).sum(axis=-1)
+    if getattr(recs, "forms", None) is not None:  # each revealed nonzero form is one observation
+        revealed = revealed + np.any(np.asarray(recs.forms) != 0, axis=-1).sum(axis=-1)
     if (revealed > budget).any():
         raise ContractError(f"budget: {int(revealed.max())} features revealed > budget {budget}.")
 
 
 def _perturb(key, a, scale=3.0):
     return a + scale * (1.0 + jnp.abs(a)) * jax.random.normal(key, a.shape, a.dtype)
+
+
+def _unseen_perturbation(key, x, query, forms):
+    """x moved along directions no observation of the round sees: the unqueried coordinates,
+    and, when linear forms were revealed, only within the orthogonal complement of their rows
+    (restricted to the unqueried coordinates)."""
+    x_alt = jnp.where(query, x, _perturb(key, x))
+    if forms is None:
+        return x_alt
+    hidden = ~np.asarray(query)
+    rows = np.asarray(forms, np.float64)[:, hidden]
+    rows = rows[np.any(rows != 0, axis=1)]
+    delta = np.asarray(x_alt - x, np.float64)[hidden]
+    if len(rows):
+        q, _ = np.linalg.qr(rows.T)  # an orthonormal basis of the rows' span
+        delta = delta - q @ (q.T @ delta)
+    out = np.asarray(x, np.float64).copy()
+    out[hidden] += delta
+    return jnp.asarray(out, x.dtype)
 
 
 def check_blind(learner, params, problem, pp, warmup=4):
@@ -248,11 +269,13 @@ def check_blind(learner, params, problem, pp, warmup=4):
             raise ContractError("blind: the pulled arm depends on this round's rewards.")
         return
     if learner.family == PREDICTION:
-        hidden = ~base.query
-        x_alt = jnp.where(hidden, _perturb(kp[0], ex.x), ex.x)
+        x_alt = _unseen_perturbation(kp[0], ex.x, base.query, base.forms)
         alt = ex._replace(x=x_alt, y=_perturb(kp[1], ex.y), y_clean=_perturb(kp[2], ex.y_clean))
         changed = step(alt)
-        if not np.array_equal(np.asarray(changed.prediction), np.asarray(base.prediction)):
+        # with linear forms the revealed values <a, x_alt> equal <a, x> up to rounding only
+        same = (np.array_equal if base.forms is None else
+                lambda a, b: np.allclose(a, b, rtol=1e-4, atol=1e-5))
+        if not same(np.asarray(changed.prediction), np.asarray(base.prediction)):
             raise ContractError(
                 "blind: the prediction changes when the label or an unqueried feature changes."
             )

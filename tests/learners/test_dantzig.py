@@ -104,3 +104,19 @@ def test_dantzig_poslr__unbiased_mode_refuses_k0_1():
     learner, params = oslr.make("dantzig-poslr", d=8, k=2, k0=1)
     with pytest.raises(ValueError, match="k0 >= 2"):
         oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=1)
+
+
+def test_dantzig_poslr__records_its_committed_w_at_the_checkpoints():
+    """The (d,) diagnostic `w` reaches SimResult curves (G, R, C, d) and, at the horizon, final
+    (G, R, d) (the checkpoint axis, not the feature axis, is the one cut)."""
+    d, k, T = 6, 2, 40
+    problem, pp = oslr.make_problem("sparse-linear", d=d, k=k, design="rademacher")
+    learner, params = oslr.make("dantzig-poslr", d=d, k=k, k0=3, t0=10, c_lambda=0.1)
+    res = oslr.simulate(learner, problem, params, pp, horizon=T, n_runs=2, n_checkpoints=5)
+    state, _ = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(0), 1, params, pp)
+    assert res.curves["w"].shape == (1, 2, len(res.ckpts), d)
+    assert res.final["w"].shape == (1, 2, d)
+    np.testing.assert_allclose(res.final["w"][0, 1], np.asarray(state.w), atol=1e-4)  # PDHG tol
+    assert np.count_nonzero(res.final["w"]) > 0  # solved at round 32 (1-based)
+    np.testing.assert_array_equal(res.final["support"][0],
+                                  np.count_nonzero(res.final["w"][0], axis=-1))

@@ -93,3 +93,48 @@ def test_online_greedy__refuses_bad_static_options():
         oslr.make("online-greedy", d=8, k0=4, k1=5)
     with pytest.raises(ValueError, match="k0=9"):
         oslr.make("online-greedy", d=8, k0=9)
+
+
+def test_online_greedy__projection_observes_forms_and_matches_reference():
+    """KKLP_A: with A (d x m) the learner is Alg. 2 on z = A^T x (the float64 reference fed z),
+    each round reveals exactly the forms a_i^T, i in S, and A = I is the coordinate learner."""
+    from oslr.primitives.projections import projection_matrix
+
+    d, m, T, batch, k0, k1, seed, run = 6, 9, 60, 5, 4, 2, 2, 0
+    a = projection_matrix(d, m, "gaussian", seed=3)
+    problem, pp = oslr.make_problem("agnostic", d=d, k=2, design="rademacher")
+    learner, params = oslr.make("online-greedy", d=d, k0=k0, k1=k1, batch=batch, horizon=T,
+                                eta_scale=4.0, projection=a)
+    assert learner.info["projection_m"] == m
+    state, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(seed), run, params, pp)
+    exs = stream(problem, pp, seed, run, T)
+    z = np.asarray(exs.x, np.float64) @ a.astype(np.float64)  # (T, m) the forms' values
+    init_key = run_keys(jnp.uint32(seed), run)[LEARNER_INIT]
+    mm = budgets(k0, k1)
+    bins = np.stack([np.asarray(bexp_bins(kk, m, int(mi)))
+                     for kk, mi in zip(jax.random.split(init_key, k1), mm)])
+    etas = np.asarray(bexp_rates(params, m, mm, batch), np.float64)
+    preds, queries, cum = online_greedy_reference(
+        z, exs.y, bins, _uniforms(learner_keys(seed, run, T), k1, batch), k1, batch, etas)
+    forms = np.asarray(recs.forms)  # (T, m, d): the rows revealed each round
+    assert not np.asarray(recs.query).any()  # no coordinate is revealed
+    np.testing.assert_array_equal(np.any(forms != 0, axis=-1), queries)
+    np.testing.assert_allclose(forms[queries], np.broadcast_to(a.T, (T, m, d))[queries])
+    np.testing.assert_allclose(np.asarray(recs.prediction), preds, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(state.bexp.cum_loss), cum, rtol=1e-4, atol=1e-4)
+
+    plain, _ = oslr.make("online-greedy", d=d, k0=k0, k1=k1, batch=batch, horizon=T,
+                         eta_scale=4.0)
+    ident, _ = oslr.make("online-greedy", d=d, k0=k0, k1=k1, batch=batch, horizon=T,
+                         eta_scale=4.0, projection="identity")
+    run_plain = jax.jit(episode_fn(plain, problem, T))(jnp.uint32(seed), run, params, pp)[1]
+    run_ident = jax.jit(episode_fn(ident, problem, T))(jnp.uint32(seed), run, params, pp)[1]
+    np.testing.assert_allclose(np.asarray(run_ident.prediction),
+                               np.asarray(run_plain.prediction), rtol=1e-5, atol=1e-6)
+
+
+def test_online_greedy__refuses_a_projection_of_the_wrong_shape():
+    with pytest.raises(ValueError, match=r"\(d=8, m\) matrix"):
+        oslr.make("online-greedy", d=8, projection=np.ones((7, 3)))
+    with pytest.raises(ValueError, match="unknown projection kind"):
+        oslr.make("online-greedy", d=8, projection="fourier")

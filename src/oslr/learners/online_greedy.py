@@ -19,6 +19,10 @@ Defaults (Thm 9 with kappa = 1, OURS for the gaps): k1 = min(k0, ceil(k ln T / 3
 B = ceil((k0 T / (d k))^(1/3)), each BEXP's eta = sqrt(ln d / (n_bins_i ceil(T / B))), VAW a = 1.
 k, k0, k1 and B are static (they fix shapes and the batch schedule); the eta scale and the VAW
 ridge are params. Work: O(k0^2 + k1^2) per round, k0 least-squares solves of size k0 per batch.
+
+With `projection` A (d x m) the "features" are the m forms a_i^T x (Ito et al.'s KKLP_A baseline,
+ALGORITHMS.md L3.4): BEXP chooses among the m columns, the round reveals a_i^T x for i in S (each
+one observation) and VAW predicts <w, (a_i^T x)_{i in V}>, i.e. with the d-vector A_V w.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from oslr.primitives.projections import resolve_projection
 from oslr.primitives.regressors import LsState, VawParams, masked_ls_loss, vaw
 from oslr.primitives.selectors import Draw, SelectorState, bexp, bexp_bins
 from oslr.spec import Ctx, LearnerSpec, Option, param, register_params
@@ -89,16 +94,24 @@ def bexp_rates(params: GreedyParams, d: int, m: np.ndarray, batch: int) -> Array
     return params.eta_scale * jnp.sqrt(math.log(d) / (n_bins * n_batches))
 
 
-def online_greedy(d: int, k0: int = 4, k1: int = 2, batch: int = 10, k: int = 2) -> Learner:
+def online_greedy(d: int, k0: int = 4, k1: int = 2, batch: int = 10, k: int = 2,
+                  projection=None) -> Learner:
     """[KKLP] Algorithm 2.
 
     Args:
       d: number of features (static).
-      k0: features queried per round (the union of the BEXP bins), 1 <= k0 <= d.
+      k0: features queried per round (the union of the BEXP bins), 1 <= k0 <= n (n = d, or m
+        with a projection).
       k1: BEXP instances, hence the most features a prediction uses, 1 <= k1 <= k0.
       batch: mini-batch length B (static: the batch schedule is the same for every run).
       k: the comparator's sparsity (only the defaults of k1 and B use it).
+      projection: None (observe coordinates), or A (d, m) / "gaussian" / "identity"
+        (`oslr.primitives.projections`): observe the forms a_i^T x instead (KKLP_A).
     """
+    a_mat = resolve_projection(projection, d)
+    d_obs = d
+    d = d if a_mat is None else a_mat.shape[1]  # the learner works over n = m "features"
+    forms_all = None if a_mat is None else jnp.asarray(a_mat.T)  # (m, d_obs) rows a_i^T
     for name, value, lo, hi in (("k0", k0, 1, d), ("k1", k1, 1, k0), ("batch", batch, 1, None)):
         if not isinstance(value, (int, np.integer)) or value < lo or (hi is not None
                                                                      and value > hi):
@@ -155,7 +168,11 @@ def online_greedy(d: int, k0: int = 4, k1: int = 2, batch: int = 10, k: int = 2)
     def step(key: Array, state: GreedyState, rnd, params: GreedyParams) -> GreedyState:
         t = rnd.t
         state = lax.cond(t % batch == 0, lambda s: begin(key, s, params), lambda s: s, state)
-        x = rnd.observe(state.s_mask)
+        if forms_all is None:
+            x = rnd.observe(state.s_mask)
+        else:  # the queried forms a_i^T x, i in S, in place of coordinates
+            _, x = rnd.observe(jnp.zeros(d_obs, bool),
+                               jnp.where(state.s_mask[:, None], forms_all, 0.0))
         x_s = jnp.where(state.s_ok, x[state.s_idx], 0.0)
         x_v = jnp.where(state.v_ok, x[state.v_idx], 0.0)
         y = rnd.commit(reg.predict(state.vaw, x_v, params))
@@ -169,7 +186,8 @@ def online_greedy(d: int, k0: int = 4, k1: int = 2, batch: int = 10, k: int = 2)
         return jnp.asarray(k0, jnp.int32)
 
     return Learner(init=init, step=step, family=PREDICTION, budget=budget, name="online-greedy",
-                   info={"k0": int(k0), "k1": int(k1), "batch": int(batch)})
+                   info={"k0": int(k0), "k1": int(k1), "batch": int(batch),
+                         "projection_m": 0 if a_mat is None else int(d)})
 
 
 def default_k1(c: Ctx) -> int:
@@ -196,6 +214,8 @@ ONLINE_GREEDY = LearnerSpec(
         Option("k0", lambda c: min(c.d, 2 * c.options["k"]), "features queried per round"),
         Option("k1", default_k1, "BEXP instances (most features a prediction uses)"),
         Option("batch", default_batch, "mini-batch length B"),
+        Option("projection", None, "None (coordinates), 'gaussian' (m = 2d, ||A|| = 1), "
+               "'identity' or a (d, m) A: observe a_i^T x instead (KKLP_A)"),
     ),
     alt={"eta_scale": 5.0, "a": 0.5},
     reference="[KKLP] Algorithm 2, Theorem 9",
