@@ -39,7 +39,7 @@ def test_dantzig_lp__objective_and_residuals_match_highs_to_1e6(seed, lam, shift
     ref = _highs(g, c, lam)
     assert ref.status == 0
     with x64():
-        sol = jax.jit(lambda g, c, l: dantzig_lp(g, c, l, eps=1e-10))(
+        sol = jax.jit(lambda g, c, lam: dantzig_lp(g, c, lam, eps=1e-10))(
             jnp.asarray(g), jnp.asarray(c), jnp.asarray(lam))
         w = np.asarray(sol.w)
     assert int(sol.status) == OPTIMAL and int(sol.doublings) == 0

@@ -23,7 +23,8 @@ def rates(d, k, k_query, horizon, hedge_scale=1.0, sgd_scale=1.0):
     m = k_query - k
     p = m / d
     q = m * (m - 1) / (d * (d - 1))
-    return p, q, hedge_scale * q * math.sqrt(math.log(d) / horizon), sgd_scale * q / math.sqrt(horizon)
+    eta_hedge = hedge_scale * q * math.sqrt(math.log(d) / horizon)
+    return p, q, eta_hedge, sgd_scale * q / math.sqrt(horizon)
 
 
 def foster_reference(xs, ys, uniforms, r_masks, k, k_query, horizon, hedge_scale=1.0,
