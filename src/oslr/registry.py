@@ -43,6 +43,9 @@ _LEARNERS = {
     "foster-hedge": "oslr.learners.foster:FOSTER_HEDGE",
     "online-greedy": "oslr.learners.online_greedy:ONLINE_GREEDY",
     "dantzig-poslr": "oslr.learners.dantzig:DANTZIG_POSLR",
+    "ito-block-bandit": "oslr.learners.ito:ITO_BLOCK_BANDIT",
+    "ito-dual-averaging": "oslr.learners.ito:ITO_DUAL_AVERAGING",
+    "ito-projection": "oslr.learners.ito:ITO_PROJECTION",
 }
 
 _PROBLEMS = {
@@ -50,6 +53,7 @@ _PROBLEMS = {
     "agnostic": "oslr.problems.synthetic:AGNOSTIC",
     "drifting": "oslr.problems.synthetic:DRIFTING",
     "switching": "oslr.problems.synthetic:SWITCHING",
+    "ito-synthetic": "oslr.problems.synthetic:ITO_SYNTHETIC",
     "a9a": "oslr.problems.datasets:A9A",
     "connect4": "oslr.problems.datasets:CONNECT4",
     "covtype": "oslr.problems.datasets:COVTYPE",

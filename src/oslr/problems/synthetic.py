@@ -255,3 +255,18 @@ DRIFTING = ProblemSpec(
 SWITCHING = ProblemSpec(
     "switching", "stream", "oblivious adversary: a fresh sparse w* every `period` rounds",
     _factory(switching))
+
+
+def _ito_synthetic(d: int = 10, k: int = 4, sigma: float = 0.1):
+    """[ITO] E3 (OURS, the generator is in their unavailable supplement): x ~ N(0, I_d) normalised
+    to ||x||_2 = 1, a k-sparse w* with N(0, 1) entries normalised to ||w*||_2 = 1,
+    y = clip(<w*, x> + sigma eps, -1, 1)."""
+    problem, params = _factory(sparse_linear)(d=d, k=k, sigma=sigma, design="sphere",
+                                              clip_y=True, w_norm="l2")
+    return problem._replace(name="ito-synthetic"), params
+
+
+ITO_SYNTHETIC = ProblemSpec(
+    "ito-synthetic", "stream",
+    "[ITO] E3: x on the unit sphere, k-sparse w* with ||w*||_2 = 1, y clipped to [-1, 1]",
+    _ito_synthetic)
