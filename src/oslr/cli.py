@@ -322,7 +322,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown experiment {args.name!r}; available: {', '.join(EXPERIMENTS)}.")
     if args.runs is not None:
         _check_run_count(args.runs)
-    synthetic = args.name.startswith(("foster-", "kale-"))  # streams of their own, no dataset
+    synthetic = args.name.startswith(("foster-", "kale-", "ito-"))  # own streams, no dataset
     if synthetic and args.dataset is not None:
         raise UsageError(f"experiment {args.name} runs on its own synthetic streams; drop "
                          f"--dataset {args.dataset}.")
@@ -355,7 +355,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                             "regret_over_sqrt_n", "regret", "loss", "ci_low", "ci_high",
                             "threshold", "says_satisfiable", "theorem_1_order", "exponent",
                             "design", "k0", "metric", "mean", "n", "solved", "c_quantile",
-                            "c_all", "bound")
+                            "c_all", "bound", "method", "k_prime", "regret_5", "paper", "wall_s",
+                            "paper_s", "final_regret")
                 if c in df]
         print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
         print(f"\nwrote {args.name}-*.csv/.png to {out}")
