@@ -2,7 +2,6 @@
 references fed the same draws, the arm concentration of Alg. 1."""
 
 import itertools
-import math
 
 import jax
 import jax.numpy as jnp
@@ -119,8 +118,8 @@ def test_ito_projection__matches_float64_reference_round_by_round():
     d, k, kp, T, seed, run = 5, 4, 2, 40, 1, 0
     a = projection_matrix(d, 8, "gaussian", seed=2)
     problem, pp = oslr.make_problem("ito-synthetic", d=d, k=2)
-    learner, params = oslr.make("ito-projection", d=d, k=k, k_prime=kp, projection=a, max_observed=5,
-                                lam_scale=0.3)
+    learner, params = oslr.make("ito-projection", d=d, k=k, k_prime=kp, projection=a,
+                                max_observed=5, lam_scale=0.3)
     state, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(seed), run, params, pp)
     exs = stream(problem, pp, seed, run, T)
     keys = learner_keys(seed, run, T)
