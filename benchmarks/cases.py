@@ -119,6 +119,28 @@ def dantzig_ops(d: int, k0: int = 10) -> float:
     return 3.0 * d * d + 2.0 * d
 
 
+ITO_D = 10  # [ITO] E3 size; Alg. 1 enumerates C(10, 4) = 210 subsets
+
+
+def ito_da_ops(d: int, k: int = 4) -> float:
+    """Per run-round: the dual-averaging point (about 4 d), the k - 1 subset draw and the form
+    w^T x (2 d), the estimate (2 k)."""
+    return 6.0 * d + 2.0 * k
+
+
+def ito_projection_ops(d: int, k: int = 4, k_prime: int = 2) -> float:
+    """Per run-round with m = 2 d: A u-tilde (2 d m), k' OMP iterations (the correlation update
+    2 m^2 and an m x m solve, 2 m^3 / 3), the forms A^T x on the observed rows (2 d m)."""
+    m = 2 * d
+    return 4.0 * d * m + k_prime * (2.0 * m * m + 2.0 * m**3 / 3.0)
+
+
+def ito_block_ops(d: int, k: int = 4) -> float:
+    """Per run-round: VAW on k values (about 6 k^2); per block of tau rounds an Exp3 draw and
+    update over K = C(d, k) arms (about 8 K), spread over tau (3 at T = 2000 for d = 10)."""
+    return 6.0 * k * k + 8.0 * math.comb(d, k) / 3.0
+
+
 CASES: list[Case] = [
     Case("ogd-full", "sparse-linear", {"d": 64, "k": 3}, {},
          lambda T: numpy_loops.ogd_loop(64, 64, T, full=True),
@@ -173,6 +195,13 @@ CASES: list[Case] = [
     Case("dantzig-poslr", "sparse-linear", {"d": 100, "k": 5, "design": "rademacher"},
          {"k": 5, "k0": 10, "max_k0": 10},
          lambda T: numpy_loops.dantzig_loop(100, 5, 10, T), dantzig_ops, "linalg"),
+    Case("ito-dual-averaging", "ito-synthetic", {"d": ITO_D, "k": 4}, {"k": 4, "max_k": 4},
+         lambda T: numpy_loops.ito_dual_averaging_loop(ITO_D, 4, T), ito_da_ops, "vector"),
+    Case("ito-projection", "ito-synthetic", {"d": ITO_D, "k": 4},
+         {"k": 4, "k_prime": 2, "max_observed": 4},
+         lambda T: numpy_loops.ito_projection_loop(ITO_D, 4, 2, T), ito_projection_ops, "linalg"),
+    Case("ito-block-bandit", "ito-synthetic", {"d": ITO_D, "k": 4}, {"k": 4},
+         lambda T: numpy_loops.ito_block_bandit_loop(ITO_D, 4, T), ito_block_ops, "selection"),
     Case("fpege-gd", "sphere-bandit", {"d": 20}, {},
          lambda T: numpy_loops.pege_loop(20, T, fast=True), lambda d: 12.0 * d, "vector"),
 ]

@@ -5,6 +5,8 @@ One run each; the benchmark divides their time per round into the vmapped JAX ti
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -377,7 +379,7 @@ def online_greedy_loop(d: int, k0: int, k1: int, batch: int, horizon: int,
     return total
 
 
-def dantzig_loop(d: int, k: int, k0: int, horizon: int, seed: int = 0, c_lambda: float = 1.0,
+def dantzig_loop(d: int, k: int, k0: int, horizon: int, seed: int = 0, c_lambda: float = 0.3,
                  sigma: float = 0.1, delta: float = 0.1) -> float:
     """[KKLP] Alg. 1 on a Rademacher design with a k-sparse w*, ||w*||_1 = 1 and noise sigma:
     the unbiased Gram estimate, the LPs at powers of two after t0 = ceil(k ln d ln T) solved by
@@ -423,6 +425,103 @@ def dantzig_loop(d: int, k: int, k0: int, horizon: int, seed: int = 0, c_lambda:
         x_hat = np.where(explore, x, 0.0) * d / k0
         gram += np.outer(x_hat, x_hat)
         xy += y * x_hat
+    return total
+
+
+def _sphere_stream(rng, d, w_star, sigma=0.1):
+    x = rng.normal(size=d)
+    x /= np.linalg.norm(x)
+    return x, float(np.clip(x @ w_star + sigma * rng.normal(), -1.0, 1.0))
+
+
+def _ito_w_star(rng, d, k):
+    w = np.zeros(d)
+    w[rng.choice(d, k, replace=False)] = rng.normal(size=k)
+    return w / np.linalg.norm(w)
+
+
+def ito_dual_averaging_loop(d: int, k: int, horizon: int, seed: int = 0) -> float:
+    """[ITO] Alg. 2 on the E3 stream: dual averaging on the (k - 1)-coordinate gradient
+    estimate, radius 1; returns the cumulative loss."""
+    rng = np.random.default_rng(seed)
+    w_star = _ito_w_star(rng, d, k)
+    h, total = np.zeros(d), 0.0
+    for t in range(horizon):
+        lam = np.sqrt(8.0 * d * (t + 1) / (k - 1))
+        w = -h / max(lam, np.linalg.norm(h))
+        s = rng.choice(d, k - 1, replace=False)
+        x, y = _sphere_stream(rng, d, w_star)
+        pred = w @ x
+        total += (pred - y) ** 2
+        h[s] += 2.0 * d / (k - 1) * (pred - y) * x[s]
+    return total
+
+
+def _omp(a, gram, b, s):
+    norms = np.sqrt(np.diag(gram))
+    atb = a.T @ b
+    support, u = [], np.zeros(a.shape[1])
+    for _ in range(s):
+        score = np.abs(atb - gram @ u) / norms
+        score[support] = -np.inf
+        support.append(int(np.argmax(score)))
+        u = np.zeros(a.shape[1])
+        u[support] = np.linalg.solve(gram[np.ix_(support, support)], atb[support])
+    return u
+
+
+def ito_projection_loop(d: int, k: int, k_prime: int, horizon: int, seed: int = 0) -> float:
+    """[ITO] Alg. 3 on the E3 stream with a Gaussian A (d x 2d, ||A||_2 = 1): OMP every round;
+    returns the cumulative loss."""
+    rng = np.random.default_rng(seed)
+    w_star = _ito_w_star(rng, d, k)
+    a = rng.normal(size=(d, 2 * d))
+    a /= np.linalg.norm(a, 2)
+    m = a.shape[1]
+    gram = a.T @ a
+    eta, total = np.zeros(m), 0.0
+    for t in range(horizon):
+        lam = np.sqrt(8.0 * m * (t + 1) / (k - k_prime))
+        u_tilde = -eta / max(lam, np.linalg.norm(eta))
+        u = _omp(a, gram, a @ u_tilde, k_prime)
+        s = rng.choice(m, k - k_prime, replace=False)
+        x, y = _sphere_stream(rng, d, w_star)
+        values = a.T @ x  # only supp(u) and s are read
+        pred = u @ values
+        total += (pred - y) ** 2
+        eta[s] += 2.0 * m / (k - k_prime) * (pred - y) * values[s]
+    return total
+
+
+def ito_block_bandit_loop(d: int, k: int, horizon: int, seed: int = 0) -> float:
+    """[ITO] Alg. 1 on the E3 stream: Exp3 over the C(d, k) coordinate subsets per block of
+    tau = ceil((T / K)^(1/3)) rounds, VAW (Sherman-Morrison) restarted each block; returns the
+    cumulative loss."""
+    import itertools
+
+    rng = np.random.default_rng(seed)
+    w_star = _ito_w_star(rng, d, k)
+    table = np.array(list(itertools.combinations(range(d), k)))
+    n_arms = len(table)
+    block = max(1, math.ceil((horizon / n_arms) ** (1 / 3)))
+    eta = np.sqrt(2.0 * np.log(n_arms) / (-(-horizon // block) * n_arms))
+    cum, total = np.zeros(n_arms), 0.0
+    for t in range(horizon):
+        if t % block == 0:
+            p = np.exp(-eta * (cum - cum.min()))
+            p /= p.sum()
+            arm = rng.choice(n_arms, p=p)
+            a_inv, b, block_loss = np.eye(k), np.zeros(k), 0.0
+        x, y = _sphere_stream(rng, d, w_star)
+        z = x[table[arm]]
+        az = a_inv @ z
+        pred = (az @ b) / (1.0 + z @ az)
+        total += (pred - y) ** 2
+        a_inv -= np.outer(az, az) / (1.0 + z @ az)
+        b += y * z
+        block_loss += (np.clip(pred, -1, 1) - y) ** 2 / 4.0 / block
+        if t % block == block - 1:
+            cum[arm] += block_loss / p[arm]
     return total
 
 
