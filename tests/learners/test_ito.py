@@ -205,3 +205,30 @@ def test_ito_block_bandit__concentrates_on_the_subset_that_fits():
     on_target = (q == support[None, :]).all(axis=1)
     assert on_target[-T // 4:].mean() > 0.6, on_target[-T // 4:].mean()
     assert on_target[-T // 4:].mean() > 2 * on_target[: T // 10].mean()
+
+
+def test_ito_block_bandit__refuses_families_too_large_and_bad_tables():
+    with pytest.raises(ValueError, match=r"C\(d=40, k=10\) = 847,660,528 subsets"):
+        oslr.make("ito-block-bandit", d=40, k=10, horizon=1000)
+    with pytest.raises(ValueError, match=r"\(K, k, d=6\) table"):
+        oslr.make("ito-block-bandit", d=6, family=np.ones((3, 2, 5)), horizon=100)
+
+
+@pytest.mark.parametrize("opts", [{"bandit": "tsallis"}, {"regressor": "ogd"},
+                                  {"family": "projections"}])
+def test_ito_block_bandit__options_keep_the_contract(opts):
+    """Tsallis-INF, OGD, and a user family (k = 2 of m = 8 projections: the C(8, 2) pairs of rows
+    of a Gaussian A^T) each pass the contract suite."""
+    from oslr.registry import LEARNERS
+    from oslr.testing import check_learner
+
+    d = 5
+    if opts.get("family") == "projections":
+        rows = projection_matrix(d, 8, "gaussian", seed=1).T
+        opts = {"family": np.stack([rows[list(p)] for p in itertools.combinations(range(8), 2)])}
+    problem, pp = oslr.make_problem("ito-synthetic", d=d, k=2)
+    learner, params = oslr.make("ito-block-bandit", d=d, k=2, horizon=50, **opts)
+    alt = LEARNERS["ito-block-bandit"].alt_params(d, horizon=50)
+    assert "blind" in check_learner(learner, params, alt, problem, pp)
+    if "family" in opts:
+        assert learner.info["n_functions"] == 28 and learner.info["block"] == 2  # (50/28)^(1/3)
