@@ -3,7 +3,7 @@ Kakimura, Kawarabayashi 2018; ALGORITHMS.md L3.1-L3.3), family F1 with observati
 
 * `ito-block-bandit` (Alg. 1, Cor. 2): blocks of tau rounds; per block an adversarial bandit
   (Exp3, or Tsallis-INF) picks one observation function of a finite family F = {f_1..f_K}, an
-  online regressor (VAW, or OGD) restarted at the block start predicts from the k observed
+  online regressor (VAW; OGD or ONS) restarted at the block start predicts from the k observed
   values, and the block's mean normalised loss (clip(y-hat, -1, 1) - y)^2 / 4 is the arm's loss.
   F is "all k-subsets of the coordinates" (K = C(d, k), static k) or a user table (K, k, d) of
   observation rows (each row a_j reveals a_j^T x; e.g. k of m projections).
@@ -32,7 +32,7 @@ from jax import lax
 
 from oslr.primitives import exp3, ogd, random_subset_mask, tsallis_inf, vaw
 from oslr.primitives.projections import resolve_projection
-from oslr.primitives.regressors import OgdStepParams, VawParams
+from oslr.primitives.regressors import OgdStepParams, OnsParams, VawParams, ons
 from oslr.primitives.selectors import Draw, SelectorState
 from oslr.primitives.sparse_approx import iht, omp
 from oslr.primitives.subsets import check_subset_memory, subset_table
@@ -273,14 +273,14 @@ ITO_PROJECTION = LearnerSpec(
 
 # --------------------------------------------------------------------------- Alg. 1
 
-REGRESSORS = ("vaw", "ogd")
+REGRESSORS = ("vaw", "ogd", "ons")
 BANDITS = ("exp3", "tsallis")
 
 
 @register_params
-class BlockParams(VawParams, OgdStepParams):
+class BlockParams(VawParams, OgdStepParams, OnsParams):
     """Sweepable parameters of `ito-block-bandit`: VAW's ridge `a` (regressor "vaw"), OGD's `eta`
-    and `radius` (regressor "ogd"), and
+    (regressor "ogd"), ONS's `beta` and `eps` (regressor "ons"), the ball radius of OGD / ONS, and
 
     Attributes:
       horizon: () float32, the T of the bandit rate (n_b = ceil(T / tau) blocks).
@@ -319,7 +319,8 @@ def bandit_rate(params: BlockParams, n_funcs: int, block: int, bandit: str = "ex
 
 
 def default_block(c: Ctx) -> int:
-    """Cor. 2: tau = ceil((T / K)^(1 / (3 - 2 q))), q = 0 for VAW (logarithmic), 1/2 for OGD."""
+    """Cor. 2: tau = ceil((T / K)^(1 / (3 - 2 q))), q = 0 for VAW and ONS (logarithmic), 1/2 for
+    OGD."""
     n_funcs = (math.comb(c.d, c.options["k"]) if c.options.get("family") is None
                else int(np.shape(c.options["family"])[0]))
     q = 0.5 if c.options.get("regressor") == "ogd" else 0.0
@@ -335,7 +336,7 @@ def ito_block_bandit(d: int, k: int = 2, block: int = 1, family=None, regressor:
       k: observations per round (static: the size of every observation function).
       block: tau, rounds per block (static; default from Cor. 2, `default_block`).
       family: None (all C(d, k) coordinate subsets) or a (K, k, d) table of observation rows.
-      regressor: "vaw" (default) or "ogd", the inner learner on the k observed values.
+      regressor: "vaw" (default), "ogd" or "ons", the inner learner on the k observed values.
       bandit: "exp3" (default) or "tsallis" (Tsallis-INF).
       memory_limit_gb: refuse families whose table and per-run state pass this.
     """
@@ -365,7 +366,7 @@ def ito_block_bandit(d: int, k: int = 2, block: int = 1, family=None, regressor:
         n_funcs, k = rows_np.shape[0], rows_np.shape[1]
         rows, table = jnp.asarray(rows_np), None
     sel = exp3(n_funcs) if bandit == "exp3" else tsallis_inf(n_funcs)
-    reg = vaw(k) if regressor == "vaw" else ogd(k)
+    reg = {"vaw": vaw, "ogd": ogd, "ons": ons}[regressor](k)
 
     def rate(params: BlockParams) -> Array:
         return bandit_rate(params, n_funcs, block, bandit)
