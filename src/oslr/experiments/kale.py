@@ -272,33 +272,43 @@ def _band(ax, x, part, label, **kw):
 
 
 def plot_dantzig(df: pd.DataFrame, path: str | Path | None = None, title: str = ""):
-    """Left: R3 against t (log t axis: log T growth is a straight line) per learner and k0 on
-    the RIP design, with Theorem 2's order (dashed) and the correlated design (dotted). Right:
-    ||w_t - w*||_1 of dantzig-poslr against t (log-log)."""
+    """Left: R3 against t on a log t axis with a linear regret axis (log T growth is a straight
+    line), RIP design solid, correlated design dotted. Middle: the same on log-log axes (RIP
+    design) with Theorem 2's order term (dashed, constant 1). Right: ||w_t - w*||_1 of the
+    committed dantzig-poslr predictor against t."""
     import matplotlib
 
     if path is not None:
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
+    fig, (ax, ax_b, ax2) = plt.subplots(1, 3, figsize=(17, 5))
     colors = {}
-    for (name, k0, design), part in df[df["metric"] == "regret_wstar"].groupby(
-            ["learner", "k0", "design"], sort=False, dropna=False):
+    reg = df[df["metric"] == "regret_wstar"]
+    for (name, k0, design), part in reg.groupby(["learner", "k0", "design"], sort=False,
+                                                dropna=False):
         key = (name, k0)
         label = f"{name}" + (f", k0={int(k0)}" if k0 == k0 else "") + (
             "" if design == "rademacher" else f" ({design})")
         line = _band(ax, part["n"], part, label, color=colors.get(key),
                      linestyle="-" if design == "rademacher" else ":")
         colors[key] = line.get_color()
-        if name == "dantzig-poslr" and design == "rademacher":
-            draw_bound(ax, part["n"], part["bound"], f"Thm 2, k0={int(k0)}",
-                       color=line.get_color(), order_only=True)
+        if design != "rademacher":
+            continue
+        _band(ax_b, part["n"], part, label, color=line.get_color())
+        if name == "dantzig-poslr":
+            draw_bound(ax_b, part["n"][part["n"] > 1], part["bound"][part["n"] > 1],
+                       f"Thm 2, k0={int(k0)}", color=line.get_color(), order_only=True)
     ax.set_xscale("log")
-    ax.set_yscale("symlog", linthresh=1.0)
     ax.set_xlabel("round t (log scale)")
     ax.set_ylabel("regret R3 against w*")
     ax.set_title(title, fontsize=9)
+    ax_b.set_xscale("log")
+    ax_b.set_yscale("log")
+    ax_b.set_ylim(bottom=0.1)
+    ax_b.set_xlabel("round t")
+    ax_b.set_ylabel("regret R3 (log)")
+    ax_b.set_title("Rademacher design, with Theorem 2's order term", fontsize=9)
     for (k0, design), part in df[df["metric"] == "l1_error"].groupby(["k0", "design"],
                                                                      sort=False):
         _band(ax2, part["n"], part, f"k0={int(k0)} ({design})", color=colors.get(
@@ -308,6 +318,7 @@ def plot_dantzig(df: pd.DataFrame, path: str | Path | None = None, title: str = 
     ax2.set_ylabel("||w_t - w*||_1 (committed, top-k)")
     ax2.set_title("dantzig-poslr estimation error, 95% bands", fontsize=9)
     finish_figure(fig, ax2, None)
+    finish_figure(fig, ax_b, None)
     return finish_figure(fig, ax, path)
 
 
