@@ -17,6 +17,9 @@ def test_ito_table1__tiny_study_has_every_method_and_the_papers_numbers():
     assert (table["ci_low"] <= table["regret"]).all()
     assert (table["regret"] <= table["ci_high"]).all()
     assert set(curves["method"]) == set(ito.METHODS) and curves["n"].max() == 60
+    # predicting 0 has one regret per setting, whichever method's comparator loss is read
+    np.testing.assert_allclose(table["zero_regret"], table["zero_regret"].iloc[0], rtol=1e-5)
+    assert table["zero_regret"].iloc[0] > 0
 
 
 def test_method__kklp_parameters_follow_l3_4():
