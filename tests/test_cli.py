@@ -191,3 +191,16 @@ def test_experiment__kpm_replay_and_pege_write_their_tables(tmp_path, capsys, mo
     assert main(["experiment", "kpm-pege", "--quick", "--runs", "2", "--out", str(tmp_path),
                  "--no-progress"]) == 0
     assert (tmp_path / "kpm-pege-sphere.png").is_file()
+
+
+def test_experiment__kale_and_ito_refuse_unknown_settings_and_datasets(capsys):
+    assert main(["experiment", "kale-dantzig", "--set", "zzz=1"]) == 2
+    err = capsys.readouterr().err
+    assert "does not take ['zzz']" in err and "c_lambda" in err
+    assert main(["experiment", "kale-greedy", "--set", "k0=3"]) == 2
+    assert "sets ['k0'] itself" in capsys.readouterr().err
+    assert main(["experiment", "ito-table1", "--dataset", "a9a"]) == 2
+    assert "runs on its own synthetic streams" in capsys.readouterr().err
+    assert main(["experiment", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "kale-calibrate" in out and "ito-real" in out

@@ -64,3 +64,16 @@ def test_kale_dantzig__tiny_study_table():
     np.testing.assert_allclose(err[err["n"] < t0]["mean"], 1.0, rtol=1e-6)
     assert (err[err["n"] < t0]["ci_high"] - err[err["n"] < t0]["ci_low"] < 1e-5).all()
     assert df[df["metric"] == "regret_wstar"]["bound"].notna().sum() > 0
+
+
+@pytest.mark.slow
+def test_kale_greedy__tiny_study_rows_and_theorem_9_column():
+    df = kale.kale_greedy(horizons=(60, 120), runs=3, settings=((8, 2, 4),),
+                          designs=("rademacher",), references=("ogd-full",))
+    assert len(df) == 4 and set(df["learner"]) == {"online-greedy", "ogd-full"}
+    assert (df["metric"] == "regret").all()  # C(8, 2) = 28 supports: the exact comparator
+    greedy = df[df["learner"] == "online-greedy"]
+    np.testing.assert_allclose(greedy["bound"],
+                               kale.theorem_9_order(8, 2, 4, greedy["horizon"]))
+    assert greedy["exponent"].nunique() == 1
+    assert df[df["learner"] == "ogd-full"]["bound"].isna().all()

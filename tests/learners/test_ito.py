@@ -218,8 +218,8 @@ def test_ito_block_bandit__refuses_families_too_large_and_bad_tables():
                                   pytest.param({"regressor": "ons"}, marks=pytest.mark.slow),
                                   {"family": "projections"}])
 def test_ito_block_bandit__options_keep_the_contract(opts):
-    """Tsallis-INF, OGD, ONS, and a user family (k = 2 of m = 8 projections: the C(8, 2) pairs of rows
-    of a Gaussian A^T) each pass the contract suite."""
+    """Tsallis-INF, OGD, ONS, and a user family (k = 2 of m = 8 projections: the C(8, 2) pairs of
+    rows of a Gaussian A^T) each pass the contract suite."""
     from oslr.registry import LEARNERS
     from oslr.testing import check_learner
 

@@ -82,10 +82,12 @@ def label_energy(problem, pp, seed: int, runs: int, horizon: int) -> np.ndarray:
 def ito_table1(settings: Sequence[tuple[int, int, int]] = SETTINGS, horizon: int = 5000,
                runs: int = 100, seed: int = 0, methods: Sequence[str] = METHODS,
                progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Returns (table, curves). table: one row per setting and method with the mean final regret
-    of runs 0-4 (`regret_5`), of all runs with its 95% interval, the paper's number, the wall
-    time of the vmapped study (compilation included), and `zero_regret`, the regret of the
-    constant prediction 0 on the same streams (sum y^2 minus the comparator's loss); curves: mean and 95% band of the regret at every checkpoint, and
+    """Returns (table, curves).
+
+    table: one row per setting and method with the mean final regret of runs 0-4 (`regret_5`),
+    of all runs with its 95% interval, the paper's number, the wall time of the vmapped study
+    (compilation included), and `zero_regret`, the regret of the constant prediction 0 on the
+    same streams (sum y^2 minus the comparator's loss). curves: mean and 95% band of the regret at every checkpoint, and
     run 0's curve (`typical`)."""
     rows, curves = [], []
     for d, k_prime, k in settings:
