@@ -87,8 +87,8 @@ def ito_table1(settings: Sequence[tuple[int, int, int]] = SETTINGS, horizon: int
     table: one row per setting and method with the mean final regret of runs 0-4 (`regret_5`),
     of all runs with its 95% interval, the paper's number, the wall time of the vmapped study
     (compilation included), and `zero_regret`, the regret of the constant prediction 0 on the
-    same streams (sum y^2 minus the comparator's loss). curves: mean and 95% band of the regret at every checkpoint, and
-    run 0's curve (`typical`)."""
+    same streams (sum y^2 minus the comparator's loss). curves: mean and 95% band of the regret
+    at every checkpoint, and run 0's curve (`typical`)."""
     rows, curves = [], []
     for d, k_prime, k in settings:
         problem, pp = make_problem("ito-synthetic", d=d, k=k)
