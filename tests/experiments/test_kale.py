@@ -23,6 +23,7 @@ def test_theorem_order_terms__golden():
     np.testing.assert_allclose(kale.theorem_9_order(100, 5, 10, 1000), 1842.016, rtol=1e-5)
 
 
+@pytest.mark.slow  # behind -m slow: keeps the default run under 5 min
 def test_slack_ratios__are_the_learners_own_gram_and_lambda():
     """The calibration's ratio at n equals ||c - G w*||_inf / lam_n(C = 1) recomputed from the
     state of `dantzig-poslr` itself after n rounds of the same run (same stream, same subsets)."""

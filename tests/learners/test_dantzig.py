@@ -106,6 +106,7 @@ def test_dantzig_poslr__unbiased_mode_refuses_k0_1():
         oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=1)
 
 
+@pytest.mark.slow  # behind -m slow: keeps the default run under 5 min
 def test_dantzig_poslr__records_its_committed_w_at_the_checkpoints():
     """The (d,) diagnostic `w` reaches SimResult curves (G, R, C, d) and, at the horizon, final
     (G, R, d) (the checkpoint axis, not the feature axis, is the one cut)."""

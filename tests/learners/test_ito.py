@@ -134,6 +134,7 @@ def test_ito_projection__matches_float64_reference_round_by_round():
     assert (used.sum(1) <= k).all() and errs[-1] > 0
 
 
+@pytest.mark.slow  # behind -m slow: keeps the default run under 5 min
 def test_ito_projection__identity_takes_the_top_k_prime_of_u_tilde():
     d, k, kp, T = 6, 4, 2, 12
     problem, pp = oslr.make_problem("ito-synthetic", d=d, k=2)
@@ -214,9 +215,9 @@ def test_ito_block_bandit__refuses_families_too_large_and_bad_tables():
         oslr.make("ito-block-bandit", d=6, family=np.ones((3, 2, 5)), horizon=100)
 
 
+@pytest.mark.slow  # four contract suites: -m slow keeps the default run under 5 min
 @pytest.mark.parametrize("opts", [{"bandit": "tsallis"}, {"regressor": "ogd"},
-                                  pytest.param({"regressor": "ons"}, marks=pytest.mark.slow),
-                                  {"family": "projections"}])
+                                  {"regressor": "ons"}, {"family": "projections"}])
 def test_ito_block_bandit__options_keep_the_contract(opts):
     """Tsallis-INF, OGD, ONS, and a user family (k = 2 of m = 8 projections: the C(8, 2) pairs of
     rows of a Gaussian A^T) each pass the contract suite."""

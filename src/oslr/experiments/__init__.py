@@ -239,7 +239,7 @@ def _run_kale(name: str, runs: int | None, seed: int, out: Path, quick: bool, pr
         title = (f"E4 (d=100, k=5, sigma=0.1): {runs} runs, 95% bands; dotted: correlated "
                  "design")
     else:
-        runs = runs or 100
+        runs = runs or 50
         df = kale.kale_greedy(horizons=(300, 1_000, 3_000) if quick else kale.GREEDY_HORIZONS,
                               runs=runs, seed=seed, progress=progress, **options)
         plot = kale.plot_greedy

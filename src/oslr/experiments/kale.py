@@ -43,7 +43,7 @@ K0S = (10, 20, 50)
 DESIGNS = ("rademacher", "correlated")
 #: Seeds of the calibration draws start here (apart from the studies' seeds 0, 1, ...).
 CALIBRATION_SEED = 10_000
-GREEDY_HORIZONS = (1_000, 3_000, 10_000, 30_000, 100_000)
+GREEDY_HORIZONS = (1_000, 3_000, 10_000, 30_000)
 #: The references beside both learners.
 REFERENCES = ("ogd-random-subset", "ogd-full")
 
