@@ -41,8 +41,11 @@ def test_gram_estimate__exact_expectation_over_every_k0_subset(d, k0):
 def test_lambda_n__golden():
     # d = 100, n = 1023, k0 = 10, delta = 0.1, sigma = 0.1, C = 1:
     # sqrt(100 ln(1023 * 100 / 0.1) / 10230) (0.1 + 10) = 0.3677924 * 10.1 = 3.714703
-    _, params = oslr.make("dantzig-poslr", d=100, k=5, k0=10)
+    _, params = oslr.make("dantzig-poslr", d=100, k=5, k0=10, c_lambda=1.0)
     assert float(lambda_n(params, 100, jnp.float32(1023))) == pytest.approx(3.714703, rel=1e-5)
+    # the calibrated default C = 0.3 (docs/kale-results.md): 0.3 * 3.714703 = 1.114411
+    _, params = oslr.make("dantzig-poslr", d=100, k=5, k0=10)
+    assert float(lambda_n(params, 100, jnp.float32(1023))) == pytest.approx(1.114411, rel=1e-5)
 
 
 def test_defaults__t0_golden():

@@ -54,6 +54,19 @@ def _uniforms(keys, k1, batch):
     return np.asarray(jax.jit(jax.vmap(one))(keys), np.float64)
 
 
+def _reference(features, ys, params, seed, run, k0, k1, batch):
+    """The float64 reference on (T, n) features, fed run `run`'s bins (its init key) and draw
+    uniforms (its round keys)."""
+    n_rounds, n = np.shape(features)
+    init_key = run_keys(jnp.uint32(seed), run)[LEARNER_INIT]
+    m = budgets(k0, k1)
+    bins = np.stack([np.asarray(bexp_bins(kk, n, int(mi)))
+                     for kk, mi in zip(jax.random.split(init_key, k1), m)])
+    etas = np.asarray(bexp_rates(params, n, m, batch), np.float64)
+    uniforms = _uniforms(learner_keys(seed, run, n_rounds), k1, batch)
+    return online_greedy_reference(features, ys, bins, uniforms, k1, batch, etas)
+
+
 @pytest.mark.parametrize("k0,k1", [(4, 2), pytest.param(5, 3, marks=pytest.mark.slow)])
 def test_online_greedy__matches_float64_reference_round_by_round(k0, k1):
     d, T, batch, seed, run = 8, 90, 6, 3, 1
@@ -62,13 +75,7 @@ def test_online_greedy__matches_float64_reference_round_by_round(k0, k1):
                                 eta_scale=4.0)
     state, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(seed), run, params, pp)
     exs = stream(problem, pp, seed, run, T)
-    init_key = run_keys(jnp.uint32(seed), run)[LEARNER_INIT]
-    m = budgets(k0, k1)
-    bins = np.stack([np.asarray(bexp_bins(kk, d, int(mi)))
-                     for kk, mi in zip(jax.random.split(init_key, k1), m)])
-    etas = np.asarray(bexp_rates(params, d, m, batch), np.float64)
-    preds, queries, cum = online_greedy_reference(
-        exs.x, exs.y, bins, _uniforms(learner_keys(seed, run, T), k1, batch), k1, batch, etas)
+    preds, queries, cum = _reference(exs.x, exs.y, params, seed, run, k0, k1, batch)
     np.testing.assert_array_equal(np.asarray(recs.query), queries)
     np.testing.assert_allclose(np.asarray(recs.prediction), preds, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(np.asarray(state.bexp.cum_loss), cum, rtol=1e-4, atol=1e-4)
@@ -95,6 +102,7 @@ def test_online_greedy__refuses_bad_static_options():
         oslr.make("online-greedy", d=8, k0=9)
 
 
+@pytest.mark.slow  # behind -m slow: keeps the default run under 5 min
 def test_online_greedy__projection_observes_forms_and_matches_reference():
     """KKLP_A: with A (d x m) the learner is Alg. 2 on z = A^T x (the float64 reference fed z),
     each round reveals exactly the forms a_i^T, i in S, and A = I is the coordinate learner."""
@@ -109,13 +117,7 @@ def test_online_greedy__projection_observes_forms_and_matches_reference():
     state, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(seed), run, params, pp)
     exs = stream(problem, pp, seed, run, T)
     z = np.asarray(exs.x, np.float64) @ a.astype(np.float64)  # (T, m) the forms' values
-    init_key = run_keys(jnp.uint32(seed), run)[LEARNER_INIT]
-    mm = budgets(k0, k1)
-    bins = np.stack([np.asarray(bexp_bins(kk, m, int(mi)))
-                     for kk, mi in zip(jax.random.split(init_key, k1), mm)])
-    etas = np.asarray(bexp_rates(params, m, mm, batch), np.float64)
-    preds, queries, cum = online_greedy_reference(
-        z, exs.y, bins, _uniforms(learner_keys(seed, run, T), k1, batch), k1, batch, etas)
+    preds, queries, cum = _reference(z, exs.y, params, seed, run, k0, k1, batch)
     forms = np.asarray(recs.forms)  # (T, m, d): the rows revealed each round
     assert not np.asarray(recs.query).any()  # no coordinate is revealed
     np.testing.assert_array_equal(np.any(forms != 0, axis=-1), queries)

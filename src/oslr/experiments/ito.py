@@ -213,10 +213,7 @@ def plot_real(df: pd.DataFrame, path: str | Path | None = None, title: str = "")
         ax.set_ylabel("cumulative square loss")
         ax.set_title(f"{title} k={k}, k'={k - 1}", fontsize=9)
         finish_figure(fig, ax, None)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-    return fig
+    return finish_figure(fig, ax, path)  # the layout of every panel, and the file
 
 
 __all__ = ["LABELS", "METHODS", "PAPER", "PAPER_SECONDS", "SETTINGS", "ito_real", "ito_table1",

@@ -356,10 +356,7 @@ def plot_greedy(df: pd.DataFrame, path: str | Path | None = None, title: str = "
         ax.set_ylabel(f"{sub['metric'].iloc[0]} at T")
         ax.set_title(f"{title} d={d}, k={k}, k0={k0}", fontsize=9)
         finish_figure(fig, ax, None)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-    return fig
+    return finish_figure(fig, ax, path)  # the layout of every panel, and the file
 
 
 __all__ = ["calibrate_c", "kale_dantzig", "kale_greedy", "plot_dantzig", "plot_greedy",
