@@ -10,9 +10,9 @@ from oslr.testing import check_state_stable, example_problem
 from oslr.types import BANDIT, PREDICTION, Requirements
 
 
-# the seven slowest to compile run with -m slow (CI runs both), keeping the default run < 5 min
+# the eight slowest to compile run with -m slow (CI runs both), keeping the default run < 5 min
 _SLOW_CONTRACT = {"dantzig-poslr", "ftpsl-delayed", "online-greedy", "ftpsl-knapsack",
-                  "flinucb-svrg", "ito-projection", "ito-block-bandit"}
+                  "flinucb-svrg", "ito-projection", "ito-block-bandit", "ito-dual-averaging"}
 
 
 @pytest.mark.parametrize("name", [

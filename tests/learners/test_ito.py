@@ -94,6 +94,7 @@ def test_rates__golden():
     np.testing.assert_allclose(bandit_rate(p, 210, 3), 0.0055268, rtol=1e-4)
 
 
+@pytest.mark.slow  # behind -m slow: keeps the default run under 5 min
 def test_ito_dual_averaging__matches_float64_reference_round_by_round():
     d, k, T, seed, run = 8, 3, 60, 2, 1
     problem, pp = oslr.make_problem("ito-synthetic", d=d, k=2)
