@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from jax import lax
 
-from oslr.learners.dantzig import default_t0, gram_estimate
+from oslr.learners.dantzig import default_t0, gram_estimate, lambda_n
 from oslr.primitives import random_subset_mask
 from oslr.registry import make, make_problem
 from oslr.report import draw_bound, finish_figure, growth_exponent, mean_ci
@@ -74,6 +74,8 @@ def slack_ratios(d: int = 100, k: int = 5, k0: int = 10, horizon: int = 2**14, d
     n (J,)).
     """
     problem, pp = realizable_problem(d, k, design, sigma)
+    # lam_n(C = 1) of the learner itself
+    _, params = make("dantzig-poslr", d=d, k=k, k0=k0, sigma=sigma, delta=delta, c_lambda=1.0)
     ns = np.array([2**j - 1 for j in range(1, int(math.log2(horizon)) + 1)], np.int64)
     ns_j = jnp.asarray(ns, jnp.int32)
 
@@ -83,8 +85,7 @@ def slack_ratios(d: int = 100, k: int = 5, k0: int = 10, horizon: int = 2**14, d
 
         def slack(g, xy, n):
             gram = gram_estimate(g, n, jnp.int32(k0), d, gram_mode)
-            lam = jnp.sqrt(d * jnp.log(n * d / delta) / (n * k0)) * (sigma + d / k0)
-            return jnp.max(jnp.abs(xy / n - gram @ ps.w_star)) / lam
+            return jnp.max(jnp.abs(xy / n - gram @ ps.w_star)) / lambda_n(params, d, n)
 
         def body(carry, t):
             g, xy, out = carry
@@ -233,9 +234,9 @@ def kale_greedy(horizons: Sequence[int] = GREEDY_HORIZONS, runs: int = 100, seed
             problem, pp = agnostic_problem(d, k, design)
             for horizon in horizons:
                 for name in ("online-greedy", *references):
-                    kw = {key: v for key, v in options.items() if name == "online-greedy"}
                     if name == "online-greedy":
-                        learner, params = make(name, d=d, horizon=horizon, k=k, k0=k0, **kw)
+                        learner, params = make(name, d=d, horizon=horizon, k=k, k0=k0,
+                                               **options)
                     elif name == "ogd-random-subset":
                         learner, params = make(name, d=d, horizon=horizon, k=k0, max_k=k0)
                     else:
