@@ -161,11 +161,10 @@ class ProjectionParams:
 
 class ProjectionState(NamedTuple):
     """Attributes: eta: (m,) float32, the sum of the estimates gamma; approx_error: () float32,
-    ||A (u-tilde - u_t)|| of the last round; approx_error_sum: () float32, its running sum."""
+    ||A (u-tilde - u_t)|| of the last round (the harness records it at the checkpoints)."""
 
     eta: Array
     approx_error: Array
-    approx_error_sum: Array
 
 
 def projection_lambda(params: ProjectionParams, m: int, t: Array) -> Array:
@@ -211,7 +210,7 @@ def ito_projection(d: int, projection="gaussian", max_observed: int | None = Non
 
     def init(key: Array, params: ProjectionParams) -> ProjectionState:
         del key, params
-        return ProjectionState(jnp.zeros(m), jnp.zeros(()), jnp.zeros(()))
+        return ProjectionState(jnp.zeros(m), jnp.zeros(()))
 
     def step(key: Array, state: ProjectionState, rnd, params: ProjectionParams):
         n_explore = params.k - params.k_prime
@@ -226,7 +225,7 @@ def ito_projection(d: int, projection="gaussian", max_observed: int | None = Non
         y = rnd.commit(y_hat)
         gamma = sampled_gradient(values, explore, y_hat, y, n_explore, m)
         err = jnp.linalg.norm(target - a @ u)
-        return ProjectionState(state.eta + gamma, err, state.approx_error_sum + err)
+        return ProjectionState(state.eta + gamma, err)
 
     def budget(params: ProjectionParams) -> Array:
         return params.k
