@@ -204,3 +204,30 @@ def test_experiment__kale_and_ito_refuse_unknown_settings_and_datasets(capsys):
     assert main(["experiment", "--list"]) == 0
     out = capsys.readouterr().out
     assert "kale-calibrate" in out and "ito-real" in out
+
+
+def test_experiment__arena_refuses_bad_settings_before_any_work(capsys, tmp_path):
+    assert main(["experiment", "arena", "--dataset", "a9a"]) == 2
+    assert "runs on its own synthetic streams" in capsys.readouterr().err
+    assert main(["experiment", "arena", "--runs", "7", "--out", str(tmp_path / "o")]) == 2
+    assert "multiple of 5" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    assert main(["experiment", "arena", "--set", "eta=1"]) == 2
+    assert "does not take ['eta']" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_experiment__arena_writes_leaderboard_curves_and_figures(tmp_path, capsys,
+                                                                 monkeypatch):
+    import oslr.experiments as ex
+    from oslr.experiments.arena import ENTRANTS
+
+    ogd = tuple(e for e in ENTRANTS if e.learner.startswith("ogd"))
+    monkeypatch.setattr(ex, "ARENA_QUICK", dict(problems=("rip",), d=6, k=2, budgets=(4,),
+                                                horizon=40, runs=5, entrants=ogd))
+    assert main(["experiment", "arena", "--quick", "--out", str(tmp_path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "### rip (d = 6, k = 2, budget 4, T = 40)" in out and "| 1 | ogd-full" in out
+    for name in ("arena.csv", "arena.json", "arena.md", "arena-curves.csv", "arena-tuning.csv",
+                 "arena-rip-b4.png"):
+        assert (tmp_path / name).is_file(), name

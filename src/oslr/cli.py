@@ -322,7 +322,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown experiment {args.name!r}; available: {', '.join(EXPERIMENTS)}.")
     if args.runs is not None:
         _check_run_count(args.runs)
-    synthetic = args.name.startswith(("foster-", "kale-", "ito-"))  # own streams, no dataset
+    # own streams (the arena chooses its own datasets), no --dataset
+    synthetic = args.name.startswith(("foster-", "kale-", "ito-", "arena"))
     if synthetic and args.dataset is not None:
         raise UsageError(f"experiment {args.name} runs on its own synthetic streams; drop "
                          f"--dataset {args.dataset}.")
@@ -341,6 +342,13 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if args.json:
         print(df.to_json(orient="records", indent=1))
     else:
+        if args.name.startswith("arena"):
+            from oslr.experiments.arena import leaderboard_markdown
+
+            print(leaderboard_markdown(df))
+            print(f"\nwrote {args.name}.csv/.json/.md, {args.name}-curves.csv, "
+                  f"{args.name}-tuning.csv and {args.name}-*.png to {out}")
+            return 0
         if args.name == "foster-hard":
             from oslr.experiments.foster import hard_decisions
 

@@ -195,12 +195,24 @@ def growth_exponent(t, values, t_min: float | None = None) -> float:
     return float(np.polyfit(np.log(t[keep]), np.log(v[keep]), 1)[0])
 
 
-def draw_bound(ax, t, bound, label: str, color=None, order_only: bool = False):
+def draw_bound(ax, t, bound, label: str | None, color=None, order_only: bool = False,
+               rescale: bool = True):
     """Draw a theorem's bound over a regret curve: dashed, labelled with the theorem, and marked
     "order only" when the paper states O(.) without constants (the line is then drawn with
-    constant 1). Returns the line."""
-    text = f"{label} (order only, constant 1)" if order_only else label
-    (line,) = ax.plot(np.asarray(t), np.asarray(bound), linestyle="--", color=color, label=text)
+    constant 1). label None: no legend entry. rescale False: the axes keep the limits the data
+    set (a bound orders of magnitude above the curves then runs off the top instead of flattening
+    them). Returns the line."""
+    text = "_nolegend_" if label is None else (
+        f"{label} (order only, constant 1)" if order_only else label)
+    if rescale:
+        (line,) = ax.plot(np.asarray(t), np.asarray(bound), linestyle="--", color=color,
+                          label=text)
+        return line
+    from matplotlib.lines import Line2D
+
+    line = Line2D(np.asarray(t), np.asarray(bound), linestyle="--", color=color, label=text)
+    ax.add_artist(line)  # not ax.add_line: the data limits (and so the autoscale) ignore it
+    line.set_clip_path(ax.patch)
     return line
 
 

@@ -1,5 +1,6 @@
 """Paper experiments as functions and `oslr experiment NAME` ([WLL] in `wll`, [KPM] in `kpm`,
-[FKK] in `foster`, [KKLP] in `kale`, [ITO] in `ito`)."""
+[FKK] in `foster`, [KKLP] in `kale`, [ITO] in `ito`; all of them on the same streams in
+`arena`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from oslr.experiments import arena as arena_mod
 from oslr.experiments import foster, ito, kale, kpm
 from oslr.experiments.kpm import (
     kpm_pege,
@@ -30,9 +32,10 @@ from oslr.experiments.wll import (
 )
 
 __all__ = [
-    "EXPERIMENTS", "WLL_C0S", "WLL_ETA_SCALES", "WLL_LEARNERS", "WLL_RATIOS", "WLL_RHOS",
+    "ARENA_FULL", "ARENA_LONG", "ARENA_QUICK", "EXPERIMENTS", "WLL_C0S", "WLL_ETA_SCALES",
+    "WLL_LEARNERS", "WLL_RATIOS", "WLL_RHOS",
     "kpm_pege", "kpm_replay", "kpm_runtime", "kpm_tracking", "plot_curves", "plot_experiment",
-    "plot_rate_sweep", "plot_runtime", "run_experiment", "wll_rate_sweep", "wll_redundant",
+    "plot_rate_sweep", "plot_runtime", "run_arena", "run_experiment", "wll_rate_sweep", "wll_redundant",
     "wll_reward_vs_k",
 ]
 
@@ -59,6 +62,10 @@ EXPERIMENTS = {
                     "RIP and correlated designs, LP share of the runtime (E4)",
     "kale-greedy": "online-greedy regret vs T (T^(2/3), Theorem 9) on agnostic streams, "
                    "d = 100 (R2) and d = 20 (R1) (E4)",
+    "arena": "every limited-feature regressor on the same streams, equal tuning budget: "
+             "leaderboard, regret curves with the theorems' bounds, growth exponents",
+    "arena-long": "the arena's RIP stream at T = 1e5 (budget 5): growth exponents over three "
+                  "decades beside the theorems'",
 }
 
 
@@ -79,6 +86,8 @@ _TAKES = {
     "kale-calibrate": ((), ()),
     "kale-dantzig": (("dantzig-poslr",), ("k", "k0", "horizon")),
     "kale-greedy": (("online-greedy",), ("k", "k0", "horizon")),
+    "arena": ((), ()),
+    "arena-long": ((), ()),
 }
 
 
@@ -122,6 +131,10 @@ def run_experiment(name: str, dataset: str, runs: int | None, seed: int, out: Pa
         return _run_kale(name, runs, seed, out, quick, progress, **options)
     if name.startswith("ito-"):
         return _run_ito(name, runs, seed, out, quick, progress)
+    if name in ("arena", "arena-long"):
+        long = ARENA_LONG if not quick else dict(problems=("rip",), horizon=3000)
+        sizes = long if name == "arena-long" else {}
+        return run_arena(runs, seed, out, quick, progress, name=name, **sizes)
     horizon = 5000 if quick else None
     if name == "wll-k":
         runs = runs or 5
@@ -176,8 +189,9 @@ def _run_kpm(name: str, campaign: str, runs: int | None, seed: int, out: Path, q
         runs = runs or 20
         df = kpm.kpm_pege((5, 10) if quick else (5, 10, 20, 50),
                           10_000 if quick else 100_000, runs, seed, progress)
-        plot = lambda p, t: kpm.plot_curves(df, "regret_over_sqrt_n", p, t,  # noqa: E731
-                                            by=("learner", "d"), logy=False)
+        plot = lambda p, t: kpm.plot_curves(  # noqa: E731
+            df, "regret_over_sqrt_n", p, t, by=("learner", "d"), logy=False,
+            bound_label=kpm.PEGE_BOUND_LABEL)
         title, campaign = f"unit sphere: {runs} runs", "sphere"
     out.mkdir(parents=True, exist_ok=True)
     stem = f"{name}-{campaign}"
@@ -280,3 +294,44 @@ def _run_ito(name: str, runs: int | None, seed: int, out: Path, quick: bool,
     except ImportError:  # pragma: no cover - plotting is optional
         pass
     return df
+
+
+#: The arena's sizes: full (docs/arena.md, about an hour on a 2-core CPU), --quick (under 3
+#: minutes there: compilation, about 5 s per learner and problem, dominates) and arena-long.
+ARENA_FULL = dict(problems=tuple(arena_mod.PROBLEMS), d=20, k=2, budgets=(5, 10),
+                  horizon=20_000, runs=10)
+ARENA_QUICK = dict(problems=("rip", "kegg"), d=10, k=2, budgets=(5,), horizon=1000, runs=10)
+ARENA_LONG = dict(problems=("rip",), d=20, k=2, budgets=(5,), horizon=100_000, runs=10)
+
+
+def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: bool,
+              name: str = "arena", **sizes) -> pd.DataFrame:
+    """`oslr experiment arena`: write NAME.csv / .json / .md, NAME-curves.csv, NAME-tuning.csv
+    and one NAME-PROBLEM-bB.png per problem and budget into `out` (NAME: arena or arena-long)."""
+    kw = dict(ARENA_QUICK if quick else ARENA_FULL)
+    kw.update(sizes)
+    if runs is not None:
+        kw["runs"] = runs
+    if kw["runs"] % len(arena_mod.TUNING_FACTORS):
+        raise ValueError(f"arena runs must be a multiple of {len(arena_mod.TUNING_FACTORS)} "
+                         f"(the tuning points share the evaluation batch); got {kw['runs']}.")
+    out.mkdir(parents=True, exist_ok=True)
+    board, curves, tuning = arena_mod.arena(seed=seed, progress=progress, **kw)
+    board.to_csv(out / f"{name}.csv", index=False)
+    (out / f"{name}.json").write_text(board.to_json(orient="records", indent=1))
+    (out / f"{name}.md").write_text(arena_mod.leaderboard_markdown(board))
+    curves.to_csv(out / f"{name}-curves.csv", index=False)
+    tuning.to_csv(out / f"{name}-tuning.csv", index=False)
+    try:
+        import matplotlib.pyplot as plt
+
+        for (problem, budget), part in board[board["skipped"] == ""].groupby(
+                ["problem", "budget"], sort=False):
+            first = part.iloc[0]
+            title = (f"{problem}: d={first['d']}, k={first['k']}, budget {budget}, "
+                     f"{first['runs']} runs, 95% bands; dashed: bounds")
+            plt.close(arena_mod.plot_arena(curves, problem, budget,
+                                           out / f"{name}-{problem}-b{budget}.png", title))
+    except ImportError:  # pragma: no cover - plotting is optional
+        pass
+    return board

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from oslr.registry import make, make_problem
-from oslr.report import finish_figure, mean_ci
+from oslr.report import draw_bound, finish_figure, mean_ci
 from oslr.sim import simulate, sweep
 
 FAST = ("flinucb-gd", "flinucb-svrg", "flinucb-sag")
@@ -136,12 +136,29 @@ def kpm_pege(ds: Sequence[int] = (5, 10, 20, 50), horizon: int = 100_000, runs: 
             res = simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs,
                            seed=seed, progress=progress)
             rows += _curve_rows(res, name, "pseudo_regret", scale=res.ckpts ** -0.5, d=d)
-    return pd.DataFrame(rows).rename(columns={"pseudo_regret": "regret_over_sqrt_n"})
+    df = pd.DataFrame(rows).rename(columns={"pseudo_regret": "regret_over_sqrt_n"})
+    return df.assign(bound=pege_bounds(df))
+
+
+PEGE_BOUND_LABEL = ("dashed: bound / sqrt n, order only: pege d [RT10],\n"
+                    "fpege-gd 2 d ln^4 n [KPM] Thm 2 (above the axes)")
+
+
+def pege_bounds(df: pd.DataFrame) -> np.ndarray:
+    """The order terms (constant 1) of the regret bounds divided by sqrt(n), per row of a
+    kpm-pege table with ||theta*|| = 1: PEGE's d sqrt(n) ([RT10] Thm 3.1) gives d; fPEGE-GD's
+    K_1(n)^2 d^-1 (||theta*|| + 1 / ||theta*||) sqrt(n) with K_1(n) = d ln^2 n ([KPM] Thm 2)
+    gives 2 d ln^4 n."""
+    d = df["d"].to_numpy(np.float64)
+    n = df["n"].to_numpy(np.float64)
+    return np.where(df["learner"] == "fpege-gd", 2 * d * np.log(n) ** 4, d)
 
 
 def plot_curves(df: pd.DataFrame, y: str, path: str | Path | None = None, title: str = "",
-                by: Sequence[str] = ("learner",), logy: bool = True):
-    """Mean curve with its 95% band against n (log axes), one line per `by` group."""
+                by: Sequence[str] = ("learner",), logy: bool = True,
+                bound_label: str = "dashed: bounds"):
+    """Mean curve with its 95% band against n (log axes), one line per `by` group; a `bound`
+    column is drawn dashed in each group's colour (see `report.draw_bound`)."""
     import matplotlib
 
     if path is not None:
@@ -155,6 +172,10 @@ def plot_curves(df: pd.DataFrame, y: str, path: str | Path | None = None, title:
         (line,) = ax.plot(part["n"], part[y], label=label)
         ax.fill_between(part["n"], part["ci_low"], part["ci_high"], color=line.get_color(),
                         alpha=0.2, linewidth=0)
+        if "bound" in part and part["bound"].notna().any():
+            draw_bound(ax, part["n"], part["bound"], None, line.get_color(), rescale=False)
+    if "bound" in df and df["bound"].notna().any():
+        ax.plot([], [], "k--", label=bound_label)
     ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")

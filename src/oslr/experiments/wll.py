@@ -21,7 +21,7 @@ import pandas as pd
 
 from oslr import regret
 from oslr.registry import LEARNERS, make, make_problem
-from oslr.report import finish_figure, mean_ci
+from oslr.report import draw_bound, finish_figure, mean_ci
 from oslr.sim import sweep
 
 WLL_LEARNERS = ("ftpsl", "ftpl-random-subset", "ftpl-oracle-subset")
@@ -29,6 +29,13 @@ WLL_RATIOS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 WLL_RHOS = (0.2, 0.5, 0.8, 1.1, 1.5)
 WLL_ETA_SCALES = (1.0, 3.0, 10.0, 30.0, 100.0)
 WLL_C0S = (0.0, 0.01, 0.1, 1.0)
+
+
+def theorem_3_order(d, k, horizon, b: float = 2.0) -> np.ndarray:
+    """[WLL] Theorem 3's order term sqrt(alpha T ln T), alpha = k^((b-1)/b) d^2 ln d (constant 1):
+    FTPSL's reward is at least the best action's minus O(this)."""
+    d, k, t = (np.asarray(v, np.float64) for v in (d, k, horizon))
+    return np.sqrt(k ** ((b - 1) / b) * d**2 * np.log(d) * t * np.log(t))
 
 
 def _applicable(name: str, d: int, options: dict) -> dict:
@@ -186,6 +193,13 @@ def plot_experiment(df: pd.DataFrame, x: str, path: str | Path | None = None, ti
     first = df.drop_duplicates(x).sort_values(x)
     ax.plot(first[x], first["comparator_reward_mean"], "k--", lw=1,
             label="best k-sparse action in hindsight")
+    d = first["d"] if "d" in first else first["d_orig"] + first["n_redundant"]
+    order = theorem_3_order(d.to_numpy(), first["k"].to_numpy(), first["horizon"].to_numpy())
+    below = "; below the axes: vacuous" if np.all(
+        first["comparator_reward_mean"] - order < df["reward_ci_low"].min()) else ""
+    draw_bound(ax, first[x], first["comparator_reward_mean"] - order,
+               f"best - [WLL] Thm 3 order term{below}", color="0.4", order_only=True,
+               rescale=False)
     ax.set_xlabel(x)
     ax.set_ylabel("cumulative reward")
     ax.set_title(title)

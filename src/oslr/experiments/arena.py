@@ -1,0 +1,408 @@
+"""The cross-paper arena (`oslr experiment arena`): every limited-feature regressor of the five
+papers on the same streams, with common random numbers, the same exact comparator, the same
+tuning budget, and each theorem's bound drawn over its curve.
+
+Protocol, per problem and query budget B (observations per round):
+
+* Every entrant is held to at most B observations per round (`foster.budgeted`); `ogd-full` sees
+  all d (the upper reference) and `ito-block-bandit` observes the k features of a k-subset (its
+  family is all C(d, k) subsets of the comparator's size, so it uses fewer than B).
+* Equal tuning budget: the same five-point grid of factors (`TUNING_FACTORS`) times each
+  entrant's step-size constants at their defaults (`Entrant.tune`, several constants move
+  together), `tune_runs` runs per point on runs `TUNE_OFFSET`, `TUNE_OFFSET` + 1, ... (a seed
+  range no evaluation uses). The point with the lowest mean final regret is kept.
+* Evaluation on fresh runs 0 .. runs - 1 of the same seed: every entrant sees the same streams
+  (common random numbers). runs = 5 x tune_runs, so the evaluation batch has the tuning batch's
+  shape and reuses its compiled program; its wall time gives run-rounds/s.
+* Regret R1 against the best k-sparse least squares in hindsight on the prefix (exact where
+  C(d, k) <= `oslr.result.ENUMERATION_LIMIT`, else R2, a greedy lower bound, labelled so).
+
+Outputs (`arena`): a leaderboard (one row per problem x budget x entrant: regret at T with its
+95% interval, rank, whether its interval overlaps the best's, observations per round,
+run-rounds/s, the fitted growth exponent beside the theorem's), regret curves with bands, each
+learner's bound at the checkpoints. `leaderboard_markdown`, `plot_arena` render them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import jax
+import numpy as np
+import pandas as pd
+
+from oslr.experiments.foster import budgeted
+from oslr.experiments.kale import theorem_2_order, theorem_9_order
+from oslr.learners.foster import theorem_1_order
+from oslr.registry import make_problem
+from oslr.report import draw_bound, finish_figure, growth_exponent, mean_ci
+from oslr.sim import simulate, stack_params
+
+#: Factors applied to each entrant's step-size constants (the same grid for every entrant).
+TUNING_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
+#: Tuning runs are run indices TUNE_OFFSET, TUNE_OFFSET + 1, ...; evaluation uses 0, 1, ...
+TUNE_OFFSET = 100_000
+#: Entrants that enumerate C(d, k) subsets are skipped above this many.
+MAX_SUBSETS = 20_000
+
+
+def _sqrt_order(d, k, budget, t, info):
+    return np.sqrt(np.asarray(t, np.float64))
+
+
+def _thm4(d, k, budget, t, info):
+    """[ITO] Theorem 4 as printed: (D + 1)^2 sqrt(8 d / (k - 1)) sqrt(T + 1)."""
+    return ((info["radius"] + 1) ** 2 * math.sqrt(8 * d / (budget - 1))
+            * np.sqrt(np.asarray(t, np.float64) + 1))
+
+
+def _thm8(d, k, budget, t, info):
+    """[ITO] Theorem 8's first term: (D + 1)^2 sqrt(8 m / (k - k')) sqrt(T + 1); the bound adds
+    2 (D + 1) sum_t E[eps_t] (OMP's approximation error), not drawn."""
+    return ((info["radius"] + 1) ** 2 * math.sqrt(8 * info["m"] / (budget - k))
+            * np.sqrt(np.asarray(t, np.float64) + 1))
+
+
+def _cor2(d, k, budget, t, info):
+    """[ITO] Corollary 2 with q = 0 (VAW): K^(1/3) T^(2/3), K = C(d, k) (order only)."""
+    return math.comb(d, k) ** (1 / 3) * np.asarray(t, np.float64) ** (2 / 3)
+
+
+def _thm2(d, k, budget, t, info):
+    return theorem_2_order(d, k, budget - k, t)
+
+
+def _thm9(d, k, budget, t, info):
+    return theorem_9_order(d, k, budget, t)
+
+
+def _thm1(d, k, budget, t, info):
+    return theorem_1_order(d, k, budget, t)
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """One arena row: a registry learner, its options, the constants the tuning grid scales, and
+    its theorem (a function (d, k, budget, t, info) -> bound at t, its label, whether the paper
+    gives only the order, the theorem's growth in T and its exponent)."""
+
+    label: str
+    learner: str
+    tune: tuple[str, ...]
+    options: dict = field(default_factory=dict)
+    bound: Callable | None = None
+    bound_label: str = ""
+    order_only: bool = True
+    theory: str = "none"
+    theory_exponent: float = float("nan")
+    realizable_only: bool = False
+    reference: bool = False
+
+
+ENTRANTS = (
+    Entrant("ogd-full", "ogd-full", ("eta",), bound=_sqrt_order, bound_label="OGD: O(sqrt T)",
+            theory="sqrt T", theory_exponent=0.5, reference=True),
+    Entrant("ogd-random-subset", "ogd-random-subset", ("eta",), theory="none (linear)",
+            reference=True),
+    Entrant("ito-dual-averaging", "ito-dual-averaging", ("lam_scale",), bound=_thm4,
+            bound_label="[ITO] Thm 4 (lam_scale = 1)", order_only=False, theory="sqrt T",
+            theory_exponent=0.5),
+    Entrant("ito-projection (A = I)", "ito-projection", ("lam_scale",),
+            {"projection": "identity"}, bound=_thm8,
+            bound_label="[ITO] Thm 8 without its OMP-error term", order_only=False,
+            theory="sqrt T", theory_exponent=0.5),
+    Entrant("ito-projection (Gaussian A)", "ito-projection", ("lam_scale",),
+            {"projection": "gaussian"}, bound=_thm8,
+            bound_label="[ITO] Thm 8 without its OMP-error term", order_only=False,
+            theory="sqrt T", theory_exponent=0.5),
+    Entrant("ito-block-bandit", "ito-block-bandit", ("eta_scale",), bound=_cor2,
+            bound_label="[ITO] Cor. 2 (q = 0)", theory="T^(2/3)", theory_exponent=2 / 3),
+    Entrant("dantzig-poslr", "dantzig-poslr", ("c_lambda",), bound=_thm2,
+            bound_label="[KKLP] Thm 2", theory="log T", theory_exponent=0.0,
+            realizable_only=True),
+    Entrant("online-greedy", "online-greedy", ("eta_scale",), bound=_thm9,
+            bound_label="[KKLP] Thm 9", theory="T^(2/3)", theory_exponent=2 / 3),
+    Entrant("foster-hedge", "foster-hedge", ("eta_hedge_scale", "eta_sgd_scale"), bound=_thm1,
+            bound_label="[FKK] Thm 1", theory="sqrt T", theory_exponent=0.5),
+)
+
+@dataclass(frozen=True)
+class ArenaProblem:
+    """A registry problem with its options, whether the theorems' realizable assumption holds,
+    the radius D given to every learner that has one (the theorems' known bound on ||w*||), and
+    a description. Synthetic problems also take d, k and sigma = 0.1."""
+
+    registry: str
+    options: dict
+    realizable: bool
+    radius: float
+    text: str
+
+
+PROBLEMS = {
+    "rip": ArenaProblem("sparse-linear", {"design": "rademacher"}, True, 1.0,
+                        "realizable, Rademacher x (RIP), ||w*||_1 = 1, sigma = 0.1"),
+    "agnostic": ArenaProblem("agnostic", {"design": "rademacher"}, False, 1.0,
+                             "y = sign(<w*, x>) with 10% flips, Rademacher x"),
+    "drifting": ArenaProblem("drifting", {}, False, 1.0,
+                             "w* random-walks on its support (drift 0.01), Gaussian x"),
+    "correlated": ArenaProblem("sparse-linear", {"design": "correlated"}, False, 1.0,
+                               "realizable, correlated columns (not RIP)"),
+    "kegg": ArenaProblem("kegg", {"scale": "columns"}, False, 12.0,
+                         "UCI KEGG, real target, columns scaled to max |x_j| = 1, ||x|| <= 1, "
+                         "D = 12 (the best 2-sparse fit of the whole data has ||w|| = 10.7)"),
+    "a9a": ArenaProblem("a9a", {}, False, 1.0,
+                        "a9a, +-1 labels under the square loss (best 2-sparse fit: ||w|| = 1.1)"),
+}
+SYNTHETIC = ("rip", "agnostic", "drifting", "correlated")
+
+
+def arena_problem(name: str, d: int, k: int):
+    """(problem, problem_params, number of rows or None) of arena problem `name`."""
+    if name not in PROBLEMS:
+        raise ValueError(f"unknown arena problem {name!r}; available: {', '.join(PROBLEMS)}.")
+    spec = PROBLEMS[name]
+    if name in SYNTHETIC:
+        problem, pp = make_problem(spec.registry, d=d, k=k, sigma=0.1, **spec.options)
+    else:
+        problem, pp = make_problem(spec.registry, **spec.options)
+    return problem, pp, getattr(problem, "n_rows", None)
+
+
+def skip_reason(entrant: Entrant, d: int, k: int, budget: int, realizable: bool) -> str | None:
+    """Why `entrant` does not run at (d, k, budget), or None."""
+    if entrant.learner in ("foster-hedge", "ito-block-bandit") and math.comb(d, k) > MAX_SUBSETS:
+        return f"C({d}, {k}) = {math.comb(d, k):,} subsets > {MAX_SUBSETS:,}"
+    if entrant.learner == "foster-hedge" and budget < k + 2:
+        return f"needs a budget k' >= k + 2 = {k + 2}"
+    if entrant.learner == "dantzig-poslr" and budget <= k:
+        return f"needs a budget k0 + k > k = {k}"
+    if entrant.learner == "ito-projection" and budget <= k:
+        return f"needs k' = k < budget, k = {k}"
+    return None
+
+
+def _entrant_learner(entrant: Entrant, d: int, k: int, budget: int, horizon: int,
+                     radius: float):
+    options = dict(entrant.options, radius=radius)
+    if entrant.learner == "ito-projection":
+        options.update(k_prime=k, max_observed=budget)
+    return budgeted(entrant.learner, d, k, budget, horizon, **options)
+
+
+def _tuned_points(params, fields: Sequence[str], factors: Sequence[float]):
+    """Labels and stacked params: every field in `fields` times each factor together."""
+    labels, points = [], []
+    for f in factors:
+        repl = {name: np.asarray(getattr(params, name)) * f for name in fields}
+        labels.append({name: float(v) for name, v in repl.items()} | {"factor": float(f)})
+        points.append(dataclasses.replace(params, **{
+            name: np.asarray(v, np.asarray(getattr(params, name)).dtype)
+            for name, v in repl.items()}))
+    return labels, stack_params(points)
+
+
+def _metric(reg: dict) -> str:
+    return "regret" if "regret" in reg else "regret_lb_greedy"
+
+
+def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, horizon: int,
+                runs: int, seed: int = 0, factors: Sequence[float] = TUNING_FACTORS,
+                progress: bool = False, radius: float = 1.0):
+    """Tune `entrant` on the tuning runs, evaluate the chosen point on runs 0 .. runs - 1.
+
+    runs must be a multiple of len(factors) (the evaluation batch then has the tuning batch's
+    shape). Returns (summary dict, checkpoints (C,), regret curves of the evaluation (runs, C),
+    tuning table (one dict per factor: mean final regret on the tuning runs)).
+    """
+    if runs % len(factors):
+        raise ValueError(f"runs ({runs}) must be a multiple of the {len(factors)} tuning points.")
+    tune_runs = runs // len(factors)
+    learner, params, observed = _entrant_learner(entrant, d, k, budget, horizon, radius)
+    labels, stacked = _tuned_points(params, entrant.tune, factors)
+    common = dict(horizon=horizon, seed=seed, comparator_k=k, progress=progress)
+    tuning = simulate(learner, problem, stacked, pp, grid=labels, n_runs=tune_runs,
+                      run_offset=TUNE_OFFSET, **common)
+    treg = tuning.regret_curves()
+    tmeans = np.nanmean(treg[_metric(treg)][:, :, -1], axis=1)
+    best = (int(np.argmin(np.where(np.isfinite(tmeans), tmeans, np.inf)))
+            if np.isfinite(tmeans).any() else len(factors) // 2)
+    chosen = jax.tree.map(lambda a: a[best:best + 1], stacked)
+    t0 = time.perf_counter()
+    res = simulate(learner, problem, chosen, pp, grid=[labels[best]], n_runs=runs, **common)
+    wall = time.perf_counter() - t0
+    reg = res.regret_curves()
+    metric = _metric(reg)
+    curves = np.asarray(reg[metric][0], np.float64)  # (runs, C)
+    mean, _, half = mean_ci(curves[:, -1])
+    info = dict(learner.info or {}, radius=radius)
+    summary = {
+        "learner": entrant.label, "registry": entrant.learner, "d": d, "k": k, "budget": budget,
+        "observed": observed, "horizon": horizon, "runs": runs, "metric": metric,
+        "regret": mean, "ci_low": mean - half, "ci_high": mean + half,
+        "tuned": ", ".join(f"{n}={labels[best][n]:.4g}" for n in entrant.tune),
+        "factor": factors[best], "run_rounds_per_s": runs * horizon / wall,
+        "theory": entrant.theory, "theory_exponent": entrant.theory_exponent,
+        "reference": entrant.reference,
+    }
+    tuning_rows = [{"learner": entrant.label, "factor": f, "tuning_regret": float(tmeans[i])}
+                   for i, f in enumerate(factors)]
+    return summary, res.ckpts, curves, tuning_rows, info
+
+
+def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
+          budgets: Sequence[int] = (5, 10), horizon: int = 100_000, runs: int = 20,
+          seed: int = 0, entrants: Sequence[Entrant] = ENTRANTS,
+          factors: Sequence[float] = TUNING_FACTORS, progress: bool = False):
+    """Run every entrant on every problem and budget (see the module docstring).
+
+    Args:
+      problems: names in `PROBLEMS`; d applies to the synthetic ones (the datasets have theirs).
+      k: sparsity of the comparator (and of w* on the synthetic streams).
+      budgets: observations per round B; on a dataset B scales with its d (B / d as at `d`).
+      horizon: rounds T; a dataset plays at most one pass.
+      runs: evaluation runs (a multiple of len(factors); runs / len(factors) tune each point).
+      progress: a bar over the problem x budget x entrant cells.
+
+    Returns:
+      (board, curves, tuning) DataFrames: one row per problem x budget x entrant (skipped
+      entrants with their reason), one per checkpoint (mean, 95% band, bound), one per tuning
+      point.
+    """
+    unknown = [name for name in problems if name not in PROBLEMS]
+    if unknown:  # before any work
+        raise ValueError(f"unknown arena problems {unknown}; available: {', '.join(PROBLEMS)}.")
+    rows, curve_rows, tuning_rows = [], [], []
+    bar = _bar(len(problems) * len(budgets) * len(entrants), progress)
+    for name in problems:
+        problem, pp, n_rows = arena_problem(name, d, k)
+        realizable = PROBLEMS[name].realizable
+        p_d = problem.d
+        p_horizon = min(horizon, n_rows) if n_rows else horizon
+        for b in budgets:
+            budget = b if name in SYNTHETIC else max(k + 1, int(round(b * p_d / d)))
+            for entrant in entrants:
+                if bar is not None:
+                    bar.set_description(f"{name} B={budget} {entrant.label}")
+                base = {"problem": name, "learner": entrant.label, "d": p_d, "k": k,
+                        "budget": budget, "horizon": p_horizon}
+                why = skip_reason(entrant, p_d, k, budget, realizable)
+                if why is not None:
+                    rows.append({**base, "skipped": why})
+                    if bar is not None:
+                        bar.update()
+                    continue
+                summary, ckpts, curves, tuning, info = run_entrant(
+                    entrant, problem, pp, p_d, k, budget, p_horizon, runs, seed, factors,
+                    False, PROBLEMS[name].radius)
+                has_bound = entrant.bound is not None and (realizable or
+                                                            not entrant.realizable_only)
+                bound = (entrant.bound(p_d, k, budget, ckpts, info) if has_bound
+                         else np.full(len(ckpts), np.nan))
+                mean, _, half = mean_ci(curves, axis=0)
+                exponent = growth_exponent(ckpts, mean, t_min=p_horizon / 100)
+                rows.append({**base, **summary, "problem": name, "exponent": exponent,
+                             "bound": float(bound[-1]), "bound_label": (
+                                 entrant.bound_label + (" (order only, constant 1)"
+                                                        if entrant.order_only else "")
+                                 if has_bound else ""), "skipped": ""})
+                curve_rows += [{"problem": name, "learner": entrant.label, "budget": budget,
+                                "n": int(n), "mean": mean[c], "ci_low": mean[c] - half[c],
+                                "ci_high": mean[c] + half[c], "bound": bound[c]}
+                               for c, n in enumerate(ckpts)]
+                tuning_rows += [{**t, "problem": name, "budget": budget} for t in tuning]
+                if bar is not None:
+                    bar.update()
+    if bar is not None:
+        bar.close()
+    board = rank(pd.DataFrame(rows))
+    return board, pd.DataFrame(curve_rows), pd.DataFrame(tuning_rows)
+
+
+def _bar(total: int, progress: bool):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="learner")
+
+
+def rank(board: pd.DataFrame) -> pd.DataFrame:
+    """Rank the entrants of each problem x budget by mean regret (1 = lowest) and mark those whose
+    95% interval overlaps the best one's (`tied_with_best`: indistinguishable from it)."""
+    board = board.copy()
+    board["rank"] = np.nan
+    board["tied_with_best"] = False
+    ran = board["skipped"].fillna("") == ""
+    for _, part in board[ran].groupby(["problem", "budget"]):
+        order = part["regret"].rank(method="min")
+        board.loc[part.index, "rank"] = order
+        top = part.loc[part["regret"].idxmin()]
+        board.loc[part.index, "tied_with_best"] = part["ci_low"] <= top["ci_high"]
+    return board
+
+
+def leaderboard_markdown(board: pd.DataFrame) -> str:
+    """The leaderboard as Markdown: one table per problem x budget, best first."""
+    out = []
+    for (name, budget), part in board.groupby(["problem", "budget"], sort=False):
+        first = part.iloc[0]
+        desc = PROBLEMS[name].text if name in PROBLEMS else ""
+        out.append(f"### {name} (d = {first['d']}, k = {first['k']}, budget {budget}, "
+                   f"T = {int(first['horizon']):,}): {desc}\n")
+        out.append("| rank | learner | obs/round | tuned | regret at T (95% CI) | vs best | "
+                   "exponent (theory) | bound at T | run-rounds/s |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
+        ran = part[part["skipped"].fillna("") == ""].sort_values("regret")
+        for _, r in ran.iterrows():
+            metric = "" if r["metric"] == "regret" else " (R2 lower bound)"
+            vs = ("best" if r["rank"] == 1 else
+                  "indistinguishable" if r["tied_with_best"] else "behind")
+            bound = (f"{r['bound']:,.0f} ({r['bound_label']})" if np.isfinite(r["bound"])
+                     else "-")
+            theory = r["theory"]
+            out.append(
+                f"| {int(r['rank'])} | {r['learner']}{' (reference)' if r['reference'] else ''}"
+                f" | {int(r['observed'])} | {r['tuned']} | {r['regret']:,.1f} "
+                f"({r['ci_low']:,.1f}, {r['ci_high']:,.1f}){metric} | {vs} | "
+                f"{r['exponent']:.2f} ({theory}) | {bound} | {r['run_rounds_per_s']:.3g} |")
+        for _, r in part[part["skipped"].fillna("") != ""].iterrows():
+            out.append(f"| - | {r['learner']} | - | - | not run: {r['skipped']} | | | | |")
+        out.append("")
+    return "\n".join(out)
+
+
+def plot_arena(curves: pd.DataFrame, problem: str, budget: int, path: str | Path | None = None,
+               title: str = ""):
+    """Regret against t on log-log axes, 95% bands, each learner's bound dashed in its colour
+    (non-positive regrets are not drawn on the log axis)."""
+    import matplotlib
+
+    if path is not None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    part = curves[(curves["problem"] == problem) & (curves["budget"] == budget)]
+    for label, one in part.groupby("learner", sort=False):
+        pos = one[one["mean"] > 0]
+        (line,) = ax.plot(pos["n"], pos["mean"], label=label)
+        ax.fill_between(pos["n"], np.maximum(pos["ci_low"], pos["mean"] * 1e-3),
+                        pos["ci_high"], color=line.get_color(), alpha=0.15, linewidth=0)
+        if one["bound"].notna().any():
+            draw_bound(ax, one["n"], one["bound"], f"bound: {label}", color=line.get_color())
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("round t")
+    ax.set_ylabel("regret against the best k-sparse least squares")
+    ax.set_title(title, fontsize=9)
+    return finish_figure(fig, ax, path)
+
+
+__all__ = ["ENTRANTS", "PROBLEMS", "ArenaProblem", "TUNING_FACTORS", "Entrant", "arena", "arena_problem",
+           "leaderboard_markdown", "plot_arena", "rank", "run_entrant", "skip_reason"]

@@ -1,0 +1,12 @@
+"""[KPM] experiment helpers: the PEGE / fPEGE-GD order terms drawn over kpm-pege (golden)."""
+
+import numpy as np
+import pandas as pd
+
+from oslr.experiments import kpm
+
+
+def test_pege_bounds__golden():
+    df = pd.DataFrame({"learner": ["pege", "fpege-gd"], "d": [5, 5], "n": [100, 100]})
+    # PEGE: d = 5; fPEGE-GD: 2 d ln^4 n = 10 * 4.60517^4 = 4497.62
+    np.testing.assert_allclose(kpm.pege_bounds(df), [5.0, 4497.62], rtol=1e-5)
