@@ -35,8 +35,8 @@ __all__ = [
     "ARENA_FULL", "ARENA_LONG", "ARENA_QUICK", "EXPERIMENTS", "WLL_C0S", "WLL_ETA_SCALES",
     "WLL_LEARNERS", "WLL_RATIOS", "WLL_RHOS",
     "kpm_pege", "kpm_replay", "kpm_runtime", "kpm_tracking", "plot_curves", "plot_experiment",
-    "plot_rate_sweep", "plot_runtime", "run_arena", "run_experiment", "wll_rate_sweep", "wll_redundant",
-    "wll_reward_vs_k",
+    "plot_rate_sweep", "plot_runtime", "run_arena", "run_experiment", "wll_rate_sweep",
+    "wll_redundant", "wll_reward_vs_k",
 ]
 
 

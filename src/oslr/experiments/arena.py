@@ -404,5 +404,6 @@ def plot_arena(curves: pd.DataFrame, problem: str, budget: int, path: str | Path
     return finish_figure(fig, ax, path)
 
 
-__all__ = ["ENTRANTS", "PROBLEMS", "ArenaProblem", "TUNING_FACTORS", "Entrant", "arena", "arena_problem",
-           "leaderboard_markdown", "plot_arena", "rank", "run_entrant", "skip_reason"]
+__all__ = ["ENTRANTS", "PROBLEMS", "TUNING_FACTORS", "ArenaProblem", "Entrant", "arena",
+           "arena_problem", "leaderboard_markdown", "plot_arena", "rank", "run_entrant",
+           "skip_reason"]
