@@ -40,7 +40,7 @@ from oslr.experiments.foster import budgeted
 from oslr.experiments.kale import theorem_2_order, theorem_9_order
 from oslr.learners.foster import theorem_1_order
 from oslr.registry import make_problem
-from oslr.report import draw_bound, finish_figure, growth_exponent, mean_ci
+from oslr.report import draw_bound, growth_exponent, mean_ci
 from oslr.sim import simulate, stack_params
 
 #: Factors applied to each entrant's step-size constants (the same grid for every entrant).
@@ -311,9 +311,11 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                                  entrant.bound_label + (" (order only, constant 1)"
                                                         if entrant.order_only else "")
                                  if has_bound else ""), "skipped": ""})
+                bound_label = rows[-1]["bound_label"]
                 curve_rows += [{"problem": name, "learner": entrant.label, "budget": budget,
                                 "n": int(n), "mean": mean[c], "ci_low": mean[c] - half[c],
-                                "ci_high": mean[c] + half[c], "bound": bound[c]}
+                                "ci_high": mean[c] + half[c], "bound": bound[c],
+                                "bound_label": bound_label}
                                for c, n in enumerate(ckpts)]
                 tuning_rows += [{**t, "problem": name, "budget": budget} for t in tuning]
                 if bar is not None:
@@ -379,29 +381,54 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
 
 def plot_arena(curves: pd.DataFrame, problem: str, budget: int, path: str | Path | None = None,
                title: str = ""):
-    """Regret against t on log-log axes, 95% bands, each learner's bound dashed in its colour
-    (non-positive regrets are not drawn on the log axis)."""
+    """Small multiples, one panel per learner, on shared log-log axes: its regret against t with
+    the 95% band, its theorem's bound dashed (labelled; "order only" where the paper gives no
+    constant) and the two references in grey (`ogd-full` solid, `ogd-random-subset` dotted).
+    Non-positive regrets are not drawn on the log axis."""
     import matplotlib
 
     if path is not None:
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 5.5))
     part = curves[(curves["problem"] == problem) & (curves["budget"] == budget)]
-    for label, one in part.groupby("learner", sort=False):
+    learners = list(dict.fromkeys(part["learner"]))
+    ncols = min(3, len(learners))
+    nrows = -(-len(learners) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), sharex=True,
+                             sharey=True, squeeze=False)
+    refs = {name: part[part["learner"] == name] for name in ("ogd-full", "ogd-random-subset")}
+    for ax, label in zip(axes.flat, learners):
+        for name, style in (("ogd-full", "-"), ("ogd-random-subset", ":")):
+            ref = refs[name]
+            if len(ref) and name != label:
+                pos = ref[ref["mean"] > 0]
+                ax.plot(pos["n"], pos["mean"], style, color="0.6", lw=1, label=name)
+        one = part[part["learner"] == label]
         pos = one[one["mean"] > 0]
-        (line,) = ax.plot(pos["n"], pos["mean"], label=label)
-        ax.fill_between(pos["n"], np.maximum(pos["ci_low"], pos["mean"] * 1e-3),
-                        pos["ci_high"], color=line.get_color(), alpha=0.15, linewidth=0)
+        (line,) = ax.plot(pos["n"], pos["mean"], color="C0", label=label)
+        ax.fill_between(pos["n"], np.maximum(pos["ci_low"], pos["mean"] * 1e-2), pos["ci_high"],
+                        color="C0", alpha=0.2, linewidth=0)
         if one["bound"].notna().any():
-            draw_bound(ax, one["n"], one["bound"], f"bound: {label}", color=line.get_color())
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("round t")
-    ax.set_ylabel("regret against the best k-sparse least squares")
-    ax.set_title(title, fontsize=9)
-    return finish_figure(fig, ax, path)
+            keep = one["bound"] > 0
+            draw_bound(ax, one["n"][keep], one["bound"][keep], one["bound_label"].iloc[0],
+                       color="C3")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(label, fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6, loc="upper left")
+    for ax in axes.flat[len(learners):]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("round t")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("regret (best k-sparse LS)")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=110)
+    return fig
 
 
 __all__ = ["ENTRANTS", "PROBLEMS", "TUNING_FACTORS", "ArenaProblem", "Entrant", "arena",
