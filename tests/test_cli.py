@@ -208,7 +208,7 @@ def test_experiment__kale_and_ito_refuse_unknown_settings_and_datasets(capsys):
 
 def test_experiment__arena_refuses_bad_settings_before_any_work(capsys, tmp_path):
     assert main(["experiment", "arena", "--dataset", "a9a"]) == 2
-    assert "runs on its own synthetic streams" in capsys.readouterr().err
+    assert "chooses its own streams" in capsys.readouterr().err
     assert main(["experiment", "arena", "--runs", "7", "--out", str(tmp_path / "o")]) == 2
     assert "multiple of 5" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()

@@ -325,8 +325,9 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     # own streams (the arena chooses its own datasets), no --dataset
     synthetic = args.name.startswith(("foster-", "kale-", "ito-", "arena"))
     if synthetic and args.dataset is not None:
-        raise UsageError(f"experiment {args.name} runs on its own synthetic streams; drop "
-                         f"--dataset {args.dataset}.")
+        which = ("chooses its own streams (synthetic and datasets)" if args.name.startswith(
+            "arena") else "runs on its own synthetic streams")
+        raise UsageError(f"experiment {args.name} {which}; drop --dataset {args.dataset}.")
     if args.dataset is None:
         args.dataset = "all" if args.name.startswith("kpm-") else "a9a"
     out = Path(args.out or Path("oslr-results") / (

@@ -30,6 +30,21 @@ def test_dataset__shape_labels_and_scaling(name):
         assert set(np.unique(y).tolist()) == {-1.0, 1.0}
 
 
+def test_dataset__column_scaling():
+    x, y = datasets.load_dataset("kegg")
+    p = datasets.dataset_params("kegg", scale="columns")
+    xc = np.asarray(p.x, np.float64)
+    # each column is x_j / max |x_j|, then every row is divided by the same largest row norm c
+    col = np.abs(x.astype(np.float64)).max(axis=0)
+    c = np.linalg.norm(x / col, axis=1).max()
+    np.testing.assert_allclose(xc, x / col / c, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(np.abs(xc).max(axis=0), 1.0 / c, rtol=1e-5)
+    assert np.linalg.norm(xc, axis=1).max() == pytest.approx(1.0, rel=1e-5)
+    np.testing.assert_array_equal(np.asarray(p.y), y)
+    with pytest.raises(ValueError, match="dataset kegg: scale='rows'"):
+        datasets.dataset_params("kegg", scale="rows")
+
+
 def test_dataset__class_counts_match_the_sources():
     _, y = datasets.load_dataset("connect4")
     assert (y == 1).sum() == 44_473 and (y == -1).sum() == 16_635

@@ -176,7 +176,7 @@ def dataset_params(name: str, scale: str = "default") -> DatasetParams:
       scale; on kegg the default leaves the median row at ||x|| = 0.005, this at 0.29).
     """
     if scale not in SCALES:
-        raise ValueError(f"scale={scale!r} is not one of {', '.join(SCALES)}.")
+        raise ValueError(f"dataset {name}: scale={scale!r} is not one of {', '.join(SCALES)}.")
     x, y = load_dataset(name)
     if scale == "columns":
         col_max = np.abs(x).max(axis=0)
