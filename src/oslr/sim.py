@@ -183,6 +183,14 @@ def _batched_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
     return _COMPILED[key][:2]
 
 
+def clear_compiled() -> None:
+    """Drop every compiled study program (this module's cache and JAX's). A process that compiles
+    hundreds of distinct programs (the arena: one per learner, problem and budget) otherwise keeps
+    them all mapped and runs out of memory mappings (vm.max_map_count) long before RAM."""
+    _COMPILED.clear()
+    jax.clear_caches()
+
+
 def _fingerprint(*parts: Any) -> str:
     h = hashlib.sha256()
     for p in parts:

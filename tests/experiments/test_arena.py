@@ -100,9 +100,18 @@ def test_rank__ties_by_overlapping_intervals():
     assert "not run: too big" in lines[7]
 
 
-def test_tiny_arena__a_row_per_learner_and_problem(tmp_path):
-    board, curves, tuning = A.arena(problems=("rip", "kegg"), d=6, k=2, budgets=(4,),
-                                    horizon=40, runs=5, entrants=OGD)
+def test_tiny_arena__a_row_per_learner_and_problem(tmp_path, monkeypatch):
+    kw = dict(problems=("rip", "kegg"), d=6, k=2, budgets=(4,), horizon=40, runs=5,
+              entrants=OGD, cells_dir=tmp_path / "cells")
+    board, curves, tuning = A.arena(**kw)
+    assert len(list((tmp_path / "cells").glob("*.json"))) == 4
+    # a rerun with the same settings takes every cell from disk: nothing is simulated
+    monkeypatch.setattr(A, "run_entrant", lambda *a, **k: 1 / 0)
+    again = A.arena(**kw)
+    pd.testing.assert_frame_equal(again[0], board)
+    pd.testing.assert_frame_equal(again[1], curves)
+    with pytest.raises(ZeroDivisionError):  # other settings are other cells
+        A.arena(**{**kw, "horizon": 41})
     assert len(board) == 4 and set(board["problem"]) == {"rip", "kegg"}
     assert set(board["learner"]) == {"ogd-full", "ogd-random-subset"}
     kegg = board[board["problem"] == "kegg"]

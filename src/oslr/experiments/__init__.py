@@ -316,7 +316,9 @@ def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: boo
         raise ValueError(f"arena runs must be a multiple of {len(arena_mod.TUNING_FACTORS)} "
                          f"(the tuning points share the evaluation batch); got {kw['runs']}.")
     out.mkdir(parents=True, exist_ok=True)
-    board, curves, tuning = arena_mod.arena(seed=seed, progress=progress, **kw)
+    # finished cells are kept under out/NAME-cells: a rerun after an interruption resumes
+    board, curves, tuning = arena_mod.arena(seed=seed, progress=progress,
+                                            cells_dir=out / f"{name}-cells", **kw)
     board.to_csv(out / f"{name}.csv", index=False)
     (out / f"{name}.json").write_text(board.to_json(orient="records", indent=1))
     (out / f"{name}.md").write_text(arena_mod.leaderboard_markdown(board))

@@ -26,6 +26,8 @@ learner's bound at the checkpoints. `leaderboard_markdown`, `plot_arena` render 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -41,7 +43,7 @@ from oslr.experiments.kale import theorem_2_order, theorem_9_order
 from oslr.learners.foster import theorem_1_order
 from oslr.registry import make_problem
 from oslr.report import draw_bound, growth_exponent, mean_ci
-from oslr.sim import simulate, stack_params
+from oslr.sim import clear_compiled, simulate, stack_params
 
 #: Factors applied to each entrant's step-size constants (the same grid for every entrant).
 TUNING_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
@@ -258,7 +260,8 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
 def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
           budgets: Sequence[int] = (5, 10), horizon: int = 100_000, runs: int = 20,
           seed: int = 0, entrants: Sequence[Entrant] = ENTRANTS,
-          factors: Sequence[float] = TUNING_FACTORS, progress: bool = False):
+          factors: Sequence[float] = TUNING_FACTORS, progress: bool = False,
+          cells_dir: str | Path | None = None):
     """Run every entrant on every problem and budget (see the module docstring).
 
     Args:
@@ -268,6 +271,9 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
       horizon: rounds T; a dataset plays at most one pass.
       runs: evaluation runs (a multiple of len(factors); runs / len(factors) tune each point).
       progress: a bar over the problem x budget x entrant cells.
+      cells_dir: a folder where each finished cell is saved (one JSON file per problem, budget
+        and entrant, named by its settings) and from which a rerun with the same settings takes
+        it instead of recomputing it: an interrupted study resumes where it stopped.
 
     Returns:
       (board, curves, tuning) DataFrames: one row per problem x budget x entrant (skipped
@@ -297,9 +303,21 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                     if bar is not None:
                         bar.update()
                     continue
+                cell = _cell_path(cells_dir, name, budget, entrant, d, k, p_horizon, runs,
+                                  seed, factors)
+                if cell is not None and cell.exists():
+                    saved = json.loads(cell.read_text())
+                    rows.append(saved["row"])
+                    curve_rows += saved["curves"]
+                    tuning_rows += saved["tuning"]
+                    if bar is not None:
+                        bar.update()
+                    continue
+                n_before = (len(rows), len(curve_rows), len(tuning_rows))
                 summary, ckpts, curves, tuning, info = run_entrant(
                     entrant, problem, pp, p_d, k, budget, p_horizon, runs, seed, factors,
                     False, PROBLEMS[name].radius)
+                clear_compiled()  # each cell compiles its own programs; keep none alive
                 has_bound = entrant.bound is not None and (realizable or
                                                             not entrant.realizable_only)
                 bound = (entrant.bound(p_d, k, budget, ckpts, info) if has_bound
@@ -318,6 +336,11 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                                 "bound_label": bound_label}
                                for c, n in enumerate(ckpts)]
                 tuning_rows += [{**t, "problem": name, "budget": budget} for t in tuning]
+                if cell is not None:
+                    cell.parent.mkdir(parents=True, exist_ok=True)
+                    cell.write_text(json.dumps({
+                        "row": rows[n_before[0]], "curves": curve_rows[n_before[1]:],
+                        "tuning": tuning_rows[n_before[2]:]}, default=_plain))
                 if bar is not None:
                     bar.update()
     if bar is not None:
@@ -332,6 +355,22 @@ def _bar(total: int, progress: bool):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, unit="learner")
+
+
+def _cell_path(cells_dir, problem: str, budget: int, entrant: Entrant, d: int, k: int,
+               horizon: int, runs: int, seed: int, factors) -> Path | None:
+    if cells_dir is None:
+        return None
+    key = json.dumps([problem, budget, entrant.label, entrant.learner, entrant.tune,
+                      sorted(entrant.options.items()), d, k, horizon, runs, seed, list(factors)])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    safe = "".join(c if c.isalnum() else "-" for c in entrant.label)
+    return Path(cells_dir) / f"{problem}-b{budget}-{safe}-{digest}.json"
+
+
+def _plain(value):
+    """JSON for numpy scalars."""
+    return value.item() if hasattr(value, "item") else str(value)
 
 
 def rank(board: pd.DataFrame) -> pd.DataFrame:
