@@ -214,6 +214,12 @@ def test_experiment__arena_refuses_bad_settings_before_any_work(capsys, tmp_path
     assert not (tmp_path / "o").exists()
     assert main(["experiment", "arena", "--set", "eta=1"]) == 2
     assert "does not take ['eta']" in capsys.readouterr().err
+    assert main(["experiment", "arena-long", "--runs", "3"]) == 2
+    assert "multiple of 5" in capsys.readouterr().err
+    assert main(["experiment", "arena", "--quick", "--seed", "-3", "--out",
+                 str(tmp_path / "s")]) == 2
+    assert "seed must be an integer in [0, 2^32), got -3" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()
 
 
 @pytest.mark.slow

@@ -39,3 +39,11 @@ def check_positive_int(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}.")
     return int(value)
+
+
+def check_seed(seed) -> int:
+    """`seed` as an int; ValueError unless it is an integer in [0, 2^32) (bools refused)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (
+            0 <= seed < 2**32):
+        raise ValueError(f"seed must be an integer in [0, 2^32), got {seed!r}.")
+    return int(seed)

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from oslr.checks import check_seed
 from oslr.problems.datasets import DataError
 
 DEFAULT_STUDY: dict[str, Any] = {
@@ -322,6 +323,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown experiment {args.name!r}; available: {', '.join(EXPERIMENTS)}.")
     if args.runs is not None:
         _check_run_count(args.runs)
+    check_seed(args.seed)  # before any folder is made or anything compiled
     # own streams (the arena chooses its own datasets), no --dataset
     synthetic = args.name.startswith(("foster-", "kale-", "ito-", "arena"))
     if synthetic and args.dataset is not None:

@@ -32,7 +32,7 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from oslr import metrics
-from oslr.checks import check_positive_int
+from oslr.checks import check_positive_int, check_seed
 from oslr.primitives import tree_select
 from oslr.result import SimResult
 from oslr.rollout import init_run, play, run_keys
@@ -103,9 +103,7 @@ def validate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     """Raise ValueError with a clear message for bad input, before any tracing."""
     check_positive_int("horizon", horizon)
     check_positive_int("n_runs", n_runs)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (
-            0 <= seed < 2**32):
-        raise ValueError(f"seed must be an integer in [0, 2^32), got {seed!r}.")
+    check_seed(seed)
     if comparator_k is not None and not (isinstance(comparator_k, (int, np.integer))
                                          and 1 <= comparator_k <= problem.d):
         raise ValueError(f"comparator_k={comparator_k!r} must satisfy 1 <= k <= d={problem.d}.")

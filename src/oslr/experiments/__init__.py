@@ -132,9 +132,9 @@ def run_experiment(name: str, dataset: str, runs: int | None, seed: int, out: Pa
     if name.startswith("ito-"):
         return _run_ito(name, runs, seed, out, quick, progress)
     if name in ("arena", "arena-long"):
-        long = ARENA_LONG if not quick else dict(problems=("rip",), horizon=3000)
-        sizes = long if name == "arena-long" else {}
-        return run_arena(runs, seed, out, quick, progress, name=name, **sizes)
+        long = ARENA_LONG if not quick else dict(ARENA_QUICK, problems=("rip",), horizon=3000)
+        return run_arena(runs, seed, out, quick, progress, name=name,
+                         sizes=long if name == "arena-long" else None)
     horizon = 5000 if quick else None
     if name == "wll-k":
         runs = runs or 5
@@ -305,11 +305,10 @@ ARENA_LONG = dict(problems=("rip",), d=20, k=2, budgets=(5,), horizon=100_000, r
 
 
 def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: bool,
-              name: str = "arena", **sizes) -> pd.DataFrame:
+              name: str = "arena", sizes: dict | None = None) -> pd.DataFrame:
     """`oslr experiment arena`: write NAME.csv / .json / .md, NAME-curves.csv, NAME-tuning.csv
     and one NAME-PROBLEM-bB.png per problem and budget into `out` (NAME: arena or arena-long)."""
-    kw = dict(ARENA_QUICK if quick else ARENA_FULL)
-    kw.update(sizes)
+    kw = dict(sizes or (ARENA_QUICK if quick else ARENA_FULL))
     if runs is not None:
         kw["runs"] = runs
     if kw["runs"] % len(arena_mod.TUNING_FACTORS):
