@@ -258,7 +258,7 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
 
 
 def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
-          budgets: Sequence[int] = (5, 10), horizon: int = 100_000, runs: int = 20,
+          budgets: Sequence[int] = (5, 10), horizon: int = 20_000, runs: int = 10,
           seed: int = 0, entrants: Sequence[Entrant] = ENTRANTS,
           factors: Sequence[float] = TUNING_FACTORS, progress: bool = False,
           cells_dir: str | Path | None = None):
