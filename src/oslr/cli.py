@@ -374,6 +374,27 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from oslr.experiments import reproduce as rep
+
+    if args.list:
+        for row in rep.manifest().itertuples():
+            print(f"{row.step:<22} {row.doc:<15} {row.files}")
+        return 0
+    steps = rep.select(args.only)
+    out = Path(args.out)
+    if args.quick and out.resolve() == (Path.cwd() / "docs" / "figures").resolve():
+        raise UsageError("--quick numbers are not the docs' numbers: write them elsewhere "
+                         "(--out DIR), or drop --quick to regenerate docs/figures.")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} exists and is not a folder.")
+    stamps = rep.reproduce(steps, out, args.quick, not args.no_progress)
+    source = next(iter(stamps.values()))["commit"] if stamps else "?"
+    print(f"wrote {sum(len(s.files) for s in steps)} files and STAMPS.json to {out} "
+          f"(commit {source})")
+    return 0
+
+
 def _import_plugins(modules: list[str] | None) -> None:
     """Import the modules named by --import (they call oslr.register_learner)."""
     import importlib
@@ -464,6 +485,19 @@ def make_parser() -> argparse.ArgumentParser:
     p_exp.add_argument("--json", action="store_true")
     p_exp.add_argument("--no-progress", action="store_true")
     p_exp.set_defaults(func=cmd_experiment)
+
+    p_rep = sub.add_parser("reproduce", help="regenerate every docs/figures file from the "
+                           "current code, stamped with the commit (hours; --quick: minutes)")
+    p_rep.add_argument("--out", default="oslr-reproduce",
+                       help="folder for the files and STAMPS.json (docs/figures regenerates the "
+                            "docs' own files; default oslr-reproduce)")
+    p_rep.add_argument("--only", nargs="+", metavar="STEP",
+                       help="steps or docs pages (e.g. kale-results arena); see --list")
+    p_rep.add_argument("--quick", action="store_true",
+                       help="every step at its small size, to check the chain (not into docs)")
+    p_rep.add_argument("--list", action="store_true", help="list the steps and their files")
+    p_rep.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p_rep.set_defaults(func=cmd_reproduce)
     return parser
 
 

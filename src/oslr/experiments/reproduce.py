@@ -1,0 +1,239 @@
+"""`oslr reproduce`: regenerate every table file and figure under docs/figures from the current
+code in one command, and stamp each file with the commit that made it.
+
+`STEPS` is the manifest: one step per docs/figures file group, with the exact settings the docs
+used (the [WLL] steps call the experiment functions with their grids; the others are the
+`oslr experiment` presets). Each step writes into a scratch folder; its files are then moved to
+`out` under the names the docs use, and `out/STAMPS.json` records, per file, the commit (and
+whether the checkout had uncommitted changes), the date, the step and its wall time. The
+Markdown text in docs/*.md is written by hand from these files; a number there is current when
+its file's stamp is.
+
+A full run takes many hours on a 2-core CPU (the arena about one, the [WLL] sweeps several);
+`--quick` runs every step at its small size (into another folder: quick numbers are not the
+docs' numbers) to check that the whole chain works.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Step:
+    """One group of docs/figures files: `files` (their names under docs/figures), the docs page
+    they belong to, and `run(out, quick, progress)`, which writes `produced` names into `out`
+    (`produced` defaults to `files`; the two differ where an experiment names its files
+    otherwise)."""
+
+    name: str
+    doc: str
+    files: tuple[str, ...]
+    run: Callable[[Path, bool, bool], None]
+    produced: tuple[str, ...] = field(default=())
+
+    def outputs(self) -> dict[str, str]:
+        """produced name -> docs name."""
+        return dict(zip(self.produced or self.files, self.files))
+
+
+def _experiment(name: str, dataset: str | None = None) -> Callable[[Path, bool, bool], None]:
+    def run(out: Path, quick: bool, progress: bool) -> None:
+        from oslr.experiments import run_experiment
+
+        run_experiment(name, dataset, None, 0, out, quick, progress)
+
+    return run
+
+
+_TUNED = {"eta_scale": 30.0, "c0": 0.01}
+_WLL_TITLES = {"a9a": 48842, "covtype": 58100, "connect4": 61108, "mnist35": 13454}
+
+
+def _wll_k(dataset: str, ratios: Sequence[float], stem: str, **options):
+    def run(out: Path, quick: bool, progress: bool) -> None:
+        import matplotlib.pyplot as plt
+
+        from oslr.experiments.wll import plot_experiment, wll_reward_vs_k
+
+        df = wll_reward_vs_k(dataset, ratios[:2] if quick else ratios, runs=2 if quick else 5,
+                             horizon=2000 if quick else None, progress=progress, **options)
+        df.to_csv(out / f"{stem}.csv", index=False)
+        t = int(df["horizon"].iloc[0])
+        plt.close(plot_experiment(df, "ratio", out / f"{stem}.png",
+                                  f"{dataset}: {df['runs'].iloc[0]} shuffles, T={t}"))
+
+    return run
+
+
+def _wll_rates(dataset: str, eta_scales, c0s, stem: str, horizon: int = 5000, plot: bool = True):
+    def run(out: Path, quick: bool, progress: bool) -> None:
+        import matplotlib.pyplot as plt
+
+        from oslr.experiments.wll import plot_rate_sweep, wll_rate_sweep
+
+        df = wll_rate_sweep(dataset, eta_scales[:2] if quick else eta_scales, c0s,
+                            runs=4 if quick else 100, horizon=500 if quick else horizon,
+                            progress=progress)
+        df.to_csv(out / f"{stem}.csv", index=False)
+        if plot:
+            plt.close(plot_rate_sweep(df, out / f"{stem}.png",
+                                      f"{dataset}: {df['runs'].iloc[0]} shuffles, "
+                                      f"T={df['horizon'].iloc[0]}"))
+
+    return run
+
+
+def _wll_redundant(stem: str, hold_rates: bool):
+    def run(out: Path, quick: bool, progress: bool) -> None:
+        import matplotlib.pyplot as plt
+
+        from oslr.experiments.wll import plot_experiment, wll_redundant
+
+        df = wll_redundant("a9a", (0.2,) if quick else (0.2, 0.5, 1.0, 1.5),
+                           runs=2 if quick else 5, horizon=2000 if quick else None,
+                           hold_rates=hold_rates, progress=progress, **_TUNED)
+        df.to_csv(out / f"{stem}.csv", index=False)
+        plt.close(plot_experiment(df, "rho", out / f"{stem}.png",
+                                  f"a9a: {df['runs'].iloc[0]} shuffles, "
+                                  f"T={df['horizon'].iloc[0]}"))
+
+    return run
+
+
+def _pair(stem: str) -> tuple[str, str]:
+    return (f"{stem}.csv", f"{stem}.png")
+
+
+_RATIOS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+_K_RATIOS = {"a9a": _RATIOS, "covtype": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+             "connect4": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+             "mnist35": (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)}
+
+STEPS: tuple[Step, ...] = (
+    *(Step(f"wll-k-{ds}", "wll-results", _pair(f"wll-k-{ds}-tuned"),
+           _wll_k(ds, _K_RATIOS[ds], f"wll-k-{ds}-tuned", **_TUNED))
+      for ds in ("a9a", "covtype", "connect4", "mnist35")),
+    Step("wll-k-a9a-eq1", "wll-results", _pair("wll-k-a9a-eq1"),
+         _wll_k("a9a", (0.05, 0.1, 0.2, 0.3, 0.5), "wll-k-a9a-eq1")),
+    *(Step(f"wll-rates-{ds}", "wll-results", _pair(f"wll-rates-{ds}"),
+           _wll_rates(ds, (1.0, 3.0, 10.0, 30.0, 100.0), (0.0, 0.01, 0.1, 1.0),
+                      f"wll-rates-{ds}"))
+      for ds in ("a9a", "covtype", "connect4")),
+    *(Step(f"wll-rates-hi-{ds}", "wll-results", (f"wll-rates-hi-{ds}.csv",),
+           _wll_rates(ds, (300.0, 1000.0), (0.0, 0.01), f"wll-rates-hi-{ds}", plot=False))
+      for ds in ("a9a", "covtype", "connect4")),
+    Step("wll-rates-mnist35", "wll-results", _pair("wll-rates-mnist35"),
+         _wll_rates("mnist35", (10.0, 30.0, 100.0, 300.0), (0.0, 0.01), "wll-rates-mnist35",
+                    horizon=2000)),
+    Step("wll-redundant-tuned", "wll-results", _pair("wll-redundant-a9a-tuned"),
+         _wll_redundant("wll-redundant-a9a-tuned", False)),
+    Step("wll-redundant-held", "wll-results", _pair("wll-redundant-a9a-held"),
+         _wll_redundant("wll-redundant-a9a-held", True)),
+    Step("kpm-tracking", "kpm-results", _pair("kpm-tracking-all"),
+         _experiment("kpm-tracking", "all")),
+    Step("kpm-replay-all", "kpm-results", ("kpm-replay-all.csv",),
+         _experiment("kpm-replay", "all")),
+    Step("kpm-replay-men", "kpm-results", ("kpm-replay-men.csv",),
+         _experiment("kpm-replay", "men")),
+    Step("kpm-runtime", "kpm-results", _pair("kpm-runtime"), _experiment("kpm-runtime"),
+         produced=_pair("kpm-runtime-synthetic")),
+    Step("kpm-pege", "kpm-results", _pair("kpm-pege"), _experiment("kpm-pege"),
+         produced=_pair("kpm-pege-sphere")),
+    Step("foster-rate", "foster-results", _pair("foster-rate"), _experiment("foster-rate")),
+    Step("foster-hard", "foster-results", (*_pair("foster-hard"), "foster-hard-decisions.csv"),
+         _experiment("foster-hard")),
+    Step("kale-calibrate", "kale-results", ("kale-calibrate.csv",),
+         _experiment("kale-calibrate")),
+    Step("kale-dantzig", "kale-results", _pair("kale-dantzig"), _experiment("kale-dantzig")),
+    Step("kale-greedy", "kale-results", _pair("kale-greedy"), _experiment("kale-greedy")),
+    Step("ito-table1", "ito-results", (*_pair("ito-table1"), "ito-table1-curves.csv"),
+         _experiment("ito-table1")),
+    Step("ito-real", "ito-results", _pair("ito-real"), _experiment("ito-real")),
+    *(Step(name, "arena", (f"{name}.csv", f"{name}.json", f"{name}.md", f"{name}-curves.csv",
+                           f"{name}-tuning.csv", *(f"{name}-{p}-b{b}.png" for p, b in pngs)),
+           _experiment(name))
+      for name, pngs in (
+          ("arena", [(p, b) for p in ("rip", "agnostic", "drifting", "correlated")
+                     for b in (5, 10)] + [("kegg", 6), ("kegg", 13), ("a9a", 31), ("a9a", 62)]),
+          ("arena-long", [("rip", 5)]))),
+)
+
+
+def select(only: Sequence[str] | None) -> list[Step]:
+    """The steps whose name or docs page is in `only` (all when None); unknown names refused."""
+    if not only:
+        return list(STEPS)
+    known = {s.name for s in STEPS} | {s.doc for s in STEPS}
+    unknown = sorted(set(only) - known)
+    if unknown:
+        raise ValueError(f"reproduce: unknown steps {unknown}; steps and pages: "
+                         f"{', '.join(sorted(known))}.")
+    return [s for s in STEPS if s.name in only or s.doc in only]
+
+
+def commit() -> dict:
+    """The git commit of the source tree (and whether it has uncommitted changes), or unknown."""
+    here = Path(__file__).resolve().parent
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=here,
+                                    capture_output=True, text=True, check=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError):
+        from oslr import __version__
+
+        return {"commit": f"unknown (oslr {__version__}, not a git checkout)", "dirty": None}
+    return {"commit": sha, "dirty": dirty}
+
+
+def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
+              progress: bool = False, log=print) -> dict:
+    """Run `steps`, move their files into `out` under the docs' names and stamp them.
+
+    Returns the stamps written to out/STAMPS.json (merged with those already there).
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "STAMPS.json"
+    stamps = json.loads(path.read_text()) if path.exists() else {}
+    source = commit()
+    for i, step in enumerate(steps, 1):
+        log(f"[{i}/{len(steps)}] {step.name} ({step.doc})")
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory() as scratch:
+            step.run(Path(scratch), quick, progress)
+            seconds = time.perf_counter() - t0
+            for produced, name in step.outputs().items():
+                src = Path(scratch) / produced
+                if not src.exists():
+                    if quick:  # a quick run covers fewer problems (the arena's figures)
+                        log(f"  {name}: not made at the quick size")
+                        continue
+                    raise RuntimeError(f"reproduce: step {step.name} did not write {produced}.")
+                shutil.move(str(src), out / name)
+                stamps[name] = {**source, "step": step.name, "doc": step.doc, "quick": quick,
+                                "date": datetime.datetime.now(datetime.timezone.utc)
+                                .isoformat(timespec="seconds"),
+                                "seconds": round(seconds, 1)}
+        path.write_text(json.dumps(stamps, indent=1, sort_keys=True))
+    return stamps
+
+
+def manifest() -> pd.DataFrame:
+    """One row per step: name, docs page, files."""
+    return pd.DataFrame([{"step": s.name, "doc": s.doc, "files": ", ".join(s.files)}
+                         for s in STEPS])
+
+
+__all__ = ["STEPS", "Step", "commit", "manifest", "reproduce", "select"]

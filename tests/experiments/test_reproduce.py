@@ -1,0 +1,69 @@
+"""`oslr reproduce`: the manifest covers every docs/figures file, files are moved under the docs'
+names and stamped with the commit."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from oslr.cli import main
+from oslr.experiments import reproduce as rep
+
+FIGURES = Path(__file__).resolve().parents[2] / "docs" / "figures"
+
+
+def test_manifest__every_docs_figure_file_has_exactly_one_step():
+    made = [name for step in rep.STEPS for name in step.files]
+    assert len(made) == len(set(made))  # no file written by two steps
+    on_disk = {p.name for p in FIGURES.iterdir() if p.name != "STAMPS.json"}
+    assert set(made) == on_disk, (sorted(set(made) - on_disk), sorted(on_disk - set(made)))
+    docs = {p.stem for p in FIGURES.parent.glob("*.md")}
+    assert {s.doc for s in rep.STEPS} <= docs
+
+
+def test_select():
+    assert [s.name for s in rep.select(["kale-results"])] == [
+        "kale-calibrate", "kale-dantzig", "kale-greedy"]
+    assert [s.name for s in rep.select(["kpm-pege"])] == ["kpm-pege"]
+    assert len(rep.select(None)) == len(rep.STEPS)
+    with pytest.raises(ValueError, match=r"unknown steps \['nope'\]"):
+        rep.select(["nope"])
+
+
+def test_reproduce__renames_and_stamps(tmp_path):
+    def run(out, quick, progress):
+        (out / "made.csv").write_text("a\n1\n")
+
+    step = rep.Step("toy", "arena", ("docs-name.csv",), run, produced=("made.csv",))
+    stamps = rep.reproduce([step], tmp_path / "out", log=lambda *a: None)
+    assert (tmp_path / "out" / "docs-name.csv").read_text() == "a\n1\n"
+    saved = json.loads((tmp_path / "out" / "STAMPS.json").read_text())
+    assert saved == stamps and set(saved) == {"docs-name.csv"}
+    stamp = saved["docs-name.csv"]
+    assert re.fullmatch(r"[0-9a-f]{40}", stamp["commit"]) and isinstance(stamp["dirty"], bool)
+    assert stamp["step"] == "toy" and stamp["quick"] is False
+    missing = rep.Step("bad", "arena", ("x.csv",), lambda out, q, p: None)
+    with pytest.raises(RuntimeError, match="did not write x.csv"):
+        rep.reproduce([missing], tmp_path / "out", log=lambda *a: None)
+    rep.reproduce([missing], tmp_path / "out", quick=True, log=lambda *a: None)  # noted only
+
+
+def test_cli__list_and_refusals(capsys, monkeypatch, tmp_path):
+    assert main(["reproduce", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "kale-dantzig" in out and "wll-rates-hi-a9a.csv" in out
+    monkeypatch.chdir(FIGURES.parents[1])
+    assert main(["reproduce", "--quick", "--out", "docs/figures"]) == 2
+    assert "--quick numbers are not the docs' numbers" in capsys.readouterr().err
+    assert main(["reproduce", "--only", "zzz", "--out", str(tmp_path / "o")]) == 2
+    assert "unknown steps ['zzz']" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_reproduce__a_real_step_at_quick_size(tmp_path):
+    stamps = rep.reproduce(rep.select(["wll-rates-hi-a9a"]), tmp_path, quick=True,
+                           log=lambda *a: None)
+    assert set(stamps) == {"wll-rates-hi-a9a.csv"}
+    assert all(s["quick"] for s in stamps.values())
+    assert (tmp_path / "wll-rates-hi-a9a.csv").read_text().startswith("learner,")
