@@ -120,6 +120,10 @@ _K_RATIOS = {"a9a": _RATIOS, "covtype": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7
              "connect4": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
              "mnist35": (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)}
 
+#: The arena's figures: one per problem and budget (the datasets' budgets scale with their d).
+_ARENA_PNGS = [(p, b) for p in ("rip", "agnostic", "drifting", "correlated") for b in (5, 10)] + [
+    ("kegg", 6), ("kegg", 13), ("a9a", 31), ("a9a", 62)]
+
 STEPS: tuple[Step, ...] = (
     *(Step(f"wll-k-{ds}", "wll-results", _pair(f"wll-k-{ds}-tuned"),
            _wll_k(ds, _K_RATIOS[ds], f"wll-k-{ds}-tuned", **_TUNED))
@@ -160,13 +164,9 @@ STEPS: tuple[Step, ...] = (
     Step("ito-table1", "ito-results", (*_pair("ito-table1"), "ito-table1-curves.csv"),
          _experiment("ito-table1")),
     Step("ito-real", "ito-results", _pair("ito-real"), _experiment("ito-real")),
-    *(Step(name, "arena", (f"{name}.csv", f"{name}.json", f"{name}.md", f"{name}-curves.csv",
-                           f"{name}-tuning.csv", *(f"{name}-{p}-b{b}.png" for p, b in pngs)),
-           _experiment(name))
-      for name, pngs in (
-          ("arena", [(p, b) for p in ("rip", "agnostic", "drifting", "correlated")
-                     for b in (5, 10)] + [("kegg", 6), ("kegg", 13), ("a9a", 31), ("a9a", 62)]),
-          ("arena-long", [("rip", 5)]))),
+    Step("arena", "arena", ("arena.csv", "arena.json", "arena.md", "arena-curves.csv",
+                            "arena-tuning.csv", *(f"arena-{p}-b{b}.png" for p, b in _ARENA_PNGS)),
+         _experiment("arena")),
 )
 
 
