@@ -298,8 +298,9 @@ def _run_ito(name: str, runs: int | None, seed: int, out: Path, quick: bool,
 
 #: The arena's sizes: full (docs/arena.md, about an hour on a 2-core CPU), --quick (under 3
 #: minutes there: compilation, about 5 s per learner and problem, dominates) and arena-long.
-ARENA_FULL = dict(problems=tuple(arena_mod.PROBLEMS), d=20, k=2, budgets=(5, 10),
-                  horizon=20_000, runs=10)
+#: a9a is not in the full run yet: at d = 123 an ito-projection cell takes over 8 minutes here.
+ARENA_FULL = dict(problems=("rip", "agnostic", "drifting", "correlated", "kegg"), d=20, k=2,
+                  budgets=(5, 10), horizon=20_000, runs=10)
 ARENA_QUICK = dict(problems=("rip", "kegg"), d=10, k=2, budgets=(5,), horizon=1000, runs=10)
 ARENA_LONG = dict(problems=("rip",), d=20, k=2, budgets=(5,), horizon=100_000, runs=10)
 
