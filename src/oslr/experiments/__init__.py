@@ -327,7 +327,7 @@ def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: boo
     try:
         import matplotlib.pyplot as plt
 
-        for (problem, budget), part in board[board["skipped"] == ""].groupby(
+        for (problem, budget), part in board[~arena_mod._skipped(board)].groupby(
                 ["problem", "budget"], sort=False):
             first = part.iloc[0]
             title = (f"{problem}: d={first['d']}, k={first['k']}, budget {budget}, "

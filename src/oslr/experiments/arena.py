@@ -373,13 +373,19 @@ def _plain(value):
     return value.item() if hasattr(value, "item") else str(value)
 
 
+def _skipped(board: pd.DataFrame) -> pd.Series:
+    """Rows of entrants that did not run (a reason in `skipped`; read back from a CSV the column
+    is NaN where they ran)."""
+    return board["skipped"].astype("string").fillna("") != ""
+
+
 def rank(board: pd.DataFrame) -> pd.DataFrame:
     """Rank the entrants of each problem x budget by mean regret (1 = lowest) and mark those whose
     95% interval overlaps the best one's (`tied_with_best`: indistinguishable from it)."""
     board = board.copy()
     board["rank"] = np.nan
     board["tied_with_best"] = False
-    ran = board["skipped"].fillna("") == ""
+    ran = ~_skipped(board)
     for _, part in board[ran].groupby(["problem", "budget"]):
         order = part["regret"].rank(method="min")
         board.loc[part.index, "rank"] = order
@@ -399,7 +405,7 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
         out.append("| rank | learner | obs/round | tuned | regret at T (95% CI) | vs best | "
                    "exponent (theory) | bound at T | run-rounds/s |")
         out.append("|---|---|---|---|---|---|---|---|---|")
-        ran = part[part["skipped"].fillna("") == ""].sort_values("regret")
+        ran = part[~_skipped(part)].sort_values("regret")
         for _, r in ran.iterrows():
             metric = "" if r["metric"] == "regret" else " (R2 lower bound)"
             vs = ("best" if r["rank"] == 1 else
@@ -412,7 +418,7 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
                 f" | {int(r['observed'])} | {r['tuned']} | {r['regret']:,.1f} "
                 f"({r['ci_low']:,.1f}, {r['ci_high']:,.1f}){metric} | {vs} | "
                 f"{r['exponent']:.2f} ({theory}) | {bound} | {r['run_rounds_per_s']:.3g} |")
-        for _, r in part[part["skipped"].fillna("") != ""].iterrows():
+        for _, r in part[_skipped(part)].iterrows():
             out.append(f"| - | {r['learner']} | - | - | not run: {r['skipped']} | | | | |")
         out.append("")
     return "\n".join(out)
