@@ -26,6 +26,7 @@ def test_list_text__shows_each_param_default_and_range(capsys):
     assert "static options: max_k=20" in block
 
 
+@pytest.mark.slow  # behind -m slow to keep the default run under 5 min
 def test_run__small_study_writes_labelled_results(tmp_path, capsys):
     out = tmp_path / "study"
     code = main(["run", "--horizon", "120", "--runs", "4", "--grid", "eta=0.01,0.05",
@@ -115,6 +116,7 @@ def test_run__output_folder_under_a_file_is_refused_before_any_work(tmp_path, ca
     assert "exists and is not a folder" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # behind -m slow to keep the default run under 5 min
 def test_run__set_values_label_rows_and_the_plot_title_names_the_study(tmp_path, capsys):
     out = tmp_path / "o"
     assert main(["run", "--learners", "ogd-random-subset", "--set", "k=6", "--horizon", "40",

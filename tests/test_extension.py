@@ -30,6 +30,7 @@ def _example() -> str:
     return next(b for b in blocks if "register_learner" in b)
 
 
+@pytest.mark.slow  # behind -m slow to keep the default run under 5 min
 def test_readme_third_party_example__registers_and_runs(clean_registry, tmp_path, capsys):
     assert len(_example().strip().splitlines()) <= 20
     exec(compile(_example(), "README.md", "exec"), {})

@@ -59,6 +59,7 @@ def test_entrants_are_held_to_the_budget():
             assert int(params.k0) == 3
 
 
+@pytest.mark.slow  # three compilations; behind -m slow to keep the default run under 5 min
 def test_run_entrant__chooses_on_tuning_runs_and_evaluates_on_fresh_ones():
     problem, pp, _ = A.arena_problem("rip", 6, 2)
     factors = (0.1, 1.0, 10.0)
@@ -100,6 +101,7 @@ def test_rank__ties_by_overlapping_intervals():
     assert "not run: too big" in lines[7]
 
 
+@pytest.mark.slow
 def test_tiny_arena__a_row_per_learner_and_problem(tmp_path, monkeypatch):
     kw = dict(problems=("rip", "kegg"), d=6, k=2, budgets=(4,), horizon=40, runs=5,
               entrants=OGD, cells_dir=tmp_path / "cells")

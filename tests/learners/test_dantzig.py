@@ -72,6 +72,7 @@ def _explore(keys, d, k0):
         keys))
 
 
+@pytest.mark.slow  # behind -m slow to keep the default run under 5 min
 # "paper" mode with -m slow (and in CI)
 @pytest.mark.parametrize("mode", ["unbiased", pytest.param("paper", marks=pytest.mark.slow)])
 def test_dantzig_poslr__matches_float64_highs_reference_round_by_round(mode):

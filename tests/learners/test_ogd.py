@@ -41,6 +41,7 @@ def test_ogd_full__regret_sublinear_on_realizable_stream():
     assert slope < 0.75
 
 
+@pytest.mark.slow  # behind -m slow to keep the default run under 5 min
 def test_ogd_random_subset__with_k_equal_d_is_exactly_ogd_full():
     problem, pp = oslr.make_problem("sparse-linear", d=6, k=2)
     sub, sp = oslr.make("ogd-random-subset", d=6, k=6)

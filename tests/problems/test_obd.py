@@ -24,6 +24,7 @@ def test_obd__feature_map_has_the_documented_sizes_and_unit_rows():
     np.testing.assert_allclose(np.asarray(again), np.asarray(exs.arms), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow  # behind -m slow to keep the default run under 5 min
 def test_obd_replay__rejected_events_leave_the_learner_unchanged():
     problem, pp = oslr.make_problem("obd", campaign="men")
     learner, params = oslr.make("flinucb-gd", d=problem.d, n_arms=problem.n_arms, horizon=400,

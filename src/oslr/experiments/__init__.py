@@ -296,8 +296,8 @@ def _run_ito(name: str, runs: int | None, seed: int, out: Path, quick: bool,
     return df
 
 
-#: The arena's sizes: full (docs/arena.md, about an hour on a 2-core CPU), --quick (under 3
-#: minutes there: compilation, about 5 s per learner and problem, dominates) and arena-long.
+#: The arena's sizes: full (docs/arena.md, about an hour on a 2-core CPU), --quick (about 3
+#: minutes there: compilation, 4-7 s per learner and problem, dominates) and arena-long.
 #: a9a is not in the full run yet: at d = 123 an ito-projection cell takes over 8 minutes here.
 ARENA_FULL = dict(problems=("rip", "agnostic", "drifting", "correlated", "kegg"), d=20, k=2,
                   budgets=(5, 10), horizon=20_000, runs=10)
