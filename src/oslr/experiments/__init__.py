@@ -312,9 +312,7 @@ def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: boo
     kw = dict(sizes or (ARENA_QUICK if quick else ARENA_FULL))
     if runs is not None:
         kw["runs"] = runs
-    if kw["runs"] % len(arena_mod.TUNING_FACTORS):
-        raise ValueError(f"arena runs must be a multiple of {len(arena_mod.TUNING_FACTORS)} "
-                         f"(the tuning points share the evaluation batch); got {kw['runs']}.")
+    arena_mod.check_runs(kw["runs"])  # before the output folder is made
     out.mkdir(parents=True, exist_ok=True)
     # finished cells are kept under out/NAME-cells: a rerun after an interruption resumes
     board, curves, tuning = arena_mod.arena(seed=seed, progress=progress,

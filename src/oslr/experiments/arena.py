@@ -189,6 +189,15 @@ def skip_reason(entrant: Entrant, d: int, k: int, budget: int, realizable: bool)
     return None
 
 
+def check_runs(runs: int, factors: Sequence[float] = TUNING_FACTORS) -> None:
+    """Refuse evaluation runs that are not a multiple of the tuning points (the tuning batch,
+    points x runs / points, must have the evaluation batch's shape to share its program)."""
+    n = len(factors)
+    if runs % n:
+        raise ValueError(f"arena runs must be a multiple of {n} (the {n} tuning points share the "
+                         f"evaluation batch); got {runs}.")
+
+
 def _entrant_learner(entrant: Entrant, d: int, k: int, budget: int, horizon: int,
                      radius: float):
     options = dict(entrant.options, radius=radius)
@@ -222,8 +231,7 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
     shape). Returns (summary dict, checkpoints (C,), regret curves of the evaluation (runs, C),
     tuning table (one dict per factor: mean final regret on the tuning runs)).
     """
-    if runs % len(factors):
-        raise ValueError(f"runs ({runs}) must be a multiple of the {len(factors)} tuning points.")
+    check_runs(runs, factors)
     tune_runs = runs // len(factors)
     learner, params, observed = _entrant_learner(entrant, d, k, budget, horizon, radius)
     labels, stacked = _tuned_points(params, entrant.tune, factors)
@@ -283,6 +291,7 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
     unknown = [name for name in problems if name not in PROBLEMS]
     if unknown:  # before any work
         raise ValueError(f"unknown arena problems {unknown}; available: {', '.join(PROBLEMS)}.")
+    check_runs(runs, factors)
     rows, curve_rows, tuning_rows = [], [], []
     bar = _bar(len(problems) * len(budgets) * len(entrants), progress)
     for name in problems:
@@ -477,5 +486,5 @@ def plot_arena(curves: pd.DataFrame, problem: str, budget: int, path: str | Path
 
 
 __all__ = ["ENTRANTS", "PROBLEMS", "TUNING_FACTORS", "ArenaProblem", "Entrant", "arena",
-           "arena_problem", "leaderboard_markdown", "plot_arena", "rank", "run_entrant",
-           "skip_reason"]
+           "arena_problem", "check_runs", "leaderboard_markdown", "plot_arena", "rank",
+           "run_entrant", "skip_reason"]
