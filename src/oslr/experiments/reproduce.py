@@ -167,6 +167,9 @@ STEPS: tuple[Step, ...] = (
     Step("arena", "arena", ("arena.csv", "arena.json", "arena.md", "arena-curves.csv",
                             "arena-tuning.csv", *(f"arena-{p}-b{b}.png" for p, b in _ARENA_PNGS)),
          _experiment("arena")),
+    Step("arena-long", "arena", ("arena-long.csv", "arena-long.json", "arena-long.md",
+                                 "arena-long-curves.csv", "arena-long-tuning.csv",
+                                 "arena-long-rip-b5.png"), _experiment("arena-long")),
 )
 
 
