@@ -298,9 +298,8 @@ def _run_ito(name: str, runs: int | None, seed: int, out: Path, quick: bool,
 
 #: The arena's sizes: full (docs/arena.md, about an hour on a 2-core CPU), --quick (about 3
 #: minutes there: compilation, 4-7 s per learner and problem, dominates) and arena-long.
-#: a9a is not in the full run yet: at d = 123 an ito-projection cell takes over 8 minutes here.
-ARENA_FULL = dict(problems=("rip", "agnostic", "drifting", "correlated", "kegg"), d=20, k=2,
-                  budgets=(5, 10), horizon=20_000, runs=10)
+ARENA_FULL = dict(problems=("rip", "agnostic", "drifting", "correlated", "kegg", "a9a"), d=20,
+                  k=2, budgets=(5, 10), horizon=20_000, runs=10)
 ARENA_QUICK = dict(problems=("rip", "kegg"), d=10, k=2, budgets=(5,), horizon=1000, runs=10)
 ARENA_LONG = dict(problems=("rip",), d=20, k=2, budgets=(5,), horizon=100_000, runs=10)
 

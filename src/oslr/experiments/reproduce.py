@@ -122,7 +122,7 @@ _K_RATIOS = {"a9a": _RATIOS, "covtype": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7
 
 #: The arena's figures: one per problem and budget (the datasets' budgets scale with their d).
 _ARENA_PNGS = [(p, b) for p in ("rip", "agnostic", "drifting", "correlated") for b in (5, 10)] + [
-    ("kegg", 6), ("kegg", 13)]
+    ("kegg", 6), ("kegg", 13), ("a9a", 31), ("a9a", 62)]
 
 STEPS: tuple[Step, ...] = (
     *(Step(f"wll-k-{ds}", "wll-results", _pair(f"wll-k-{ds}-tuned"),

@@ -25,7 +25,7 @@ def omp(a: Array, b: Array, s: Array, s_max: int, gram: Array | None = None) -> 
       a: (d, m) dictionary (columns a_j; zero columns are never chosen).
       b: (d,) target.
       s: () int, sparsity, 0 <= s <= s_max (traced).
-      s_max: static bound on s (the number of iterations run; those past s are inactive).
+      s_max: static bound on s (min(s, s_max) iterations run, in a while loop).
       gram: optional precomputed (m, m) A^T A.
 
     Returns:
@@ -37,8 +37,8 @@ def omp(a: Array, b: Array, s: Array, s_max: int, gram: Array | None = None) -> 
     atb = a.T @ b
     eye = jnp.eye(m, dtype=g.dtype)
 
-    def body(i, carry):
-        sel, u = carry
+    def body(carry):
+        i, sel, u = carry
         corr = atb - g @ u  # A^T r
         score = jnp.where(sel | (norms == 0), -jnp.inf,
                           jnp.abs(corr) / jnp.where(norms > 0, norms, 1.0))
@@ -48,9 +48,13 @@ def omp(a: Array, b: Array, s: Array, s_max: int, gram: Array | None = None) -> 
         msk = sel.astype(g.dtype)
         lhs = msk[:, None] * g * msk[None, :] + eye * (1.0 - msk)[:, None]
         u = jnp.linalg.solve(lhs, msk * atb)
-        return sel, u
+        return i + 1, sel, u
 
-    _, u = lax.fori_loop(0, s_max, body, (jnp.zeros(m, bool), jnp.zeros(m, g.dtype)))
+    # only the s active iterations run (an inactive one would re-solve the same system)
+    n_iter = jnp.minimum(s, s_max)
+    _, _, u = lax.while_loop(lambda c: c[0] < n_iter, body,
+                             (jnp.zeros((), jnp.int32), jnp.zeros(m, bool),
+                              jnp.zeros(m, g.dtype)))
     return u
 
 
