@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -264,15 +265,50 @@ def _check_out_dir(out: Path) -> None:
             return
 
 
+def _add_distributed(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("several processes or hosts (jax.distributed)")
+    g.add_argument("--distributed", action="store_true",
+                   help="run as one of several processes: jax.distributed.initialize() finds the "
+                        "others on SLURM or Open MPI (elsewhere give the three options below); "
+                        "the runs are sharded over every process's devices, process 0 writes")
+    g.add_argument("--coordinator", metavar="HOST:PORT",
+                   help="address of process 0 (default: JAX's detection or "
+                        "JAX_COORDINATOR_ADDRESS)")
+    g.add_argument("--num-processes", dest="num_processes", type=int, metavar="N")
+    g.add_argument("--process-id", dest="process_id", type=int, metavar="I",
+                   help="this process's index, 0 .. N - 1")
+
+
+def _start_distributed(args: argparse.Namespace) -> int:
+    """Join the other processes of a --distributed study (before JAX starts its backend);
+    returns this process's index (0 when alone)."""
+    n, i = args.num_processes, args.process_id
+    if not args.distributed:
+        if (args.coordinator, n, i) != (None, None, None):
+            raise UsageError("--coordinator, --num-processes and --process-id need "
+                             "--distributed.")
+        return 0
+    if n is not None and n < 1:
+        raise UsageError(f"--num-processes {n}: give at least 1.")
+    if i is not None and n is not None and not 0 <= i < n:
+        raise UsageError(f"--process-id {i}: must lie in 0 .. {n - 1} (--num-processes {n}).")
+    import jax
+
+    jax.distributed.initialize(coordinator_address=args.coordinator, num_processes=n,
+                               process_id=i)
+    return jax.process_index()
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     study = build_study(args)
     out = Path(study.get("out") or Path("oslr-results") / time.strftime("run-%Y%m%d-%H%M%S"))
     _check_out_dir(out)
+    rank = _start_distributed(args)
     problem, pp, plans = prepare(study)  # every check happens here, before tracing
 
     import oslr
     from oslr import report
-    log = sys.stderr
+    log = sys.stderr if rank == 0 else open(os.devnull, "w")
     print(f"oslr run: {problem.name} (d={problem.d}), {len(plans)} learner(s), "
           f"T={study['horizon']}, {study['runs']} runs, seed {study['seed']}", file=log)
     results = []
@@ -284,12 +320,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             seed=study["seed"], grid=labels, chunk_size=study.get("chunk"),
             comparator_k=study.get("comparator_k"),
             comparator_radius=study.get("comparator_radius"),
-            progress=not args.no_progress,
+            progress=not args.no_progress and rank == 0,
         )
         res.info["wall_seconds"] = round(time.perf_counter() - t1, 3)
         results.append(res)
         print(f"  {learner.name}: {len(labels)} grid point(s) x {study['runs']} runs in "
               f"{res.info['wall_seconds']:.1f} s", file=log)
+    if rank != 0:  # every process holds the gathered results; process 0 writes them
+        return 0
     files = report.save_study(results, out, config=study, plot=not args.no_plot, axes=args.axes)
     summary = report.summary_frame(results)
     if args.json:
@@ -340,6 +378,15 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             raise UsageError("--hold-rates applies to wll-redundant only.")
         options["hold_rates"] = True
     check_options(args.name, options)  # unknown names stop here, before any work
+    rank = _start_distributed(args)
+    if rank != 0:
+        # the same work in lockstep with process 0 (resumable cells included) into a scratch
+        # folder of its own, removed at the end: only process 0's files are the results
+        scratch = out / f".process-{rank}"
+        run_experiment(args.name, args.dataset, args.runs, args.seed, scratch, args.quick,
+                       False, **options)
+        shutil.rmtree(scratch, ignore_errors=True)
+        return 0
     df = run_experiment(args.name, args.dataset, args.runs, args.seed, out, args.quick,
                         not args.no_progress, **options)
     if args.json:
@@ -381,6 +428,16 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         for row in rep.manifest().itertuples():
             print(f"{row.step:<22} {row.doc:<15} {row.files}")
         return 0
+    if args.tables is not None:
+        from oslr.experiments.doc_tables import update
+
+        docs = Path(args.tables)
+        if not (docs / "figures").is_dir():
+            raise UsageError(f"--tables {docs}: no figures folder there; give the docs folder "
+                             "(the one holding the pages and figures/).")
+        changed = update(docs)
+        print(f"rewrote the generated tables of {', '.join(changed) or 'no page (all current)'}")
+        return 0
     steps = rep.select(args.only)
     out = Path(args.out)
     if args.quick and out.resolve() == (Path.cwd() / "docs" / "figures").resolve():
@@ -392,6 +449,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     source = next(iter(stamps.values()))["commit"] if stamps else "?"
     print(f"wrote {sum(len(s.files) for s in steps)} files and STAMPS.json to {out} "
           f"(commit {source})")
+    if out.name == "figures" and any(out.parent.glob("*.md")) and not args.quick:
+        from oslr.experiments.doc_tables import update
+
+        changed = update(out.parent)  # the pages' generated tables follow the new files
+        print(f"rewrote the generated tables of {', '.join(changed) or 'no page'}")
     return 0
 
 
@@ -461,6 +523,7 @@ def make_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--axes", choices=("loglog", "linear", "logx"), default="loglog",
                        help="regret.png axes (default loglog: the slope is the growth exponent)")
     p_run.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    _add_distributed(p_run)
     p_run.set_defaults(func=cmd_run)
 
     p_exp = sub.add_parser("experiment", help="reproduce a paper figure (oslr experiment --list)")
@@ -484,6 +547,7 @@ def make_parser() -> argparse.ArgumentParser:
     p_exp.add_argument("--out", help="output folder")
     p_exp.add_argument("--json", action="store_true")
     p_exp.add_argument("--no-progress", action="store_true")
+    _add_distributed(p_exp)
     p_exp.set_defaults(func=cmd_experiment)
 
     p_rep = sub.add_parser("reproduce", help="regenerate every docs/figures file from the "
@@ -496,6 +560,9 @@ def make_parser() -> argparse.ArgumentParser:
     p_rep.add_argument("--quick", action="store_true",
                        help="every step at its small size, to check the chain (not into docs)")
     p_rep.add_argument("--list", action="store_true", help="list the steps and their files")
+    p_rep.add_argument("--tables", metavar="DOCS",
+                       help="only rewrite the generated tables of DOCS/*.md from DOCS/figures "
+                            "(done after any reproduce into a docs figures folder)")
     p_rep.add_argument("--no-progress", action="store_true", help="no progress bars")
     p_rep.set_defaults(func=cmd_reproduce)
     return parser

@@ -12,7 +12,10 @@ Memory does not grow with the horizon: the scan carries the learner state, the p
 the streaming metrics of `oslr.metrics` (running sums plus fixed-size checkpoint buffers).
 The runs axis is sharded over all devices of `jax.devices()` (or those given) with
 `jax.sharding.NamedSharding`, so one code path serves one CPU, a multi-GPU host and, after
-`jax.distributed.initialize()`, several hosts.
+`jax.distributed.initialize()`, several processes or hosts: every process runs the same call,
+computes the runs its devices hold, and receives the whole result (`to_host` gathers the
+metrics); a checkpoint is kept per process (path/process-I-of-N, that process's runs). A
+multi-process study equals the single-process one bit for bit (tests/test_distributed.py).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from oslr import metrics
@@ -202,18 +206,58 @@ def _fingerprint(*parts: Any) -> str:
     return h.hexdigest()
 
 
+#: Checkpoint layout: 2 = one block per device shard (per process under jax.distributed).
+CHECKPOINT_FORMAT = 2
+
+
+def to_host(tree: PyTree) -> PyTree:
+    """NumPy copies of a pytree's arrays; an array spread over several processes
+    (`jax.distributed`) is gathered from all of them, so every process gets the whole of it."""
+    def fetch(a):
+        if isinstance(a, jax.Array) and not a.is_fully_addressable:
+            return np.asarray(multihost_utils.process_allgather(a, tiled=True))
+        return np.asarray(a)
+
+    return jax.tree.map(fetch, tree)
+
+
+def _process_dir(path: Path) -> Path:
+    """Where this process keeps its checkpoint: `path` itself in a single-process study, else
+    path/process-I-of-N (each process saves and reloads only the runs its devices hold)."""
+    if jax.process_count() == 1:
+        return path
+    return path / f"process-{jax.process_index()}-of-{jax.process_count()}"
+
+
+def _rows(index: tuple, shape: tuple) -> tuple[int, int]:
+    """The runs (leading-axis) range [start, stop) of block `index` of an array of `shape`."""
+    if not shape:
+        return 0, 1
+    start, stop, _ = index[0].indices(shape[0])
+    return start, stop
+
+
 def _save_checkpoint(path: Path, carry: PyTree, t_done: int, fingerprint: str) -> None:
+    path = _process_dir(path)
     path.mkdir(parents=True, exist_ok=True)
-    leaves = [np.asarray(x) for x in jax.tree.leaves(carry)]
+    blocks = {}
+    for i, leaf in enumerate(jax.tree.leaves(carry)):
+        for shard in leaf.addressable_shards:  # the blocks of each leaf this process holds
+            start, stop = _rows(shard.index, leaf.shape)
+            blocks[f"{i}/{start}-{stop}"] = np.asarray(shard.data)
     tmp = path / "carry.tmp.npz"
-    np.savez(tmp, *leaves)
+    np.savez(tmp, **blocks)
     os.replace(tmp, path / "carry.npz")
-    meta = {"t_done": t_done, "fingerprint": fingerprint}
+    meta = {"t_done": t_done, "fingerprint": fingerprint, "format": CHECKPOINT_FORMAT}
     (path / "meta.tmp.json").write_text(json.dumps(meta))
     os.replace(path / "meta.tmp.json", path / "meta.json")
 
 
-def _load_checkpoint(path: Path, like: PyTree, fingerprint: str) -> tuple[PyTree, int] | None:
+def _load_checkpoint(path: Path, like: PyTree, fingerprint: str,
+                     sharding: NamedSharding) -> tuple[PyTree, int] | None:
+    """The saved carry with `like`'s shapes, its runs axis laid out by `sharding`, and its
+    round; None when there is no checkpoint."""
+    path = _process_dir(path)
     meta_file = path / "meta.json"
     if not meta_file.is_file():
         return None
@@ -223,10 +267,29 @@ def _load_checkpoint(path: Path, like: PyTree, fingerprint: str) -> tuple[PyTree
             f"checkpoint in {path} belongs to a different study (settings changed); "
             "delete the folder or choose another checkpoint path."
         )
+    if meta.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"checkpoint in {path} was written by an older oslr (another file "
+                         "layout); delete the folder to start the study afresh.")
+    saved: dict[int, list] = {}
     with np.load(path / "carry.npz") as z:
-        leaves = [z[f"arr_{i}"] for i in range(len(z.files))]
-    treedef = jax.tree.structure(like)
-    return jax.tree.unflatten(treedef, leaves), int(meta["t_done"])
+        for name in z.files:
+            i, rows = name.split("/")
+            start, stop = map(int, rows.split("-"))
+            saved.setdefault(int(i), []).append((start, stop, z[name]))
+
+    def block(i: int, shape: tuple, index: tuple) -> np.ndarray:
+        # any saved block holding these runs (a leaf may have been saved sharded or whole)
+        start, stop = _rows(index, shape)
+        for s0, s1, data in saved[i]:
+            if s0 <= start and stop <= s1:
+                return data[start - s0:stop - s0] if shape else data
+        raise ValueError(f"checkpoint in {path} lacks runs {start}-{stop} of this process; "
+                         "resume with the same processes and devices, or delete the folder.")
+
+    restored = [jax.make_array_from_callback(
+        leaf.shape, sharding, lambda index, i=i, shape=leaf.shape: block(i, shape, index))
+        for i, leaf in enumerate(jax.tree.leaves(like))]
+    return jax.tree.unflatten(jax.tree.structure(like), restored), int(meta["t_done"])
 
 
 def simulate(
@@ -325,10 +388,9 @@ def simulate(
     )
     ckpt_dir = Path(checkpoint_path) if checkpoint_path is not None else None
     if ckpt_dir is not None:
-        loaded = _load_checkpoint(ckpt_dir, carry, fingerprint)
+        loaded = _load_checkpoint(ckpt_dir, carry, fingerprint, shard)
         if loaded is not None:
-            carry = jax.device_put(loaded[0], shard)
-            t_done = loaded[1]
+            carry, t_done = loaded
 
     starts = range(t_done, horizon, chunk_size)
     bar = None
@@ -353,7 +415,7 @@ def simulate(
     if bar is not None:
         bar.close()
 
-    ms = jax.tree.map(lambda a: np.asarray(a)[:n_total], carry[2])
+    ms = jax.tree.map(lambda a: a[:n_total], to_host(carry[2]))
 
     def shape(a: np.ndarray) -> np.ndarray:
         return a.reshape((n_grid, n_runs) + a.shape[1:])

@@ -1,0 +1,150 @@
+"""Tables in the docs pages generated from the files under docs/figures.
+
+A block in a docs page
+
+    <!-- oslr-table NAME -->
+    | ... |
+    <!-- /oslr-table -->
+
+is rewritten by `render` with `TABLES[NAME](figures)`, a function of the figures folder that
+returns the Markdown table. `oslr reproduce --tables` rewrites every block of docs/*.md from
+docs/figures (after a reproduce into docs/figures, so that the tables follow the new files), and
+a test checks that every block in the docs equals what its files say: a number in a generated
+table is always the number in its CSV. Prose around the tables is still written by hand.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+_BLOCK = re.compile(r"(<!-- oslr-table (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /oslr-table -->)",
+                    re.S)
+
+
+def _integer(x: float) -> str:
+    """A regret rounded to an integer with thousands separators (-4,849)."""
+    return f"{int(round(float(x))):,}"
+
+
+def _read_board(figures: Path, name: str) -> pd.DataFrame:
+    board = pd.read_csv(figures / f"{name}.csv")
+    board["skipped"] = board["skipped"].astype("string").fillna("")
+    return board
+
+
+def _cells(board: pd.DataFrame) -> list[tuple[str, int]]:
+    """(problem, budget) columns in the order the arena ran them."""
+    return list(dict.fromkeys(zip(board["problem"], board["budget"])))
+
+
+def _pivot(board: pd.DataFrame, first: list[str], cell: Callable[[pd.Series], str],
+           extra: Callable[[pd.Series], list[str]] = lambda r: []) -> str:
+    """One row per learner (arena order), one column per problem x budget."""
+    cols = _cells(board)
+    lines = ["| " + " | ".join(first + [f"{p} {b}" for p, b in cols]) + " |",
+             "|" + "---|" * (len(first) + len(cols))]
+    for learner, part in board.groupby("learner", sort=False):
+        by_cell = {(r["problem"], r["budget"]): r for _, r in part.iterrows()}
+        row = [learner] + extra(part.iloc[0])
+        for c in cols:
+            r = by_cell.get(c)
+            row.append("-" if r is None or r["skipped"] else cell(r))
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def arena_regret(figures: Path, name: str = "arena") -> str:
+    """Final regret (integer) and rank per learner, problem and budget; bold where the 95%
+    interval overlaps the best's; "-" where the learner did not run (see its reason)."""
+    def cell(r):
+        text = f"{_integer(r['regret'])}"
+        if r["metric"] != "regret":
+            text += " (R2)"
+        return (f"**{text}**" if bool(r["tied_with_best"]) else text) + f" ({int(r['rank'])})"
+
+    return _pivot(_read_board(figures, name), ["learner"], cell)
+
+
+def arena_exponents(figures: Path, name: str = "arena") -> str:
+    """Fitted growth exponent per learner, problem and budget, beside the theorem's rate."""
+    return _pivot(_read_board(figures, name), ["learner", "theory"],
+                  lambda r: f"{r['exponent']:.2f}", lambda r: [str(r["theory"])])
+
+
+def arena_skipped(figures: Path, name: str = "arena") -> str:
+    """The entrants that did not run, with the reason."""
+    board = _read_board(figures, name)
+    gone = board[board["skipped"] != ""]
+    lines = ["| problem | budget | learner | why not run |", "|---|---|---|---|"]
+    lines += [f"| {r['problem']} | {r['budget']} | {r['learner']} | {r['skipped']} |"
+              for _, r in gone.iterrows()]
+    return "\n".join(lines) + "\n"
+
+
+def arena_long(figures: Path) -> str:
+    """arena-long: mean regret at T/100, T/10 and T (95% interval at T), exponents over
+    [T/100, T] and [T/1000, T], the theorem's rate, the tuned constant and run-rounds/s."""
+    board = _read_board(figures, "arena-long")
+    curves = pd.read_csv(figures / "arena-long-curves.csv")
+    horizon = int(board["horizon"].max())
+    marks = [horizon // 100, horizon // 10]
+    lines = [f"| learner | regret at {marks[0]:,} | at {marks[1]:,} | at {horizon:,} (95% interval)"
+             f" | exponent t >= {horizon // 1000:,} | t >= {horizon // 100:,} | theory | tuned "
+             "| run-rounds/s |", "|" + "---|" * 9]
+    from oslr.report import growth_exponent
+
+    for _, r in board[board["skipped"] == ""].sort_values("regret").iterrows():
+        c = curves[curves["learner"] == r["learner"]].sort_values("n")
+        n, mean = c["n"].to_numpy(), c["mean"].to_numpy()
+        at = [_integer(np.interp(m, n, mean)) for m in marks]
+        wide = growth_exponent(n, mean, t_min=horizon / 1000)
+        lines.append(
+            f"| {r['learner']} | {at[0]} | {at[1]} | {_integer(r['regret'])} "
+            f"({_integer(r['ci_low'])}, {_integer(r['ci_high'])}) | {wide:.2f} | "
+            f"{r['exponent']:.2f} | {r['theory']} | {r['tuned']} | {r['run_rounds_per_s']:.2g} |")
+    return "\n".join(lines) + "\n"
+
+
+#: Table name (as in the docs' markers) -> function of the figures folder.
+TABLES: dict[str, Callable[[Path], str]] = {
+    "arena-regret": arena_regret,
+    "arena-exponents": arena_exponents,
+    "arena-skipped": arena_skipped,
+    "arena-long": arena_long,
+}
+
+
+def render(text: str, figures: str | Path) -> str:
+    """`text` with every oslr-table block rewritten from `figures`; unknown names refused."""
+    figures = Path(figures)
+
+    def fill(m: re.Match) -> str:
+        name = m.group("name")
+        if name not in TABLES:
+            raise ValueError(f"docs table {name!r} is not generated by oslr; known tables: "
+                             f"{', '.join(TABLES)}.")
+        return m.group(1) + TABLES[name](figures) + m.group(4)
+
+    return _BLOCK.sub(fill, text)
+
+
+def update(docs: str | Path) -> list[str]:
+    """Rewrite the generated tables of every docs/*.md page from docs/figures; returns the names
+    of the pages that changed."""
+    docs = Path(docs)
+    changed = []
+    for page in sorted(docs.glob("*.md")):
+        text = page.read_text()
+        new = render(text, docs / "figures")
+        if new != text:
+            page.write_text(new)
+            changed.append(page.name)
+    return changed
+
+
+__all__ = ["TABLES", "render", "update"]

@@ -1,0 +1,89 @@
+"""Generated docs tables: every oslr-table block in docs/*.md equals what its files say, and a
+change in a file shows in the table."""
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from oslr.cli import main
+from oslr.experiments import doc_tables as dt
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def test_docs__every_generated_table_follows_its_files():
+    blocks = 0
+    for page in sorted(DOCS.glob("*.md")):
+        text = page.read_text()
+        blocks += text.count("<!-- oslr-table ")
+        assert dt.render(text, DOCS / "figures") == text, (
+            f"{page.name}: a generated table differs from docs/figures; run "
+            "`oslr reproduce --tables docs`")
+    assert blocks >= 3  # the arena's regret and exponent tables and arena-long's
+
+
+def _arena_copy(tmp_path) -> Path:
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    for name in ("arena.csv",):
+        shutil.copy(DOCS / "figures" / name, figures / name)
+    return figures
+
+
+def test_arena_regret__a_changed_number_rank_and_tie_show(tmp_path):
+    figures = _arena_copy(tmp_path)
+    board = pd.read_csv(figures / "arena.csv")
+    row = board.index[(board["problem"] == "rip") & (board["budget"] == 5)
+                      & (board["learner"] == "foster-hedge")][0]
+    board.loc[row, ["regret", "rank", "tied_with_best"]] = [-12345.6, 1, True]
+    board.loc[row, "metric"] = "regret_lb_greedy"
+    board.to_csv(figures / "arena.csv", index=False)
+    table = dt.arena_regret(figures)
+    line = next(x for x in table.splitlines() if x.startswith("| foster-hedge |"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[1] == "**-12,346 (R2)** (1)"  # rounded, labelled R2, bold, rank 1
+    header = table.splitlines()[0]
+    assert header.startswith("| learner | rip 5 | rip 10 | agnostic 5 |")
+    assert len(cells) == len(header.strip("|").split("|"))
+
+
+def test_arena_exponents_and_skipped(tmp_path):
+    figures = _arena_copy(tmp_path)
+    board = pd.read_csv(figures / "arena.csv")
+    board.loc[0, "exponent"] = 0.123456
+    gone = board.index[board["learner"] == "ito-block-bandit"][0]
+    board["skipped"] = board["skipped"].astype(object)
+    board.loc[gone, "skipped"] = "C(123, 2) = 7,503 subsets > 5"
+    board.to_csv(figures / "arena.csv", index=False)
+    first = dt.arena_exponents(figures).splitlines()[2]
+    assert first.startswith(f"| {board.loc[0, 'learner']} | {board.loc[0, 'theory']} | 0.12 |")
+    problem, budget = board.loc[gone, ["problem", "budget"]]
+    assert (f"| {problem} | {budget} | ito-block-bandit | C(123, 2) = 7,503 subsets > 5 |"
+            in dt.arena_skipped(figures))
+    line = next(x for x in dt.arena_regret(figures).splitlines()
+                if x.startswith("| ito-block-bandit |"))
+    assert " - " in line  # a skipped cell shows no number
+
+
+def test_render__rewrites_blocks_and_refuses_unknown_names(tmp_path):
+    figures = _arena_copy(tmp_path)
+    text = "intro\n<!-- oslr-table arena-skipped -->\nstale\n<!-- /oslr-table -->\nend\n"
+    out = dt.render(text, figures)
+    assert "stale" not in out and out.startswith("intro\n<!-- oslr-table arena-skipped -->\n|")
+    assert out.endswith("<!-- /oslr-table -->\nend\n")
+    assert dt.render(out, figures) == out
+    with pytest.raises(ValueError, match="'nope' is not generated"):
+        dt.render("<!-- oslr-table nope -->\n<!-- /oslr-table -->", figures)
+
+
+def test_cli_tables(tmp_path, capsys):
+    figures = _arena_copy(tmp_path)
+    page = tmp_path / "page.md"
+    page.write_text("<!-- oslr-table arena-skipped -->\nold\n<!-- /oslr-table -->\n")
+    assert main(["reproduce", "--tables", str(tmp_path)]) == 0
+    assert "rewrote the generated tables of page.md" in capsys.readouterr().out
+    assert page.read_text() == dt.render(page.read_text(), figures)
+    assert main(["reproduce", "--tables", str(figures)]) == 2  # not the docs folder
+    assert "no figures folder there" in capsys.readouterr().err
