@@ -36,7 +36,8 @@ class Case:
       ops: `ops(d) -> float`, work per run-round (see the module docstring).
       kind: "linalg" (judged against the matmul peak), "selection" or "vector".
       runs: parallel runs of the row (LinUCB's target is set at 1024).
-      peer: optional (name, loop) of another library's implementation.
+      peers: (name, loop) of other libraries' implementations, each timed in turn with the
+        oslr program and the NumPy loop.
       horizon_scale: the row's T is the mode's T times this (slow rows run shorter).
     """
 
@@ -48,7 +49,7 @@ class Case:
     ops: Callable[[int], float]
     kind: str
     runs: int = 256
-    peer: tuple[str, Callable[[int], float | None]] | None = None
+    peers: tuple[tuple[str, Callable[[int], float | None]], ...] = ()
     horizon_scale: float = 1.0
 
 
@@ -85,8 +86,8 @@ def _knapsack_ops(d: int) -> float:
 
 
 def _linucb_ops(d: int) -> float:
-    # theta = A^-1 b, widths (K x d)(d x d) and row dots, means, SM update and A += x x^T
-    return 2 * K_ARMS * d * d + 8 * d * d + 4 * K_ARMS * d
+    # the O(K d) form on fixed arms: c = X v, the u update (2 K d each), widths, means, UCB
+    return 4 * K_ARMS * d + 10 * K_ARMS
 
 
 def _flinucb_ops(extra: float) -> Callable[[int], float]:
@@ -173,8 +174,13 @@ CASES: list[Case] = [
          lambda T: numpy_loops.ftpl_subset_loop(*_a9a(), k=10, horizon=T, subset=_a9a_oracle(10)),
          lambda d: d * (2.0 + _log2(10)), "selection"),
     Case("linucb", "linear-bandit", {"d": 20, "n_arms": K_ARMS}, {"n_arms": K_ARMS},
-         lambda T: numpy_loops.linucb_loop(20, K_ARMS, T), _linucb_ops, "linalg", runs=1024,
-         peer=("mabwiser LinUCB", lambda T: numpy_loops.mabwiser_linucb_loop(20, K_ARMS, T))),
+         lambda T: numpy_loops.linucb_loop(20, K_ARMS, T), _linucb_ops, "vector", runs=1024,
+         peers=(("river LinUCBDisjoint",
+                 lambda T: numpy_loops.river_linucb_loop(20, K_ARMS, T)),
+                ("VW squarecb (throughput only)",
+                 lambda T: numpy_loops.vw_squarecb_loop(20, K_ARMS, T)),
+                ("mabwiser LinUCB",
+                 lambda T: numpy_loops.mabwiser_linucb_loop(20, K_ARMS, T)))),
     Case("flinucb-gd", "linear-bandit", {"d": 20, "n_arms": K_ARMS}, {"n_arms": K_ARMS},
          lambda T: numpy_loops.flinucb_loop(20, K_ARMS, T, "gd"), _flinucb_ops(6), "linalg"),
     Case("flinucb-svrg", "linear-bandit", {"d": 20, "n_arms": K_ARMS}, {"n_arms": K_ARMS},

@@ -184,20 +184,22 @@ def _bandit(rng, d, n_arms):
 
 
 def linucb_loop(d: int, n_arms: int, horizon: int, kappa: float = 1.0, seed: int = 0) -> float:
-    """LinUCB with Sherman-Morrison (float64), fixed arms; returns the pseudo-regret."""
+    """LinUCB (float64), fixed arms, in oslr's O(K d) form (`oslr.learners.linucb`): u_a =
+    A^{-1} x_a, the widths and the means updated by Sherman-Morrison; pseudo-regret."""
     rng = np.random.default_rng(seed)
     theta, arms = _bandit(rng, d, n_arms)
     means = arms @ theta
-    a_inv, b = np.eye(d), np.zeros(d)
+    u = arms.copy()  # A = I
+    width, mean = np.sum(u * arms, axis=1), np.zeros(n_arms)
     regret = 0.0
     for _ in range(horizon):
-        width = np.einsum("kd,de,ke->k", arms, a_inv, arms)
-        arm = int(np.argmax(arms @ (a_inv @ b) + kappa * np.sqrt(np.maximum(width, 0.0))))
-        x = arms[arm]
+        arm = int(np.argmax(mean + kappa * np.sqrt(np.maximum(width, 0.0))))
         r = means[arm] + rng.uniform(-0.5, 0.5)
-        u = a_inv @ x
-        a_inv -= np.outer(u, u) / (1.0 + x @ u)
-        b += r * x
+        v, denom = u[arm].copy(), 1.0 + max(width[arm], 0.0)
+        c = arms @ v
+        u -= np.outer(c, v) / denom
+        width -= c * c / denom
+        mean += c * (r - mean[arm]) / denom
         regret += means.max() - means[arm]
     return regret
 
@@ -547,4 +549,65 @@ def mabwiser_linucb_loop(d: int, n_arms: int, horizon: int, seed: int = 0) -> fl
         arm = mab.predict([c])
         mab.partial_fit([arm], [means[arm] + rng.uniform(-0.5, 0.5)], [c])
         regret += means.max() - means[arm]
+    return regret
+
+
+def _shared_context_stream(d: int, n_arms: int, seed: int):
+    """The peers' stream (as `mabwiser_linucb_loop`): one unit theta per arm, a shared Gaussian
+    context c ~ N(0, I/d) per round, reward theta_a^T c + U(-0.5, 0.5)."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=(n_arms, d))
+    theta /= np.linalg.norm(theta, axis=1, keepdims=True)
+    return rng, theta
+
+
+def river_linucb_loop(d: int, n_arms: int, horizon: int, seed: int = 0) -> float | None:
+    """The peer: river's `bandit.LinUCBDisjoint` (one Bayesian linear regression per arm on the
+    shared context, updated online; contexts are dicts). None when river is not installed (a
+    benchmark-only dependency: `pip install river`). Returns the pseudo-regret."""
+    try:
+        from river import bandit
+    except ImportError:
+        return None
+    rng, theta = _shared_context_stream(d, n_arms, seed)
+    policy = bandit.LinUCBDisjoint(alpha=1.0, seed=seed)
+    arms = list(range(n_arms))
+    names = [f"x{j}" for j in range(d)]
+    regret = 0.0
+    for _ in range(horizon):
+        c = rng.normal(size=d) / np.sqrt(d)
+        means = theta @ c
+        ctx = dict(zip(names, c.tolist()))
+        arm = policy.pull(arms, context=ctx)
+        policy.update(arm, ctx, float(means[arm] + rng.uniform(-0.5, 0.5)))
+        regret += means.max() - means[arm]
+    return regret
+
+
+def vw_squarecb_loop(d: int, n_arms: int, horizon: int, seed: int = 0) -> float | None:
+    """The peer for throughput only: Vowpal Wabbit's contextual bandit (`--cb_explore_adf
+    --squarecb`, another exploration algorithm than LinUCB, C++ engine) on the same stream, one
+    action-dependent-features example per round (shared context, one indicator line per arm,
+    context x arm interactions), predict then learn the cost -reward of the sampled arm. None
+    when vowpalwabbit is not installed. Returns the pseudo-regret."""
+    try:
+        import vowpalwabbit
+    except ImportError:
+        return None
+    rng, theta = _shared_context_stream(d, n_arms, seed)
+    vw = vowpalwabbit.Workspace(f"--cb_explore_adf --squarecb -q sa --quiet --random_seed {seed}")
+    actions = [f"|a arm{a}" for a in range(n_arms)]
+    regret = 0.0
+    for _ in range(horizon):
+        c = rng.normal(size=d) / np.sqrt(d)
+        means = theta @ c
+        shared = "shared |s " + " ".join(f"{j}:{v:.6f}" for j, v in enumerate(c))
+        pmf = np.asarray(vw.predict([shared, *actions]), np.float64)
+        arm = int(rng.choice(n_arms, p=pmf / pmf.sum()))
+        cost = -float(means[arm] + rng.uniform(-0.5, 0.5))
+        lines = [shared] + [(f"0:{cost}:{pmf[a]} " if a == arm else "") + actions[a]
+                            for a in range(n_arms)]
+        vw.learn(lines)
+        regret += means.max() - means[arm]
+    vw.finish()
     return regret

@@ -89,7 +89,13 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
         parts += [
             "## Throughput\n",
             "run-rounds/s: runs x T / median seconds of the compiled, vmapped scan; NumPy and "
-            "peer: one run, rounds/s. ratio = oslr / NumPy. jax_mem_mb: the compiled program's "
+            "peers: one run, rounds/s. ratio = oslr / NumPy. Peers (LinUCB, d = 20, K = 10, "
+            "one unit theta per arm, shared context): river's `bandit.LinUCBDisjoint` (disjoint "
+            "LinUCB, one Bayesian linear regression per arm, dict contexts), Vowpal Wabbit "
+            "`--cb_explore_adf --squarecb -q sa` (C++; another exploration algorithm, SquareCB, "
+            "so compared for throughput only) and mabwiser's LinUCB (one ridge model per arm); "
+            "each is timed in turn with the oslr program and the NumPy loop, and x is oslr's "
+            "run-rounds/s over its rounds/s. jax_mem_mb: the compiled program's "
             "buffers (arguments, outputs, scratch); numpy_mem_mb: tracemalloc peak of one run. "
             "gflops: the case's cost model (benchmarks/cases.py: flops for `linalg`, random "
             "numbers and comparisons for `selection`) x run-rounds/s; pct_peak: share of the "

@@ -15,15 +15,19 @@ def test_benchmarks__a_case_for_every_registered_learner():
 
 
 def test_benchmarks__missed_targets_name_each_miss():
-    row = {"learner": "linucb", "ratio": 42.0, "peer_ratio": 2500.0, "kind": "linalg",
+    peers = [{"peer": "river LinUCBDisjoint", "ratio": 480.0},
+             {"peer": "mabwiser LinUCB", "ratio": 3000.0}]
+    row = {"learner": "linucb", "ratio": 99.0, "peers": peers, "kind": "linalg",
            "pct_peak": 30.0}
-    assert missed_targets(row) == ["42.0x NumPy < 50x"]
+    assert missed_targets(row) == ["99.0x NumPy < 100x", "480.0x river < 500x"]
     assert missed_targets({**row, "learner": "flinucb-gd", "ratio": 9.0, "pct_peak": 3.0}) == [
         "9.0x NumPy < 10x", "3.0% of peak < 25%"]
-    assert missed_targets({**row, "ratio": 60.0}) == []
-    foster = {"learner": "foster-hedge", "ratio": 15.0, "kind": "vector", "pct_peak": 1.0}
-    assert missed_targets(foster) == ["15.0x NumPy < 20x"]
-    assert missed_targets({**foster, "ratio": 25.0}) == []
+    met = [{**peers[0], "ratio": 500.0}, peers[1]]
+    assert missed_targets({**row, "ratio": 100.0, "peers": met}) == []
+    for learner in ("foster-hedge", "ftpsl"):
+        row = {"learner": learner, "ratio": 19.9, "kind": "vector", "pct_peak": 1.0}
+        assert missed_targets(row) == ["19.9x NumPy < 20x"]
+        assert missed_targets({**row, "ratio": 20.0}) == []
 
 
 def _check_rows(rows, learners):

@@ -16,10 +16,18 @@ from tests.reference.linucb import flinucb_gd_reference, linucb_reference
 T = 300
 
 
-def test_linucb__pulls_the_float64_reference_argmax_every_round():
+@pytest.mark.parametrize("changing, history, refactor_every", [
+    (True, "features", 256),  # arms change: A^-1 by Sherman-Morrison, O(K d^2)
+    (False, "arm", 256),  # a fixed arm set: the O(K d) form, refactorised at round 256
+    (False, "arm", 7),  # ... and every 7 rounds
+])
+def test_linucb__pulls_the_float64_reference_argmax_every_round(changing, history,
+                                                                 refactor_every):
     d, n_arms = 5, 6
-    problem, pp = oslr.make_problem("linear-bandit", d=d, n_arms=n_arms, changing=True)
-    learner, params = oslr.make("linucb", d=d, n_arms=n_arms, kappa=0.5, lam0=1.0)
+    problem, pp = oslr.make_problem("linear-bandit", d=d, n_arms=n_arms, changing=changing)
+    learner, params = oslr.make("linucb", d=d, n_arms=n_arms, kappa=0.5, lam0=1.0,
+                                history=history, refactor_every=refactor_every)
+    assert learner.info["fixed_arms"] == (history == "arm")
     _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(4), 2, params, pp)
     exs = stream(problem, pp, 4, 2, T)
     arms = np.asarray(recs.arm)
@@ -102,7 +110,7 @@ def _rejected_round(d, t):
 def test_linucb_under_replay__cholesky_refresh_happens_on_rejected_rounds():
     # issue 15: a rejected event discarded the refresh of its round with the rest of the update
     d = 3
-    learner, params = oslr.make("linucb", d=d, n_arms=2, refactor_every=4)
+    learner, params = oslr.make("linucb", d=d, n_arms=2, refactor_every=4, history="features")
     a = jnp.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 3.0]])
     state = learner.init(jax.random.key(0), params)
     state = state._replace(est=state.est._replace(a=a, a_inv=jnp.zeros((d, d))))
@@ -113,6 +121,47 @@ def test_linucb_under_replay__cholesky_refresh_happens_on_rejected_rounds():
         expected = np.linalg.inv(np.asarray(a, np.float64) + np.eye(d)) if refreshed else 0.0
         np.testing.assert_allclose(np.asarray(new.est.a_inv), expected, atol=1e-6)
         np.testing.assert_array_equal(np.asarray(new.est.a), np.asarray(a))  # no sample added
+
+
+def test_linucb_fixed_arms__refactorisation_from_counts_also_on_rejected_rounds():
+    # the O(K d) form recomputes u, widths and means from the pull counts at t % R == 0
+    d = 3
+    learner, params = oslr.make("linucb", d=d, n_arms=2, refactor_every=4, lam0=1.0)
+    state = learner.init(jax.random.key(0), params)  # zeros: every UCB ties at 0 -> arm 0
+    pulls, rsum = jnp.array([0.0, 3.0]), jnp.array([0.0, 0.0])
+    state = state._replace(est=state.est._replace(pulls=pulls, rsum=rsum))
+    for t, refreshed in ((3, False), (4, True)):
+        ex, tt = _rejected_round(d, t)
+        new, rec = play_round(learner, jax.random.key(1), state, ex, params, tt)
+        assert not bool(rec.accepted) and int(rec.arm) == 0  # logged arm 1: rejected
+        # A = I + 3 e1 e1^T: u_a = A^-1 e_a, widths 1 and 1/4, means 0 (no reward yet)
+        u = np.array([[1.0, 0, 0], [0, 0.25, 0]]) if refreshed else np.zeros((2, d))
+        np.testing.assert_allclose(np.asarray(new.est.u), u, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(new.est.width),
+                                   [1.0, 0.25] if refreshed else [0.0, 0.0], atol=1e-6)
+        np.testing.assert_array_equal(np.asarray(new.est.pulls), np.asarray(pulls))
+
+
+def test_linucb_fixed_arms__update_equals_sherman_morrison_on_a_inv():
+    # one O(K d) step against A^-1 updated by Sherman-Morrison in float64
+    from oslr.learners.linucb import fixed_arm_state, fixed_arm_update
+
+    rng = np.random.default_rng(3)
+    arms = rng.normal(size=(4, 3))
+    pulls, rsum = np.array([2.0, 0.0, 1.0, 3.0]), rng.normal(size=4)
+    a = 0.7 * np.eye(3) + arms.T @ (pulls[:, None] * arms)
+    b = arms.T @ rsum
+    state = fixed_arm_state(jnp.asarray(arms, jnp.float32), jnp.asarray(pulls, jnp.float32),
+                            jnp.asarray(rsum, jnp.float32), jnp.float32(0.7))
+    new = fixed_arm_update(state, jnp.asarray(arms, jnp.float32), 2, jnp.float32(0.9))
+    a2, b2 = a + np.outer(arms[2], arms[2]), b + 0.9 * arms[2]
+    a2_inv = np.linalg.inv(a2)
+    np.testing.assert_allclose(np.asarray(new.u), arms @ a2_inv, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(new.width), np.einsum("kd,de,ke->k", arms, a2_inv, arms),
+                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(new.mean), arms @ a2_inv @ b2, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(np.asarray(new.pulls), [2.0, 0.0, 2.0, 3.0])
+    np.testing.assert_allclose(np.asarray(new.rsum), rsum + [0, 0, 0.9, 0], rtol=1e-6)
 
 
 def test_flinucb_svrg_under_replay__snapshot_refreshes_on_rejected_rounds():

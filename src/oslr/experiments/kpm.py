@@ -106,7 +106,7 @@ def kpm_replay(campaign: str = "all", kappas: Sequence[float] = KAPPAS, runs: in
     rows = []
     for name in learners:
         learner, params = make(name, d=problem.d, n_arms=problem.n_arms, horizon=horizon,
-                               **({} if name == "linucb" else {"history": "id"}), **options)
+                               history="id", **options)
         t0 = time.perf_counter()
         res = sweep(learner, problem, params, pp, {"kappa": list(kappas)},
                     horizon=horizon, n_runs=runs, seed=seed, progress=progress)

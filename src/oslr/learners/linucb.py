@@ -18,6 +18,15 @@ round) stores pulled arm indices and rebuilds x_i from this round's arm table; `
 problem's global arm ids and rebuilds x_i with its feature lookup (OBD replay: event row x item);
 `"features"` stores the pulled vectors (arm sets that change, with no lookup).
 
+Exact `linucb` keeps no history; `history="arm"` (a fixed arm set X, (K, d)) selects its O(K d)
+form (`FixedArmState`): it carries u_a = A^{-1} x_a, the widths x_a^T A^{-1} x_a and the means
+x_a^T theta for the K arms, and after pulling x = x_j with reward r and v = u_j,
+w = x^T A^{-1} x, c = X v, updates them by Sherman-Morrison without A^{-1} itself:
+    u_a -= c_a v / (1 + w),  width_a -= c_a^2 / (1 + w),  mean_a += c_a (r - mean_j) / (1 + w).
+A = lam0 I + X^T diag(pulls) X and b = X^T (reward sums) follow from K counts, so the float32
+guard (recompute all three by Cholesky every `refactor_every` rounds, from round 0) needs no
+(d, d) state. `"features"` or `"id"` (arm sets that change) keep A^{-1} (O(K d^2) per round).
+
 References: Li, Chu, Langford, Schapire 2010 (LinUCB); Korda, Prashanth, Munos, AAAI 2015,
 Algorithm 2 and eq. (11).
 """
@@ -28,6 +37,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from oslr.learners.least_squares import (
     TRACKER_DEFAULTS,
@@ -62,6 +72,46 @@ class LinUcbParams(TrackerParams):
 
     kappa: Array = param(jnp.float32, 1.0, lo=0.0,
                          doc="exploration weight of the confidence width (GAP in [KPM])")
+
+class FixedArmState(NamedTuple):
+    """Exact LinUCB on a fixed arm set X (K, d) (see the module docstring).
+
+    Attributes:
+      u: (K, d) float32, row a is A^{-1} x_a.
+      width: (K,) float32, x_a^T A^{-1} x_a.
+      mean: (K,) float32, x_a^T theta, theta = A^{-1} b.
+      pulls: (K,) float32, samples of each arm; rsum: (K,) float32, their reward sums.
+    """
+
+    u: Array
+    width: Array
+    mean: Array
+    pulls: Array
+    rsum: Array
+
+
+def fixed_arm_state(arms: Array, pulls: Array, rsum: Array, lam0: Array) -> FixedArmState:
+    """`FixedArmState` from scratch by Cholesky: A = lam0 I + X^T diag(pulls) X, b = X^T rsum."""
+    d = arms.shape[-1]
+    a = lam0 * jnp.eye(d, dtype=arms.dtype) + arms.T @ (pulls[:, None] * arms)
+    chol = jax.scipy.linalg.cho_factor(a, lower=True)
+    u = jax.scipy.linalg.cho_solve(chol, arms.T).T
+    theta = jax.scipy.linalg.cho_solve(chol, arms.T @ rsum)
+    return FixedArmState(u=u, width=jnp.sum(u * arms, axis=-1), mean=arms @ theta, pulls=pulls,
+                         rsum=rsum)
+
+
+def fixed_arm_update(state: FixedArmState, arms: Array, arm: Array, reward: Array
+                     ) -> FixedArmState:
+    """The O(K d) Sherman-Morrison step after pulling `arm` (module docstring)."""
+    v = state.u[arm]
+    denom = 1.0 + jnp.maximum(state.width[arm], 0.0)  # the float32 guard of B11
+    c = arms @ v
+    return FixedArmState(u=state.u - c[:, None] * v[None, :] / denom,
+                         width=state.width - c * c / denom,
+                         mean=state.mean + c * (reward - state.mean[arm]) / denom,
+                         pulls=state.pulls.at[arm].add(1.0), rsum=state.rsum.at[arm].add(reward))
+
 
 class LinUcbState(NamedTuple):
     """Attributes:
@@ -102,6 +152,7 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
         raise ValueError(f"unknown history mode {history!r}; choose one of {HISTORIES}.")
     kind = VARIANTS[variant]
     exact = kind == "rls-sm"
+    fixed = exact and history == "arm"  # the O(K d) form on a fixed arm set
     capacity = 0 if exact else horizon
     tracker = make_tracker(kind, d, capacity, schedule, average, refactor_every)
     tracked = track and not exact
@@ -109,13 +160,36 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
 
     def init(key: Array, params: LinUcbParams) -> LinUcbState:
         del key
-        return LinUcbState(est=tracker.init(params),
+        if fixed:  # filled from the arm table at the start of round 0 (`_fixed_step`)
+            zero_k = jnp.zeros(n_arms, jnp.float32)
+            est = FixedArmState(u=jnp.zeros((n_arms, d), jnp.float32), width=zero_k,
+                                mean=zero_k, pulls=zero_k, rsum=zero_k)
+        else:
+            est = tracker.init(params)
+        return LinUcbState(est=est,
                            phi=jnp.zeros((n_arms, 0 if exact else d), jnp.float32),
                            hist=history_init(capacity, d, store_features=history == "features"),
                            a_sum=jnp.zeros((d, d) if tracked else (0, 0), jnp.float32),
                            b_sum=jnp.zeros(d if tracked else 0, jnp.float32))
 
+    def _fixed_step(state: LinUcbState, rnd, params: LinUcbParams) -> LinUcbState:
+        arms = rnd.arms
+        # the float32 guard: recompute from the pull counts at rounds 0, R, 2R, ... (also on a
+        # rejected replay event, so that it keeps pace with the rounds)
+        est = lax.cond(rnd.t % refactor_every == 0,
+                       lambda: fixed_arm_state(arms, state.est.pulls, state.est.rsum,
+                                               params.lam0),
+                       lambda: state.est)
+        ucb = est.mean + params.kappa * jnp.sqrt(jnp.maximum(est.width, 0.0))
+        top = jnp.max(ucb)  # ties as in the general form below
+        arm = jnp.argmax(ucb >= top - 1e-5 * (1.0 + jnp.abs(top)))
+        reward = rnd.pull(arm)
+        new = fixed_arm_update(est, arms, arm, reward)
+        return state._replace(est=tree_select(rnd.accepted, new, est))
+
     def step(key: Array, state: LinUcbState, rnd, params: LinUcbParams) -> LinUcbState:
+        if fixed:
+            return _fixed_step(state, rnd, params)
         k_phi, k_est = jax.random.split(key)
         arms = rnd.arms
         theta = tracker.theta(state.est, params)
@@ -176,10 +250,11 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
 
     return Learner(init=init, step=step, family=BANDIT, budget=budget, name=variant,
                    diagnostics=diagnostics if tracked else None,
-                   info={"tracker": kind, "history": None if exact else history},
+                   info={"tracker": kind, "history": None if exact else history,
+                         "fixed_arms": fixed},
                    requires=Requirements(replay=True, n_arms=n_arms,
                                          capacity=None if exact else horizon,
-                                         history=None if exact else history))
+                                         history=None if exact and not fixed else history))
 
 
 def _spec(variant: str, description: str, reference: str) -> LearnerSpec:
