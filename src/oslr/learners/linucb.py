@@ -103,7 +103,8 @@ def fixed_arm_state(arms: Array, pulls: Array, rsum: Array, lam0: Array) -> Fixe
 
 def fixed_arm_update(state: FixedArmState, arms: Array, arm: Array, reward: Array
                      ) -> FixedArmState:
-    """The O(K d) Sherman-Morrison step after pulling `arm` (module docstring)."""
+    """The O(K d) Sherman-Morrison step after pulling `arm` (module docstring). Gathers and
+    scatters at `arm` measured faster under vmap on the CPU than one-hot products or sums."""
     v = state.u[arm]
     denom = 1.0 + jnp.maximum(state.width[arm], 0.0)  # the float32 guard of B11
     c = arms @ v
@@ -287,7 +288,8 @@ def _spec(variant: str, description: str, reference: str) -> LearnerSpec:
     )
 
 
-LINUCB = _spec("linucb", "LinUCB, shared theta, exact ridge LS by Sherman-Morrison ([LCLS10])",
+LINUCB = _spec("linucb", "LinUCB, shared theta, exact ridge LS by Sherman-Morrison ([LCLS10]); "
+               "O(K d) per round on a fixed arm set (history='arm')",
                "[LCLS10]; ALGORITHMS.md L2.2")
 FLINUCB_GD = _spec("flinucb-gd",
                    "fLinUCB-GD: fRLS-GD estimate and SGD-tracked confidence widths ([KPM] Alg. 2)",
