@@ -239,3 +239,25 @@ def test_experiment__arena_writes_leaderboard_curves_and_figures(tmp_path, capsy
     for name in ("arena.csv", "arena.json", "arena.md", "arena-curves.csv", "arena-tuning.csv",
                  "arena-rip-b4.png"):
         assert (tmp_path / name).is_file(), name
+
+
+@pytest.mark.slow
+def test_experiment__arena_k_one_arena_per_k(tmp_path, capsys, monkeypatch):
+    import oslr.experiments as ex
+    from oslr.experiments.arena import ENTRANTS
+    from oslr.experiments.doc_tables import arena_k
+
+    ogd = tuple(e for e in ENTRANTS if e.learner.startswith("ogd"))
+    monkeypatch.setattr(ex, "ARENA_K", dict(problems=("rip",), d=6, ks=(1, 2), budgets=(4,),
+                                            horizon=40, runs=5, entrants=ogd))
+    assert main(["experiment", "arena-k", "--out", str(tmp_path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "### rip (d = 6, k = 1, budget 4" in out and "### rip (d = 6, k = 2, budget 4" in out
+    board = pd.read_csv(tmp_path / "arena-k.csv")
+    assert board.groupby("k")["rank"].apply(sorted).tolist() == [[1, 2], [1, 2]]  # per k
+    curves = pd.read_csv(tmp_path / "arena-k-curves.csv")
+    assert set(curves["k"]) == {1, 2} and len(curves) == 2 * 2 * curves["n"].nunique()
+    for k in (1, 2):
+        assert (tmp_path / f"arena-k-rip-b4-k{k}.png").is_file()
+    table = arena_k(tmp_path)
+    assert table.startswith("| learner | k = 1 (k/d = 0.17) | k = 2 (k/d = 0.33) |")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from oslr.experiments import arena as arena_mod
@@ -32,8 +33,8 @@ from oslr.experiments.wll import (
 )
 
 __all__ = [
-    "ARENA_FULL", "ARENA_LONG", "ARENA_QUICK", "EXPERIMENTS", "WLL_C0S", "WLL_ETA_SCALES",
-    "WLL_LEARNERS", "WLL_RATIOS", "WLL_RHOS",
+    "ARENA_FULL", "ARENA_K", "ARENA_LONG", "ARENA_QUICK", "EXPERIMENTS", "WLL_C0S",
+    "WLL_ETA_SCALES", "WLL_LEARNERS", "WLL_RATIOS", "WLL_RHOS",
     "kpm_pege", "kpm_replay", "kpm_runtime", "kpm_tracking", "plot_curves", "plot_experiment",
     "plot_rate_sweep", "plot_runtime", "run_arena", "run_experiment", "wll_rate_sweep",
     "wll_redundant", "wll_reward_vs_k",
@@ -64,6 +65,7 @@ EXPERIMENTS = {
                    "d = 100 (R2) and d = 20 (R1) (E4)",
     "arena": "every limited-feature regressor on the same streams, equal tuning budget: "
              "leaderboard, regret curves with the theorems' bounds, growth exponents",
+    "arena-k": "the arena's RIP stream over a k/d grid (k = 1, 2, 4 at d = 20, budget 10)",
     "arena-long": "the arena's RIP stream at T = 1e5 (budget 5): growth exponents over three "
                   "decades beside the theorems'",
 }
@@ -88,6 +90,7 @@ _TAKES = {
     "kale-greedy": (("online-greedy",), ("k", "k0", "horizon")),
     "arena": ((), ()),
     "arena-long": ((), ()),
+    "arena-k": ((), ()),
 }
 
 
@@ -131,10 +134,13 @@ def run_experiment(name: str, dataset: str, runs: int | None, seed: int, out: Pa
         return _run_kale(name, runs, seed, out, quick, progress, **options)
     if name.startswith("ito-"):
         return _run_ito(name, runs, seed, out, quick, progress)
-    if name in ("arena", "arena-long"):
-        long = ARENA_LONG if not quick else dict(ARENA_QUICK, problems=("rip",), horizon=3000)
-        return run_arena(runs, seed, out, quick, progress, name=name,
-                         sizes=long if name == "arena-long" else None)
+    if name in ("arena", "arena-long", "arena-k"):
+        sizes = {"arena": None,
+                 "arena-long": ARENA_LONG if not quick else dict(ARENA_QUICK, problems=("rip",),
+                                                                 horizon=3000),
+                 "arena-k": ARENA_K if not quick else dict(ARENA_QUICK, problems=("rip",),
+                                                           ks=(1, 2))}[name]
+        return run_arena(runs, seed, out, quick, progress, name=name, sizes=sizes)
     horizon = 5000 if quick else None
     if name == "wll-k":
         runs = runs or 5
@@ -302,20 +308,30 @@ ARENA_FULL = dict(problems=("rip", "agnostic", "drifting", "correlated", "kegg",
                   k=2, budgets=(5, 10), horizon=20_000, runs=10)
 ARENA_QUICK = dict(problems=("rip", "kegg"), d=10, k=2, budgets=(5,), horizon=1000, runs=10)
 ARENA_LONG = dict(problems=("rip",), d=20, k=2, budgets=(5,), horizon=100_000, runs=10)
+#: The k/d grid: one arena per comparator sparsity k (`ks`), k = 2 as in ARENA_FULL.
+ARENA_K = dict(problems=("rip",), d=20, ks=(1, 2, 4), budgets=(10,), horizon=20_000, runs=10)
 
 
 def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: bool,
               name: str = "arena", sizes: dict | None = None) -> pd.DataFrame:
     """`oslr experiment arena`: write NAME.csv / .json / .md, NAME-curves.csv, NAME-tuning.csv
-    and one NAME-PROBLEM-bB.png per problem and budget into `out` (NAME: arena or arena-long)."""
+    and one NAME-PROBLEM-bB.png per problem and budget into `out` (NAME: arena, arena-long or
+    arena-k; arena-k runs one arena per k in sizes["ks"], its figures named
+    NAME-PROBLEM-bB-kK.png)."""
     kw = dict(sizes or (ARENA_QUICK if quick else ARENA_FULL))
     if runs is not None:
         kw["runs"] = runs
     arena_mod.check_runs(kw["runs"])  # before the output folder is made
     out.mkdir(parents=True, exist_ok=True)
-    # finished cells are kept under out/NAME-cells: a rerun after an interruption resumes
-    board, curves, tuning = arena_mod.arena(seed=seed, progress=progress,
-                                            cells_dir=out / f"{name}-cells", **kw)
+    ks = kw.pop("ks", None)
+    parts = []
+    for k in ks or (kw.pop("k"),):
+        # finished cells are kept under out/NAME-cells: a rerun after an interruption resumes
+        parts.append(arena_mod.arena(seed=seed, progress=progress, k=k,
+                                     cells_dir=out / f"{name}-cells", **kw))
+    board, curves, tuning = (pd.concat(frames, ignore_index=True) for frames in zip(*parts))
+    if ks is not None:
+        curves["k"] = np.concatenate([np.full(len(p[1]), k) for p, k in zip(parts, ks)])
     board.to_csv(out / f"{name}.csv", index=False)
     (out / f"{name}.json").write_text(board.to_json(orient="records", indent=1))
     (out / f"{name}.md").write_text(arena_mod.leaderboard_markdown(board))
@@ -324,13 +340,14 @@ def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: boo
     try:
         import matplotlib.pyplot as plt
 
-        for (problem, budget), part in board[~arena_mod._skipped(board)].groupby(
-                ["problem", "budget"], sort=False):
+        for (problem, budget, k), part in board[~arena_mod._skipped(board)].groupby(
+                ["problem", "budget", "k"], sort=False):
             first = part.iloc[0]
-            title = (f"{problem}: d={first['d']}, k={first['k']}, budget {budget}, "
+            title = (f"{problem}: d={first['d']}, k={k}, budget {budget}, "
                      f"{first['runs']} runs, 95% bands; dashed: bounds")
-            plt.close(arena_mod.plot_arena(curves, problem, budget,
-                                           out / f"{name}-{problem}-b{budget}.png", title))
+            own = curves if ks is None else curves[curves["k"] == k]
+            stem = f"{name}-{problem}-b{budget}" + ("" if ks is None else f"-k{k}")
+            plt.close(arena_mod.plot_arena(own, problem, budget, out / f"{stem}.png", title))
     except ImportError:  # pragma: no cover - plotting is optional
         pass
     return board

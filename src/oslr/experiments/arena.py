@@ -404,9 +404,9 @@ def rank(board: pd.DataFrame) -> pd.DataFrame:
 
 
 def leaderboard_markdown(board: pd.DataFrame) -> str:
-    """The leaderboard as Markdown: one table per problem x budget, best first."""
+    """The leaderboard as Markdown: one table per problem x budget (x k), best first."""
     out = []
-    for (name, budget), part in board.groupby(["problem", "budget"], sort=False):
+    for (name, budget, _), part in board.groupby(["problem", "budget", "k"], sort=False):
         first = part.iloc[0]
         desc = PROBLEMS[name].text if name in PROBLEMS else ""
         out.append(f"### {name} (d = {first['d']}, k = {first['k']}, budget {budget}, "

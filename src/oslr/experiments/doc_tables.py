@@ -37,19 +37,19 @@ def _read_board(figures: Path, name: str) -> pd.DataFrame:
     return board
 
 
-def _cells(board: pd.DataFrame) -> list[tuple[str, int]]:
-    """(problem, budget) columns in the order the arena ran them."""
-    return list(dict.fromkeys(zip(board["problem"], board["budget"])))
+def _problem_budget(r: pd.Series) -> str:
+    return f"{r['problem']} {r['budget']}"
 
 
 def _pivot(board: pd.DataFrame, first: list[str], cell: Callable[[pd.Series], str],
-           extra: Callable[[pd.Series], list[str]] = lambda r: []) -> str:
-    """One row per learner (arena order), one column per problem x budget."""
-    cols = _cells(board)
-    lines = ["| " + " | ".join(first + [f"{p} {b}" for p, b in cols]) + " |",
-             "|" + "---|" * (len(first) + len(cols))]
+           extra: Callable[[pd.Series], list[str]] = lambda r: [],
+           column: Callable[[pd.Series], str] = _problem_budget) -> str:
+    """One row per learner (arena order), one column per `column(row)` (default problem x
+    budget), in the order the arena ran them."""
+    cols = list(dict.fromkeys(column(r) for _, r in board.iterrows()))
+    lines = ["| " + " | ".join(first + cols) + " |", "|" + "---|" * (len(first) + len(cols))]
     for learner, part in board.groupby("learner", sort=False):
-        by_cell = {(r["problem"], r["budget"]): r for _, r in part.iterrows()}
+        by_cell = {column(r): r for _, r in part.iterrows()}
         row = [learner] + extra(part.iloc[0])
         for c in cols:
             r = by_cell.get(c)
@@ -58,16 +58,30 @@ def _pivot(board: pd.DataFrame, first: list[str], cell: Callable[[pd.Series], st
     return "\n".join(lines) + "\n"
 
 
+def _regret_cell(r: pd.Series) -> str:
+    text = f"{_integer(r['regret'])}"
+    if r["metric"] != "regret":
+        text += " (R2)"
+    return (f"**{text}**" if bool(r["tied_with_best"]) else text) + f" ({int(r['rank'])})"
+
+
 def arena_regret(figures: Path, name: str = "arena") -> str:
     """Final regret (integer) and rank per learner, problem and budget; bold where the 95%
     interval overlaps the best's; "-" where the learner did not run (see its reason)."""
-    def cell(r):
-        text = f"{_integer(r['regret'])}"
-        if r["metric"] != "regret":
-            text += " (R2)"
-        return (f"**{text}**" if bool(r["tied_with_best"]) else text) + f" ({int(r['rank'])})"
+    return _pivot(_read_board(figures, name), ["learner"], _regret_cell)
 
-    return _pivot(_read_board(figures, name), ["learner"], cell)
+
+def arena_k(figures: Path) -> str:
+    """arena-k: final regret and rank per learner and comparator sparsity k (bold: tied with
+    the best of its k), then the fitted exponents."""
+    board = _read_board(figures, "arena-k")
+
+    def column(r):
+        return f"k = {r['k']} (k/d = {r['k'] / r['d']:.2f})"
+
+    regret = _pivot(board, ["learner"], _regret_cell, column=column)
+    exps = _pivot(board, ["learner"], lambda r: f"{r['exponent']:.2f}", column=column)
+    return regret + "\nGrowth exponents (t >= T/100):\n\n" + exps
 
 
 def arena_exponents(figures: Path, name: str = "arena") -> str:
@@ -116,6 +130,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "arena-exponents": arena_exponents,
     "arena-skipped": arena_skipped,
     "arena-long": arena_long,
+    "arena-k": arena_k,
 }
 
 

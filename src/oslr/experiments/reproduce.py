@@ -170,6 +170,10 @@ STEPS: tuple[Step, ...] = (
     Step("arena-long", "arena", ("arena-long.csv", "arena-long.json", "arena-long.md",
                                  "arena-long-curves.csv", "arena-long-tuning.csv",
                                  "arena-long-rip-b5.png"), _experiment("arena-long")),
+    Step("arena-k", "arena", ("arena-k.csv", "arena-k.json", "arena-k.md", "arena-k-curves.csv",
+                              "arena-k-tuning.csv",
+                              *(f"arena-k-rip-b10-k{k}.png" for k in (1, 2, 4))),
+         _experiment("arena-k")),
 )
 
 
