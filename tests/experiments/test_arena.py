@@ -44,6 +44,9 @@ def test_skip_reason():
     assert A.skip_reason(by["ito-block-bandit"], 123, 2, 10, True) is None  # 7,503 subsets
     assert "k0 + k" in A.skip_reason(by["dantzig-poslr"], 20, 2, 2, True)
     assert A.skip_reason(by["ogd-full"], 123, 4, 2, False) is None
+    assert "246 forms > 200" in A.skip_reason(by["ito-projection (Gaussian A)"], 123, 2, 31, False)
+    assert A.skip_reason(by["ito-projection (Gaussian A)"], 100, 2, 31, False) is None
+    assert A.skip_reason(by["ito-projection (A = I)"], 123, 2, 31, False) is None  # m = d
 
 
 def test_entrants_are_held_to_the_budget():

@@ -51,6 +51,9 @@ TUNING_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
 TUNE_OFFSET = 100_000
 #: Entrants that enumerate C(d, k) subsets are skipped above this many.
 MAX_SUBSETS = 20_000
+#: ito-projection with a Gaussian A (m = 2 d forms) is skipped above this many forms: its OMP
+#: solves an m x m system per iteration and round (a9a, m = 246: over 10 minutes a cell here).
+MAX_FORMS = 200
 
 
 def _sqrt_order(d, k, budget, t, info):
@@ -186,6 +189,8 @@ def skip_reason(entrant: Entrant, d: int, k: int, budget: int, realizable: bool)
         return f"needs a budget k0 + k > k = {k}"
     if entrant.learner == "ito-projection" and budget <= k:
         return f"needs k' = k < budget, k = {k}"
+    if entrant.options.get("projection") == "gaussian" and 2 * d > MAX_FORMS:
+        return f"m = 2d = {2 * d} forms > {MAX_FORMS} (an m x m OMP solve per round)"
     return None
 
 
