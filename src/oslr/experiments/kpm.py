@@ -59,20 +59,28 @@ def kpm_tracking(campaign: str = "all", runs: int = 2, horizon: int | None = Non
     return pd.DataFrame(rows)
 
 
+#: Rows of kpm-runtime that are a learner with options: exact LinUCB in its A^-1 form (the
+#: O(K d^2) Sherman-Morrison of [LCLS10], what the arms-may-change path runs).
+RUNTIME_FORMS = {"linucb (A^-1 form)": ("linucb", {"history": "features"})}
+
+
 def kpm_runtime(ds: Sequence[int] = (10, 30, 100, 300, 1000), n_arms: int = 10,
                 horizon: int = 500, runs: int = 1,
-                learners: Sequence[str] = ("linucb", *FAST), repeats: int = 3) -> pd.DataFrame:
+                learners: Sequence[str] = ("linucb", "linucb (A^-1 form)", *FAST),
+                repeats: int = 3) -> pd.DataFrame:
     """Milliseconds per round of each learner against d (compile excluded; median of repeats).
 
-    Also fits the log-log slope of time against d per learner (`slope` column, from d >= 100):
-    about 2 for LinUCB's O(K d^2) and 1 for the O(K d) variants once the per-round overhead is
-    amortised.
+    `learners`: registry names or keys of `RUNTIME_FORMS`. `linucb` on these fixed arms runs its
+    O(K d) form; "linucb (A^-1 form)" the O(K d^2) one. Also fits the log-log slope of time
+    against d per learner (`slope` column, from d >= 100): about 2 for an O(K d^2) learner and
+    1 for the O(K d) ones once the per-round overhead is amortised.
     """
     rows = []
     for d in ds:
         problem, pp = make_problem("linear-bandit", d=d, n_arms=n_arms)
         for name in learners:
-            learner, params = make(name, d=d, n_arms=n_arms, horizon=horizon)
+            registry, options = RUNTIME_FORMS.get(name, (name, {}))
+            learner, params = make(registry, d=d, n_arms=n_arms, horizon=horizon, **options)
             simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs)  # compile
             times = []
             for _ in range(repeats):
@@ -80,7 +88,8 @@ def kpm_runtime(ds: Sequence[int] = (10, 30, 100, 300, 1000), n_arms: int = 10,
                 res = simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs)
                 jax.block_until_ready(res.final["reward"])
                 times.append(time.perf_counter() - t0)
-            rows.append({"learner": name, "d": d, "n_arms": n_arms, "runs": runs,
+            rows.append({"learner": name, "fixed_arms": learner.info.get("fixed_arms"),
+                         "d": d, "n_arms": n_arms, "runs": runs,
                          "horizon": horizon, "ms_per_round": 1e3 * np.median(times) / horizon,
                          "device": str(jax.devices()[0])})
     df = pd.DataFrame(rows)
