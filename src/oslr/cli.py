@@ -445,8 +445,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                          "(--out DIR), or drop --quick to regenerate docs/figures.")
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a folder.")
-    stamps = rep.reproduce(steps, out, args.quick, not args.no_progress)
-    source = next(iter(stamps.values()))["commit"] if stamps else "?"
+    rep.reproduce(steps, out, args.quick, not args.no_progress)
+    source = rep.commit()["commit"]
     print(f"wrote {sum(len(s.files) for s in steps)} files and STAMPS.json to {out} "
           f"(commit {source})")
     if out.name == "figures" and any(out.parent.glob("*.md")) and not args.quick:

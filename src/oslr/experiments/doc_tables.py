@@ -124,6 +124,21 @@ def arena_long(figures: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def kpm_runtime(figures: Path) -> str:
+    """kpm-runtime: milliseconds per round against d, one column per learner (3 decimals), and
+    the log-log slope of each learner from d = 100 on."""
+    df = pd.read_csv(figures / "kpm-runtime.csv")
+    learners = list(dict.fromkeys(df["learner"]))
+    lines = ["| d | " + " | ".join(learners) + " |", "|" + "---|" * (len(learners) + 1)]
+    for d, part in df.groupby("d", sort=True):
+        ms = dict(zip(part["learner"], part["ms_per_round"]))
+        lines.append(f"| {d} | " + " | ".join(f"{ms[n]:.3f}" for n in learners) + " |")
+    slopes = df.groupby("learner", sort=False)["slope"].first()
+    lines.append("| slope (d >= 100) | " + " | ".join(f"{slopes[n]:.2f}" for n in learners)
+                 + " |")
+    return "\n".join(lines) + "\n"
+
+
 #: Table name (as in the docs' markers) -> function of the figures folder.
 TABLES: dict[str, Callable[[Path], str]] = {
     "arena-regret": arena_regret,
@@ -131,6 +146,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "arena-skipped": arena_skipped,
     "arena-long": arena_long,
     "arena-k": arena_k,
+    "kpm-runtime": kpm_runtime,
 }
 
 
