@@ -136,10 +136,8 @@ def run_experiment(name: str, dataset: str, runs: int | None, seed: int, out: Pa
         return _run_ito(name, runs, seed, out, quick, progress)
     if name in ("arena", "arena-long", "arena-k"):
         sizes = {"arena": None,
-                 "arena-long": ARENA_LONG if not quick else dict(ARENA_QUICK, problems=("rip",),
-                                                                 horizon=3000),
-                 "arena-k": ARENA_K if not quick else dict(ARENA_QUICK, problems=("rip",),
-                                                           ks=(1, 2))}[name]
+                 "arena-long": ARENA_LONG if not quick else dict(ARENA_QUICK, horizon=3000),
+                 "arena-k": ARENA_K if not quick else dict(ARENA_QUICK, ks=(1, 2))}[name]
         return run_arena(runs, seed, out, quick, progress, name=name, sizes=sizes)
     horizon = 5000 if quick else None
     if name == "wll-k":
@@ -302,11 +300,12 @@ def _run_ito(name: str, runs: int | None, seed: int, out: Path, quick: bool,
     return df
 
 
-#: The arena's sizes: full (docs/arena.md, about an hour on a 2-core CPU), --quick (about 3
-#: minutes there: compilation, 4-7 s per learner and problem, dominates) and arena-long.
+#: The arena's sizes: full (docs/arena.md, about an hour and a half on a 2-core CPU), --quick
+#: (the nine entrants on `rip`: under 2 minutes there, most of it compiling, about 10 s a cell;
+#: with kegg too it took 3 min 24 s) and arena-long.
 ARENA_FULL = dict(problems=("rip", "agnostic", "drifting", "correlated", "kegg", "a9a"), d=20,
                   k=2, budgets=(5, 10), horizon=20_000, runs=10)
-ARENA_QUICK = dict(problems=("rip", "kegg"), d=10, k=2, budgets=(5,), horizon=1000, runs=10)
+ARENA_QUICK = dict(problems=("rip",), d=10, k=2, budgets=(5,), horizon=1000, runs=10)
 ARENA_LONG = dict(problems=("rip",), d=20, k=2, budgets=(5,), horizon=100_000, runs=10)
 #: The k/d grid: one arena per comparator sparsity k (`ks`), k = 2 as in ARENA_FULL.
 ARENA_K = dict(problems=("rip",), d=20, ks=(1, 2, 4), budgets=(10,), horizon=20_000, runs=10)
@@ -323,9 +322,9 @@ def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: boo
         kw["runs"] = runs
     arena_mod.check_runs(kw["runs"])  # before the output folder is made
     out.mkdir(parents=True, exist_ok=True)
-    ks = kw.pop("ks", None)
+    ks, k_one = kw.pop("ks", None), kw.pop("k", 2)
     parts = []
-    for k in ks or (kw.pop("k"),):
+    for k in ks or (k_one,):
         # finished cells are kept under out/NAME-cells: a rerun after an interruption resumes
         parts.append(arena_mod.arena(seed=seed, progress=progress, k=k,
                                      cells_dir=out / f"{name}-cells", **kw))
