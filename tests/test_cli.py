@@ -261,3 +261,9 @@ def test_experiment__arena_k_one_arena_per_k(tmp_path, capsys, monkeypatch):
         assert (tmp_path / f"arena-k-rip-b4-k{k}.png").is_file()
     table = arena_k(tmp_path)
     assert table.startswith("| learner | k = 1 (k/d = 0.17) | k = 2 (k/d = 0.33) |")
+    # --quick: the quick sizes (which name a k of their own) with k = 1, 2
+    monkeypatch.setattr(ex, "ARENA_QUICK", dict(problems=("rip",), d=6, k=2, budgets=(4,),
+                                                horizon=40, runs=5, entrants=ogd))
+    assert main(["experiment", "arena-k", "--quick", "--out", str(tmp_path / "q"),
+                 "--no-progress"]) == 0
+    assert sorted(set(pd.read_csv(tmp_path / "q" / "arena-k.csv")["k"])) == [1, 2]
