@@ -83,6 +83,9 @@ def test_linucb__simulator_refuses_mismatched_arms_history_and_arm_mode():
     changing, cp = oslr.make_problem("linear-bandit", d=4, n_arms=6, changing=True)
     with pytest.raises(ValueError, match="history='features'"):
         oslr.simulate(learner, changing, params, cp, horizon=50, n_runs=1)
+    exact, ep = oslr.make("linucb", d=4, n_arms=6)  # the O(K d) form needs a fixed arm set
+    with pytest.raises(ValueError, match="history='features'"):
+        oslr.simulate(exact, changing, ep, cp, horizon=50, n_runs=1)
     with pytest.raises(ValueError, match="kappa"):
         oslr.make("linucb", d=4, n_arms=6, kappa=-1.0)[0].check(
             oslr.make("linucb", d=4, n_arms=6, kappa=-1.0)[1], 4)
