@@ -44,6 +44,7 @@ from oslr.learners.least_squares import (
     TrackerParams,
     make_tracker,
     reg_at,
+    ridge_inverse,
     step_at,
 )
 from oslr.primitives import (
@@ -91,14 +92,12 @@ class FixedArmState(NamedTuple):
 
 
 def fixed_arm_state(arms: Array, pulls: Array, rsum: Array, lam0: Array) -> FixedArmState:
-    """`FixedArmState` from scratch by Cholesky: A = lam0 I + X^T diag(pulls) X, b = X^T rsum."""
-    d = arms.shape[-1]
-    a = lam0 * jnp.eye(d, dtype=arms.dtype) + arms.T @ (pulls[:, None] * arms)
-    chol = jax.scipy.linalg.cho_factor(a, lower=True)
-    u = jax.scipy.linalg.cho_solve(chol, arms.T).T
-    theta = jax.scipy.linalg.cho_solve(chol, arms.T @ rsum)
-    return FixedArmState(u=u, width=jnp.sum(u * arms, axis=-1), mean=arms @ theta, pulls=pulls,
-                         rsum=rsum)
+    """`FixedArmState` from scratch: A^-1 = (lam0 I + X^T diag(pulls) X)^-1 by the trackers'
+    Cholesky (`ridge_inverse`), b = X^T rsum."""
+    a_inv = ridge_inverse(arms.T @ (pulls[:, None] * arms), lam0)
+    u = arms @ a_inv  # A^-1 is symmetric: row a is A^-1 x_a
+    return FixedArmState(u=u, width=jnp.sum(u * arms, axis=-1),
+                         mean=arms @ (a_inv @ (arms.T @ rsum)), pulls=pulls, rsum=rsum)
 
 
 def fixed_arm_update(state: FixedArmState, arms: Array, arm: Array, reward: Array
