@@ -20,6 +20,7 @@ from oslr.primitives.history import (
 )
 from oslr.primitives.knapsack import knapsack_exact, knapsack_fptas
 from oslr.primitives.oracle import oracle_weights, sparse_oracle, sparse_oracle_value
+from oslr.primitives.permutation import permutation_keys, permute
 from oslr.primitives.regressors import Regressor, ogd, ons, ridge, vaw
 from oslr.primitives.selectors import Draw, Selector, bexp, exp3, hedge, tsallis_inf
 from oslr.primitives.sherman_morrison import sherman_morrison_update
@@ -51,6 +52,8 @@ __all__ = [
     "knapsack_exact",
     "knapsack_fptas",
     "oracle_weights",
+    "permutation_keys",
+    "permute",
     "radix_select_mask",
     "random_subset_mask",
     "sherman_morrison_update",
