@@ -65,7 +65,7 @@ def geometric_resampling(draw: Callable[[Array, tuple], Array], key: Array, n_re
         cheap; see `batched_draw`.
       key: PRNG key.
       n_resamples: M (static).
-      selected: (d,) bool Q_t, needed in "independent" mode.
+      selected: (d,) bool Q_t, needed in "independent" mode and for `TopK` draws.
       mode: "shared" (one batch of M draws serves every coordinate, as in [NB16]; M draws) or
         "independent" (each of the `max_k` selected slots gets its own M draws, as the [WLL]
         Lemma 6 analysis assumes; k M draws). Marginals of h_i agree; covariances differ.
