@@ -87,3 +87,22 @@ def test_cli_tables(tmp_path, capsys):
     assert page.read_text() == dt.render(page.read_text(), figures)
     assert main(["reproduce", "--tables", str(figures)]) == 2  # not the docs folder
     assert "no figures folder there" in capsys.readouterr().err
+
+
+def test_wll_tables__a_changed_reward_and_a_missing_point_show(tmp_path):
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    for name in ("wll-k-a9a-tuned.csv", "wll-rates-a9a.csv", "wll-rates-hi-a9a.csv"):
+        shutil.copy(DOCS / "figures" / name, figures / name)
+    df = pd.read_csv(figures / "wll-k-a9a-tuned.csv")
+    row = df.index[(df["learner"] == "ftpsl") & (df["k"] == 25)][0]
+    df.loc[row, ["reward_mean", "reward_ci_low", "reward_ci_high"]] = [12345.4, -7.6, 99999.5]
+    df.to_csv(figures / "wll-k-a9a-tuned.csv", index=False)
+    table = dt.TABLES["wll-k-a9a-tuned"](figures)
+    assert "| 25 (0.20) | 12,345 (-8, 100,000) |" in table
+    hi = pd.read_csv(figures / "wll-rates-hi-a9a.csv")
+    hi = hi[~((hi["learner"] == "ftpsl") & (hi["eta_scale"] == 1000.0) & (hi["c0"] == 0.0))]
+    hi.to_csv(figures / "wll-rates-hi-a9a.csv", index=False)
+    rows = {r.split(" | ")[0]: r for r in dt.TABLES["wll-rates-a9a"](figures).splitlines()}
+    assert rows["| 1000"].split(" | ")[3] == "–"  # the ftpsl c0=0 cell of eta x 1000
+    assert rows["| 300"].split(" | ")[5] == "–"  # c0 = 0.1 was never run at eta x 300

@@ -15,6 +15,7 @@ table is always the number in its CSV. Prose around the tables is still written 
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Callable
@@ -139,6 +140,71 @@ def kpm_runtime(figures: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+_WLL_LEARNERS = ("ftpsl", "ftpl-random-subset", "ftpl-oracle-subset")
+
+
+def _mean_ci(r: pd.Series) -> str:
+    return (f"{_integer(r['reward_mean'])} ({_integer(r['reward_ci_low'])}, "
+            f"{_integer(r['reward_ci_high'])})")
+
+
+def wll_k(figures: Path, stem: str) -> str:
+    """[WLL] Fig. 1a-d: mean cumulative reward (95% interval) of the three learners per k, and
+    the best k-sparse action's reward on the same streams."""
+    df = pd.read_csv(figures / f"{stem}.csv")
+    lines = ["| k (k/d) | " + " | ".join(_WLL_LEARNERS) + " | best |", "|---|---|---|---|---|"]
+    for k, part in df.groupby("k", sort=True):
+        by = {r["learner"]: r for _, r in part.iterrows()}
+        cells = [_mean_ci(by[n]) if n in by else "-" for n in _WLL_LEARNERS]
+        lines.append(f"| {k} ({part['ratio'].iloc[0]:.2f}) | " + " | ".join(cells)
+                     + f" | {_integer(part['comparator_reward_mean'].iloc[0])} |")
+    return "\n".join(lines) + "\n"
+
+
+def wll_rates(figures: Path, dataset: str) -> str:
+    """eta x gamma sweep: mean reward per eta_scale, the baselines and FTPSL per c0 (with the
+    high-eta second call, when there is one; "–" where a point was not run)."""
+    parts = [pd.read_csv(figures / f"wll-rates-{dataset}.csv")]
+    if (figures / f"wll-rates-hi-{dataset}.csv").is_file():
+        parts.append(pd.read_csv(figures / f"wll-rates-hi-{dataset}.csv"))
+    df = pd.concat(parts, ignore_index=True)
+    ftpsl = df[df["learner"] == "ftpsl"]
+    c0s = sorted(parts[0].loc[parts[0]["learner"] == "ftpsl", "c0"].unique())
+    heads = ["ftpl-oracle-subset", "ftpl-random-subset"] + [f"ftpsl c0={c:g}" for c in c0s]
+    lines = ["| eta_scale | " + " | ".join(heads) + " |", "|" + "---|" * (len(heads) + 1)]
+    for eta in sorted(df["eta_scale"].unique()):
+        at = df[df["eta_scale"] == eta]
+        cells = []
+        for n in heads[:2]:
+            v = at.loc[at["learner"] == n, "reward_mean"]
+            cells.append(_integer(v.iloc[0]) if len(v) else "–")
+        for c in c0s:
+            v = ftpsl.loc[(ftpsl["eta_scale"] == eta) & (ftpsl["c0"] == c), "reward_mean"]
+            cells.append(_integer(v.iloc[0]) if len(v) else "–")
+        lines.append(f"| {eta:g} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def wll_redundant(figures: Path) -> str:
+    """[WLL] Fig. 1e: mean reward per rho, FTPSL with eq. (1) at the augmented d and, with the
+    rates held at their d_orig values, the three learners."""
+    tuned = pd.read_csv(figures / "wll-redundant-a9a-tuned.csv")
+    held = pd.read_csv(figures / "wll-redundant-a9a-held.csv")
+
+    def mean(df, learner, rho):
+        v = df.loc[(df["learner"] == learner) & (df["rho"] == rho), "reward_mean"]
+        return _integer(v.iloc[0]) if len(v) else "–"
+
+    lines = ["| rho (extra) | ftpsl, eq. (1) rates | ftpsl, rates held | random subset, held "
+             "| oracle subset, held |", "|---|---|---|---|---|"]
+    for rho, part in held.groupby("rho", sort=True):
+        lines.append(f"| {rho:g} ({int(part['n_redundant'].iloc[0])}) | "
+                     f"{mean(tuned, 'ftpsl', rho)} | {mean(held, 'ftpsl', rho)} | "
+                     f"{mean(held, 'ftpl-random-subset', rho)} | "
+                     f"{mean(held, 'ftpl-oracle-subset', rho)} |")
+    return "\n".join(lines) + "\n"
+
+
 #: Table name (as in the docs' markers) -> function of the figures folder.
 TABLES: dict[str, Callable[[Path], str]] = {
     "arena-regret": arena_regret,
@@ -147,6 +213,11 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "arena-long": arena_long,
     "arena-k": arena_k,
     "kpm-runtime": kpm_runtime,
+    **{f"wll-k-{stem}": functools.partial(wll_k, stem=f"wll-k-{stem}")
+       for stem in ("a9a-tuned", "covtype-tuned", "connect4-tuned", "mnist35-tuned", "a9a-eq1")},
+    **{f"wll-rates-{ds}": functools.partial(wll_rates, dataset=ds)
+       for ds in ("a9a", "covtype", "connect4", "mnist35")},
+    "wll-redundant": wll_redundant,
 }
 
 
