@@ -106,3 +106,24 @@ def test_wll_tables__a_changed_reward_and_a_missing_point_show(tmp_path):
     rows = {r.split(" | ")[0]: r for r in dt.TABLES["wll-rates-a9a"](figures).splitlines()}
     assert rows["| 1000"].split(" | ")[3] == "–"  # the ftpsl c0=0 cell of eta x 1000
     assert rows["| 300"].split(" | ")[5] == "–"  # c0 = 0.1 was never run at eta x 300
+
+
+def test_kpm_and_ito_tables__nearest_checkpoint_formats_and_bold_show(tmp_path):
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    for name in ("kpm-tracking-all.csv", "ito-real.csv"):
+        shutil.copy(DOCS / "figures" / name, figures / name)
+    df = pd.read_csv(figures / "kpm-tracking-all.csv")
+    gd = df["learner"] == "flinucb-gd"
+    near = df.index[gd & (df["n"] == 1048)][0]  # the checkpoint nearest to n = 1,000
+    df.loc[near, "tracking_error"] = 0.0123
+    df.to_csv(figures / "kpm-tracking-all.csv", index=False)
+    assert "| flinucb-gd | 0 | 1.2e-2 |" in dt.TABLES["kpm-tracking"](figures)
+    ito = pd.read_csv(figures / "ito-real.csv")
+    last = (ito["n"] == ito["n"].max()) & (ito["k"] == 4)
+    row = ito.index[last & (ito["method"] == "kklp")][0]
+    ito.loc[row, ["loss", "ci_low", "ci_high"]] = [4390.0, 4389.0, 4391.0]  # overlaps alg2
+    ito.to_csv(figures / "ito-real.csv", index=False)
+    table = dt.TABLES["ito-real"](figures)
+    assert "| 4 (3) | 4,389.9 |" in table and "4,390.0" in table  # no bold: not apart
+    assert "| 8 (7) | **4,377.8** |" in table
