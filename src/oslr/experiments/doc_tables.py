@@ -313,6 +313,77 @@ def ito_real(figures: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+_ITO_TABLE1 = {"alg2": ("Alg 2", "`ito-dual-averaging`"),
+               "alg3": ("Alg 3", "`ito-projection`, OMP"),
+               "kklp": ("KKLP", "`online-greedy` on x"),
+               "kklp_a": ("KKLP_A", "`online-greedy`, A^T x"),
+               "alg1": ("Alg 1", "`ito-block-bandit`; not in the paper's table")}
+
+
+def ito_table1(figures: Path) -> str:
+    """[ITO] Table 1: final regret per setting and method, mean of the first 5 instances and of
+    all (95% interval; bold: the lowest, where apart from every other), the paper's value and
+    the observations per round. The first setting names each method's learner."""
+    df = pd.read_csv(figures / "ito-table1.csv")
+    lines = ["| (d, k', k) | method | 5 inst. | 100 inst. (95% interval) | paper "
+             "| observations / round |", "|---|---|---|---|---|---|"]
+    for i, (key, part) in enumerate(df.groupby(["d", "k_prime", "k"], sort=False)):
+        best = part.loc[part["regret"].idxmin()]
+        apart = all(r["ci_low"] > best["ci_high"] for _, r in part.iterrows()
+                    if r.name != best.name)
+        for j, (idx, r) in enumerate(part.iterrows()):
+            short, learner = _ITO_TABLE1[r["method"]]
+            name = f"{short} ({learner})" if i == 0 else short
+            cell = f"{r['regret']:.1f} ({r['ci_low']:.1f}, {r['ci_high']:.1f})"
+            if idx == best.name and apart:
+                cell = f"**{cell}**"
+            paper = "" if pd.isna(r["paper"]) else f"{r['paper']:.1f}"
+            setting = f"({key[0]}, {key[1]}, {key[2]})" if j == 0 else ""
+            lines.append(f"| {setting} | {name} | {r['regret_5']:.1f} | {cell} | {paper} | "
+                         f"{r['queries_per_round']:.1f} |".replace("|  |", "| |"))
+    return "\n".join(lines) + "\n"
+
+
+def _regret(x: float) -> str:
+    """A regret with one decimal below 1,000 and none above (96.5, 1,068)."""
+    return f"{x:.1f}" if abs(x) < 1000 else _integer(x)
+
+
+#: The (k', T) cells of docs/foster-results.md's table (the CSV holds all 45).
+FOSTER_RATE_ROWS = ((4, 1000), (4, 10_000), (4, 100_000), (5, 100_000), (6, 30_000),
+                    (6, 100_000), (8, 100_000))
+
+
+def foster_rate(figures: Path) -> str:
+    """foster-rate: final regret (95% interval) of foster-hedge, Theorem 1's order term and the
+    random subset of the same budget, at the (k', T) cells of `FOSTER_RATE_ROWS`."""
+    df = pd.read_csv(figures / "foster-rate.csv")
+    lines = ["| k' | T | foster-hedge | Thm 1 order (constant 1) | ogd-random-subset |",
+             "|---|---|---|---|---|"]
+    for kq, horizon in FOSTER_RATE_ROWS:
+        at = df[(df["k_query"] == kq) & (df["horizon"] == horizon)]
+        fh = at[at["learner"] == "foster-hedge"].iloc[0]
+        rs = at[at["learner"] == "ogd-random-subset"].iloc[0]
+        cells = [f"{_regret(r['regret'])} ({_regret(r['ci_low'])}, {_regret(r['ci_high'])})"
+                 for r in (fh, rs)]
+        lines.append(f"| {kq} | {horizon:,} | {cells[0]} | {_integer(fh['theorem_1_order'])} | "
+                     f"{cells[1]} |")
+    return "\n".join(lines) + "\n"
+
+
+def foster_exponents(figures: Path) -> str:
+    """foster-rate: growth exponent in T per k' of foster-hedge and the random subset."""
+    df = pd.read_csv(figures / "foster-rate.csv")
+    exp = df.groupby(["learner", "k_query"])["exponent"].first()
+    full = exp.get(("ogd-full", int(df["d"].iloc[0])))
+    lines = ["| k' | foster-hedge | ogd-random-subset |", "|---|---|---|"]
+    for kq in sorted(df.loc[df["learner"] == "foster-hedge", "k_query"].unique()):
+        rs = exp[("ogd-random-subset", kq)]
+        note = " (= ogd-full)" if full is not None and kq == df["d"].iloc[0] else ""
+        lines.append(f"| {kq} | {exp[('foster-hedge', kq)]:.2f} | {rs:.2f}{note} |")
+    return "\n".join(lines) + "\n"
+
+
 #: Table name (as in the docs' markers) -> function of the figures folder.
 TABLES: dict[str, Callable[[Path], str]] = {
     "arena-regret": arena_regret,
@@ -326,6 +397,9 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "kpm-replay-all": kpm_replay_all,
     "kpm-replay-men": kpm_replay_men,
     "ito-real": ito_real,
+    "ito-table1": ito_table1,
+    "foster-rate": foster_rate,
+    "foster-exponents": foster_exponents,
     **{f"wll-k-{stem}": functools.partial(wll_k, stem=f"wll-k-{stem}")
        for stem in ("a9a-tuned", "covtype-tuned", "connect4-tuned", "mnist35-tuned", "a9a-eq1")},
     **{f"wll-rates-{ds}": functools.partial(wll_rates, dataset=ds)
