@@ -106,3 +106,47 @@ def test_wll_tables__a_changed_reward_and_a_missing_point_show(tmp_path):
     rows = {r.split(" | ")[0]: r for r in dt.TABLES["wll-rates-a9a"](figures).splitlines()}
     assert rows["| 1000"].split(" | ")[3] == "–"  # the ftpsl c0=0 cell of eta x 1000
     assert rows["| 300"].split(" | ")[5] == "–"  # c0 = 0.1 was never run at eta x 300
+
+
+def test_kpm_and_ito_tables__nearest_checkpoint_formats_and_bold_show(tmp_path):
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    for name in ("kpm-tracking-all.csv", "ito-real.csv"):
+        shutil.copy(DOCS / "figures" / name, figures / name)
+    df = pd.read_csv(figures / "kpm-tracking-all.csv")
+    gd = df["learner"] == "flinucb-gd"
+    near = df.index[gd & (df["n"] == 1048)][0]  # the checkpoint nearest to n = 1,000
+    df.loc[near, "tracking_error"] = 0.0123
+    df.to_csv(figures / "kpm-tracking-all.csv", index=False)
+    assert "| flinucb-gd | 0 | 1.2e-2 |" in dt.TABLES["kpm-tracking"](figures)
+    ito = pd.read_csv(figures / "ito-real.csv")
+    last = (ito["n"] == ito["n"].max()) & (ito["k"] == 4)
+    row = ito.index[last & (ito["method"] == "kklp")][0]
+    ito.loc[row, ["loss", "ci_low", "ci_high"]] = [4390.0, 4389.0, 4391.0]  # overlaps alg2
+    ito.to_csv(figures / "ito-real.csv", index=False)
+    table = dt.TABLES["ito-real"](figures)
+    assert "| 4 (3) | 4,389.9 |" in table and "4,390.0" in table  # no bold: not apart
+    assert "| 8 (7) | **4,377.8** |" in table
+
+
+def test_foster_and_ito_table1__selected_cells_and_number_formats_show(tmp_path):
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    for name in ("foster-rate.csv", "ito-table1.csv"):
+        shutil.copy(DOCS / "figures" / name, figures / name)
+    df = pd.read_csv(figures / "foster-rate.csv")
+    row = df.index[(df["learner"] == "foster-hedge") & (df["k_query"] == 6)
+                   & (df["horizon"] == 30_000)][0]
+    df.loc[row, ["regret", "ci_low", "ci_high"]] = [999.94, 999.0, 1000.6]
+    df.to_csv(figures / "foster-rate.csv", index=False)
+    assert "| 6 | 30,000 | 999.9 (999.0, 1,001) |" in dt.TABLES["foster-rate"](figures)
+    assert "| 8 | 0.62 | 0.11 (= ogd-full) |" in dt.TABLES["foster-exponents"](figures)
+    t1 = pd.read_csv(figures / "ito-table1.csv")
+    t1.loc[(t1["k"] == 4) & (t1["method"] == "alg3"), ["regret", "ci_low", "ci_high"]] = [
+        54.0, 40.0, 60.0]  # now the best, overlapping Alg 2: nothing is bold
+    t1.to_csv(figures / "ito-table1.csv", index=False)
+    lines = dt.TABLES["ito-table1"](figures).splitlines()
+    assert lines[2] == ("| (10, 2, 4) | Alg 2 (`ito-dual-averaging`) | 55.2 | 54.8 (54.1, 55.5) "
+                        "| 427.0 | 4.0 |")
+    assert "| | Alg 3 (`ito-projection`, OMP) | 303.3 | 54.0 (40.0, 60.0) |" in lines[3]
+    assert "| (10, 2, 8) | Alg 2 | 30.1 | **29.9 (29.6, 30.1)** |" in lines[7]

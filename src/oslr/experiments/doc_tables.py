@@ -205,6 +205,185 @@ def wll_redundant(figures: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _sci(x: float) -> str:
+    """A small positive number in short scientific notation (4.3e-3; 0 stays 0)."""
+    if x == 0:
+        return "0"
+    mant, exp = f"{x:.1e}".split("e")
+    return f"{mant}e{int(exp)}"
+
+
+def _at(df: pd.DataFrame, n: int) -> pd.Series:
+    """The row of `df` (one learner's curve) at the checkpoint nearest to n (the checkpoints are
+    log-spaced: 910 stands for 1,000 on a 1e5 horizon)."""
+    return df.iloc[int(np.argmin(np.abs(df["n"].to_numpy() - n)))]
+
+
+def kpm_pege(figures: Path) -> str:
+    """kpm-pege: regret / sqrt(n) at n = 1e3, 1e4 and 1e5 (95% interval at 1e5) per d, and the
+    fpege-gd / pege ratio at 1e5."""
+    df = pd.read_csv(figures / "kpm-pege.csv")
+    n_max = int(df["n"].max())
+    marks = [n_max // 100, n_max // 10, n_max]
+    lines = ["| d | pege | fpege-gd | ratio |", "|---|---|---|---|"]
+    for d, part in df.groupby("d", sort=True):
+        cells, last = [], {}
+        for name in ("pege", "fpege-gd"):
+            curve = part[part["learner"] == name]
+            vals = [_at(curve, m)["regret_over_sqrt_n"] for m in marks]
+            end = _at(curve, n_max)
+            last[name] = vals[-1]
+            cells.append(" / ".join(f"{v:.2f}" for v in vals)
+                         + f" ({end['ci_low']:.2f}, {end['ci_high']:.2f})")
+        lines.append(f"| {d} | {cells[0]} | {cells[1]} | {last['fpege-gd'] / last['pege']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def kpm_tracking(figures: Path) -> str:
+    """kpm-tracking: ||theta_n - theta~_n|| at n = 100, 1,000 and the last n (95% interval)."""
+    df = pd.read_csv(figures / "kpm-tracking-all.csv")
+    n_max = int(df["n"].max())
+    lines = [f"| learner | n = 100 | n = 1,000 | n = {n_max:,} (95% interval) |",
+             "|---|---|---|---|"]
+    for name, curve in df.groupby("learner", sort=False):
+        end = _at(curve, n_max)
+        lines.append(f"| {name} | {_sci(_at(curve, 100)['tracking_error'])} | "
+                     f"{_sci(_at(curve, 1000)['tracking_error'])} | "
+                     f"{_sci(end['tracking_error'])} ({_sci(end['ci_low'])}, "
+                     f"{_sci(end['ci_high'])}) |")
+    return "\n".join(lines) + "\n"
+
+
+def _ctr(r: pd.Series) -> str:
+    return f"{r['ctr_mean']:.0f} ({r['ctr_ci_low']:.0f}, {r['ctr_ci_high']:.0f})"
+
+
+def kpm_replay_all(figures: Path) -> str:
+    """kpm-replay on random/all: CTR score (95% interval) per learner and kappa, the range of the
+    mean accepted events over kappa, and the study's wall time."""
+    df = pd.read_csv(figures / "kpm-replay-all.csv")
+    kappas = sorted(df["kappa"].unique())
+    lines = ["| learner | " + " | ".join(f"kappa {k:g}" for k in kappas)
+             + " | accepted (mean) | wall |", "|" + "---|" * (len(kappas) + 3)]
+    for name, part in df.groupby("learner", sort=False):
+        by = {r["kappa"]: r for _, r in part.iterrows()}
+        acc = part["accepted_mean"]
+        lines.append(f"| {name} | " + " | ".join(_ctr(by[k]) for k in kappas)
+                     + f" | {acc.min():.0f}-{acc.max():.0f} | {part['wall_s'].iloc[0]:.0f} s |")
+    return "\n".join(lines) + "\n"
+
+
+def kpm_replay_men(figures: Path) -> str:
+    """kpm-replay on random/men: CTR score (95% interval), clicks and accepted events per run and
+    the wall time, per learner."""
+    df = pd.read_csv(figures / "kpm-replay-men.csv")
+    lines = [f"| learner | CTR | clicks per run | accepted per run | wall ({df['runs'].iloc[0]} "
+             "runs) |", "|---|---|---|---|---|"]
+    for _, r in df.iterrows():
+        lines.append(f"| {r['learner']} | {_ctr(r)} | {r['clicks_mean']:.1f} | "
+                     f"{r['accepted_mean']:.0f} | {r['wall_s']:.0f} s |")
+    return "\n".join(lines) + "\n"
+
+
+_ITO_METHODS = (("alg2", "Alg 2"), ("alg3", "Alg 3 (Gaussian A)"),
+                ("alg3_identity", "Alg 3 (A = I)"), ("kklp", "KKLP"), ("kklp_a", "KKLP_A"))
+
+
+def ito_real(figures: Path) -> str:
+    """ito-real: cumulative square loss after the last round per k and method (bold: the lowest,
+    where its 95% interval is apart from every other method's), predicting 0, the comparator."""
+    df = pd.read_csv(figures / "ito-real.csv")
+    final = df[df["n"] == df["n"].max()]
+    lines = ["| k (k') | " + " | ".join(label for _, label in _ITO_METHODS)
+             + " | predicting 0 | comparator |", "|" + "---|" * (len(_ITO_METHODS) + 3)]
+    for k, part in final.groupby("k", sort=True):
+        by = {r["method"]: r for _, r in part.iterrows()}
+        best = min(by.values(), key=lambda r: r["loss"])
+        apart = all(r["ci_low"] > best["ci_high"] for r in by.values() if r is not best)
+        cells = []
+        for method, _ in _ITO_METHODS:
+            r = by.get(method)
+            text = "-" if r is None else f"{r['loss']:,.1f}"
+            cells.append(f"**{text}**" if r is best and apart else text)
+        first = part.iloc[0]
+        kind = "best" if first["metric"] == "regret" else "greedy"
+        lines.append(f"| {k} ({int(first['k_prime'])}) | " + " | ".join(cells)
+                     + f" | {first['zero_loss']:,.1f} | {first['comparator_loss']:,.1f} "
+                     f"({kind} {k}-sparse LS) |")
+    return "\n".join(lines) + "\n"
+
+
+_ITO_TABLE1 = {"alg2": ("Alg 2", "`ito-dual-averaging`"),
+               "alg3": ("Alg 3", "`ito-projection`, OMP"),
+               "kklp": ("KKLP", "`online-greedy` on x"),
+               "kklp_a": ("KKLP_A", "`online-greedy`, A^T x"),
+               "alg1": ("Alg 1", "`ito-block-bandit`; not in the paper's table")}
+
+
+def ito_table1(figures: Path) -> str:
+    """[ITO] Table 1: final regret per setting and method, mean of the first 5 instances and of
+    all (95% interval; bold: the lowest, where apart from every other), the paper's value and
+    the observations per round. The first setting names each method's learner."""
+    df = pd.read_csv(figures / "ito-table1.csv")
+    lines = ["| (d, k', k) | method | 5 inst. | 100 inst. (95% interval) | paper "
+             "| observations / round |", "|---|---|---|---|---|---|"]
+    for i, (key, part) in enumerate(df.groupby(["d", "k_prime", "k"], sort=False)):
+        best = part.loc[part["regret"].idxmin()]
+        apart = all(r["ci_low"] > best["ci_high"] for _, r in part.iterrows()
+                    if r.name != best.name)
+        for j, (idx, r) in enumerate(part.iterrows()):
+            short, learner = _ITO_TABLE1[r["method"]]
+            name = f"{short} ({learner})" if i == 0 else short
+            cell = f"{r['regret']:.1f} ({r['ci_low']:.1f}, {r['ci_high']:.1f})"
+            if idx == best.name and apart:
+                cell = f"**{cell}**"
+            paper = "" if pd.isna(r["paper"]) else f"{r['paper']:.1f}"
+            setting = f"({key[0]}, {key[1]}, {key[2]})" if j == 0 else ""
+            lines.append(f"| {setting} | {name} | {r['regret_5']:.1f} | {cell} | {paper} | "
+                         f"{r['queries_per_round']:.1f} |".replace("|  |", "| |"))
+    return "\n".join(lines) + "\n"
+
+
+def _regret(x: float) -> str:
+    """A regret with one decimal below 1,000 and none above (96.5, 1,068)."""
+    return f"{x:.1f}" if abs(x) < 1000 else _integer(x)
+
+
+#: The (k', T) cells of docs/foster-results.md's table (the CSV holds all 45).
+FOSTER_RATE_ROWS = ((4, 1000), (4, 10_000), (4, 100_000), (5, 100_000), (6, 30_000),
+                    (6, 100_000), (8, 100_000))
+
+
+def foster_rate(figures: Path) -> str:
+    """foster-rate: final regret (95% interval) of foster-hedge, Theorem 1's order term and the
+    random subset of the same budget, at the (k', T) cells of `FOSTER_RATE_ROWS`."""
+    df = pd.read_csv(figures / "foster-rate.csv")
+    lines = ["| k' | T | foster-hedge | Thm 1 order (constant 1) | ogd-random-subset |",
+             "|---|---|---|---|---|"]
+    for kq, horizon in FOSTER_RATE_ROWS:
+        at = df[(df["k_query"] == kq) & (df["horizon"] == horizon)]
+        fh = at[at["learner"] == "foster-hedge"].iloc[0]
+        rs = at[at["learner"] == "ogd-random-subset"].iloc[0]
+        cells = [f"{_regret(r['regret'])} ({_regret(r['ci_low'])}, {_regret(r['ci_high'])})"
+                 for r in (fh, rs)]
+        lines.append(f"| {kq} | {horizon:,} | {cells[0]} | {_integer(fh['theorem_1_order'])} | "
+                     f"{cells[1]} |")
+    return "\n".join(lines) + "\n"
+
+
+def foster_exponents(figures: Path) -> str:
+    """foster-rate: growth exponent in T per k' of foster-hedge and the random subset."""
+    df = pd.read_csv(figures / "foster-rate.csv")
+    exp = df.groupby(["learner", "k_query"])["exponent"].first()
+    full = exp.get(("ogd-full", int(df["d"].iloc[0])))
+    lines = ["| k' | foster-hedge | ogd-random-subset |", "|---|---|---|"]
+    for kq in sorted(df.loc[df["learner"] == "foster-hedge", "k_query"].unique()):
+        rs = exp[("ogd-random-subset", kq)]
+        note = " (= ogd-full)" if full is not None and kq == df["d"].iloc[0] else ""
+        lines.append(f"| {kq} | {exp[('foster-hedge', kq)]:.2f} | {rs:.2f}{note} |")
+    return "\n".join(lines) + "\n"
+
+
 #: Table name (as in the docs' markers) -> function of the figures folder.
 TABLES: dict[str, Callable[[Path], str]] = {
     "arena-regret": arena_regret,
@@ -213,6 +392,14 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "arena-long": arena_long,
     "arena-k": arena_k,
     "kpm-runtime": kpm_runtime,
+    "kpm-pege": kpm_pege,
+    "kpm-tracking": kpm_tracking,
+    "kpm-replay-all": kpm_replay_all,
+    "kpm-replay-men": kpm_replay_men,
+    "ito-real": ito_real,
+    "ito-table1": ito_table1,
+    "foster-rate": foster_rate,
+    "foster-exponents": foster_exponents,
     **{f"wll-k-{stem}": functools.partial(wll_k, stem=f"wll-k-{stem}")
        for stem in ("a9a-tuned", "covtype-tuned", "connect4-tuned", "mnist35-tuned", "a9a-eq1")},
     **{f"wll-rates-{ds}": functools.partial(wll_rates, dataset=ds)
