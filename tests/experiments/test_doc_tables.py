@@ -24,12 +24,17 @@ def test_docs__every_generated_table_follows_its_files():
     assert blocks >= 3  # the arena's regret and exponent tables and arena-long's
 
 
-def _arena_copy(tmp_path) -> Path:
+def _figures_copy(tmp_path, *names: str) -> Path:
+    """A figures folder holding copies of the docs' files `names`."""
     figures = tmp_path / "figures"
     figures.mkdir()
-    for name in ("arena.csv",):
+    for name in names:
         shutil.copy(DOCS / "figures" / name, figures / name)
     return figures
+
+
+def _arena_copy(tmp_path) -> Path:
+    return _figures_copy(tmp_path, "arena.csv")
 
 
 def test_arena_regret__a_changed_number_rank_and_tie_show(tmp_path):
@@ -90,10 +95,8 @@ def test_cli_tables(tmp_path, capsys):
 
 
 def test_wll_tables__a_changed_reward_and_a_missing_point_show(tmp_path):
-    figures = tmp_path / "figures"
-    figures.mkdir()
-    for name in ("wll-k-a9a-tuned.csv", "wll-rates-a9a.csv", "wll-rates-hi-a9a.csv"):
-        shutil.copy(DOCS / "figures" / name, figures / name)
+    figures = _figures_copy(tmp_path, "wll-k-a9a-tuned.csv", "wll-rates-a9a.csv",
+                            "wll-rates-hi-a9a.csv")
     df = pd.read_csv(figures / "wll-k-a9a-tuned.csv")
     row = df.index[(df["learner"] == "ftpsl") & (df["k"] == 25)][0]
     df.loc[row, ["reward_mean", "reward_ci_low", "reward_ci_high"]] = [12345.4, -7.6, 99999.5]
@@ -109,10 +112,7 @@ def test_wll_tables__a_changed_reward_and_a_missing_point_show(tmp_path):
 
 
 def test_kpm_and_ito_tables__nearest_checkpoint_formats_and_bold_show(tmp_path):
-    figures = tmp_path / "figures"
-    figures.mkdir()
-    for name in ("kpm-tracking-all.csv", "ito-real.csv"):
-        shutil.copy(DOCS / "figures" / name, figures / name)
+    figures = _figures_copy(tmp_path, "kpm-tracking-all.csv", "ito-real.csv")
     df = pd.read_csv(figures / "kpm-tracking-all.csv")
     gd = df["learner"] == "flinucb-gd"
     near = df.index[gd & (df["n"] == 1048)][0]  # the checkpoint nearest to n = 1,000
@@ -130,10 +130,7 @@ def test_kpm_and_ito_tables__nearest_checkpoint_formats_and_bold_show(tmp_path):
 
 
 def test_foster_and_ito_table1__selected_cells_and_number_formats_show(tmp_path):
-    figures = tmp_path / "figures"
-    figures.mkdir()
-    for name in ("foster-rate.csv", "ito-table1.csv"):
-        shutil.copy(DOCS / "figures" / name, figures / name)
+    figures = _figures_copy(tmp_path, "foster-rate.csv", "ito-table1.csv")
     df = pd.read_csv(figures / "foster-rate.csv")
     row = df.index[(df["learner"] == "foster-hedge") & (df["k_query"] == 6)
                    & (df["horizon"] == 30_000)][0]
