@@ -147,3 +147,24 @@ def test_foster_and_ito_table1__selected_cells_and_number_formats_show(tmp_path)
                         "| 427.0 | 4.0 |")
     assert "| | Alg 3 (`ito-projection`, OMP) | 303.3 | 54.0 (40.0, 60.0) |" in lines[3]
     assert "| (10, 2, 8) | Alg 2 | 30.1 | **29.9 (29.6, 30.1)** |" in lines[7]
+
+
+def test_kale_tables__bold_follows_the_intervals(tmp_path):
+    figures = _figures_copy(tmp_path, "kale-dantzig.csv", "kale-greedy.csv")
+    df = pd.read_csv(figures / "kale-dantzig.csv")
+    last = (df["n"] == df["n"].max()) & (df["metric"] == "regret_wstar")
+    row = df.index[last & (df["learner"] == "ogd-full") & (df["design"] == "rademacher")][0]
+    df.loc[row, ["mean", "ci_low", "ci_high"]] = [350.0, 340.0, 360.0]  # now overlaps k0 = 50
+    df.to_csv(figures / "kale-dantzig.csv", index=False)
+    table = dt.TABLES["kale-dantzig"](figures)
+    assert "| Rademacher | 50 (55) | 353 (346, 360) |" in table
+    assert ("| Rademacher | 10 (15) | 4,544 (4,423, 4,664) | 4,565 (4,347, 4,783) | "
+            "350 (340, 360) |") in table
+    g = pd.read_csv(figures / "kale-greedy.csv")
+    at = (g["d"] == 20) & (g["design"] == "rademacher") & (g["horizon"] == 1000)
+    g.loc[at & (g["learner"] == "online-greedy"), ["regret", "ci_low", "ci_high"]] = [
+        500.0, 490.0, 510.0]  # now below the random subset's (570, 589)
+    g.to_csv(figures / "kale-greedy.csv", index=False)
+    table = dt.TABLES["kale-greedy"](figures)
+    assert "| 1,000 | **500 (490, 510)** | 580 (570, 589) |" in table
+    assert "| d=100, correlated (R2) | 30,000 | 11,048 (10,709, 11,387) | **4,783" in table

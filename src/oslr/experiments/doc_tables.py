@@ -384,6 +384,93 @@ def foster_exponents(figures: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def kale_calibrate(figures: Path) -> str:
+    """kale-calibrate: the 95% quantile of the smallest feasible C per k0, over every solve after
+    t0 and at the first and last solves."""
+    df = pd.read_csv(figures / "kale-calibrate.csv")
+    solved = df[df["solved"]] if df["solved"].dtype == bool else df
+    first, last = int(solved["n"].min()), int(df["n"].max())
+    lines = [f"| k0 | C_95 (every solve after t0) | C_95 at n = {first:,} | at n = {last:,} |",
+             "|---|---|---|---|"]
+    for k0, part in df.groupby("k0", sort=True):
+        at = dict(zip(part["n"], part["c_quantile"]))
+        lines.append(f"| {k0} | {part['c_all'].iloc[0]:.3f} | {at[first]:.3f} | {at[last]:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def _apart_below(a: pd.Series, b: pd.Series) -> bool:
+    """Whether a's 95% interval lies wholly below b's (columns ci_low, ci_high)."""
+    return a["ci_high"] < b["ci_low"]
+
+
+_DESIGN = {"rademacher": "Rademacher"}  # a name; "correlated" stays an adjective
+
+
+def kale_dantzig(figures: Path) -> str:
+    """kale-dantzig: final regret against w* (95% interval) per design and k0 of the Dantzig
+    learner, the random subset of the same budget and ogd-full (bold: a budgeted learner whose
+    interval lies below ogd-full's), and the final l1 error."""
+    df = pd.read_csv(figures / "kale-dantzig.csv")
+    final = df[df["n"] == df["n"].max()]
+    reg = final[final["metric"] == "regret_wstar"]
+
+    def cell(r, full):
+        text = f"{_integer(r['mean'])} ({_integer(r['ci_low'])}, {_integer(r['ci_high'])})"
+        return f"**{text}**" if full is not None and r["ci_high"] < full["ci_low"] else text
+
+    d = int(final["d"].iloc[0])
+    lines = ["| design | k0 (budget) | dantzig-poslr | ogd-random-subset (same budget) | "
+             f"ogd-full ({d}) | ‖w_T − w*‖₁ |", "|---|---|---|---|---|---|"]
+    for design, part in reg.groupby("design", sort=False):
+        full = part[part["learner"] == "ogd-full"].iloc[0]
+        ds = part[part["learner"] == "dantzig-poslr"].sort_values("k0")
+        for i, (_, r) in enumerate(ds.iterrows()):
+            rs = part[(part["learner"] == "ogd-random-subset") & (part["k0"] == r["k0"])].iloc[0]
+            l1 = final[(final["learner"] == "dantzig-poslr") & (final["design"] == design)
+                       & (final["k0"] == r["k0"]) & (final["metric"] == "l1_error")].iloc[0]
+            full_cell = cell(full, None) if i == 0 else ""
+            lines.append(f"| {_DESIGN.get(design, design)} | {int(r['k0'])} ({int(r['budget'])}) | "
+                         f"{cell(r, full)} | {cell(rs, full)} | {full_cell} | "
+                         f"{l1['mean']:.3f} |".replace("|  |", "| |"))
+    return "\n".join(lines) + "\n"
+
+
+#: The (d, design, T) rows of docs/kale-results.md's online-greedy table (the CSV holds all T).
+KALE_GREEDY_ROWS = ((100, "rademacher", (1000, 30_000)),
+                    (20, "rademacher", (1000, 10_000, 30_000)),
+                    (100, "correlated", (30_000,)), (20, "correlated", (30_000,)))
+
+
+def kale_greedy(figures: Path) -> str:
+    """kale-greedy: final regret (95% interval) of online-greedy, the random subset of k0
+    features and ogd-full at the `KALE_GREEDY_ROWS` cells (bold: the lower of the two budgeted
+    learners where the intervals are apart), and Theorem 9's order term (Rademacher only)."""
+    df = pd.read_csv(figures / "kale-greedy.csv")
+    lines = ["| setting | T | online-greedy | ogd-random-subset (k0) | ogd-full (d) | "
+             "Thm 9 order term |", "|---|---|---|---|---|---|"]
+    for d, design, horizons in KALE_GREEDY_ROWS:
+        part = df[(df["d"] == d) & (df["design"] == design)]
+        first = part.iloc[0]
+        metric = "R2" if first["metric"] == "regret_lb_greedy" else "R1"
+        setting = (f"d={d}, k={first['k']}, k0={first['k0']}, Rademacher ({metric})"
+                   if design == "rademacher" else f"d={d}, correlated ({metric})")
+        for j, horizon in enumerate(horizons):
+            at = part[part["horizon"] == horizon].set_index("learner")
+            og, rs, full = at.loc["online-greedy"], at.loc["ogd-random-subset"], at.loc["ogd-full"]
+            cells = {}
+            for name, r in (("og", og), ("rs", rs), ("full", full)):
+                cells[name] = (f"{_integer(r['regret'])} ({_integer(r['ci_low'])}, "
+                               f"{_integer(r['ci_high'])})")
+            if _apart_below(og, rs):
+                cells["og"] = f"**{cells['og']}**"
+            elif _apart_below(rs, og):
+                cells["rs"] = f"**{cells['rs']}**"
+            bound = _integer(og["bound"]) if design == "rademacher" else ""
+            lines.append(f"| {setting if j == 0 else ''} | {horizon:,} | {cells['og']} | "
+                         f"{cells['rs']} | {cells['full']} | {bound} |".replace("|  |", "| |"))
+    return "\n".join(lines) + "\n"
+
+
 #: Table name (as in the docs' markers) -> function of the figures folder.
 TABLES: dict[str, Callable[[Path], str]] = {
     "arena-regret": arena_regret,
@@ -400,6 +487,9 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "ito-table1": ito_table1,
     "foster-rate": foster_rate,
     "foster-exponents": foster_exponents,
+    "kale-calibrate": kale_calibrate,
+    "kale-dantzig": kale_dantzig,
+    "kale-greedy": kale_greedy,
     **{f"wll-k-{stem}": functools.partial(wll_k, stem=f"wll-k-{stem}")
        for stem in ("a9a-tuned", "covtype-tuned", "connect4-tuned", "mnist35-tuned", "a9a-eq1")},
     **{f"wll-rates-{ds}": functools.partial(wll_rates, dataset=ds)
