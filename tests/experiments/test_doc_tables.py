@@ -168,3 +168,15 @@ def test_kale_tables__bold_follows_the_intervals(tmp_path):
     table = dt.TABLES["kale-greedy"](figures)
     assert "| 1,000 | **500 (490, 510)** | 580 (570, 589) |" in table
     assert "| d=100, correlated (R2) | 30,000 | 11,048 (10,709, 11,387) | **4,783" in table
+
+
+def test_foster_hard__per_instance_losses_where_some_runs_say_yes(tmp_path):
+    figures = _figures_copy(tmp_path, "foster-hard.csv", "foster-hard-decisions.csv")
+    table = dt.TABLES["foster-hard"](figures)
+    assert "| ogd-full | 8 | 86.0 (123.3 / 38.9 / 95.6) | 33% (instance 1 only) | 199.6 | 0% |" \
+        in table
+    curves = pd.read_csv(figures / "foster-hard.csv")
+    last = (curves["n"] == curves["n"].max()) & (curves["learner"] == "ogd-full")
+    curves.loc[last & curves["satisfiable"] & (curves["instance"] == 2), "says_satisfiable"] = 1.0
+    curves.to_csv(figures / "foster-hard.csv", index=False)
+    assert "33% (instances 1, 2) |" in dt.TABLES["foster-hard"](figures)

@@ -471,6 +471,34 @@ def kale_greedy(figures: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def foster_hard(figures: Path) -> str:
+    """foster-hard: mean final loss and the share of runs for which Alg. 2 says "satisfiable",
+    on yes and no instances, per learner; where some runs say yes, the per-instance losses and
+    which instances they were."""
+    dec = pd.read_csv(figures / "foster-hard-decisions.csv")
+    curves = pd.read_csv(figures / "foster-hard.csv")
+    final = curves[curves["n"] == curves["n"].max()]
+    says = 'runs saying "satisfiable"'
+    lines = [f"| learner | budget | yes: mean loss | yes: {says} | no: mean loss | no: {says} |",
+             "|---|---|---|---|---|---|"]
+    for learner, part in dec.groupby("learner", sort=False):
+        cells = []
+        for sat in (True, False):
+            r = part[part["satisfiable"] == sat].iloc[0]
+            loss, says = f"{r['loss']:,.1f}", f"{r['says_satisfiable']:.0%}"
+            inst = final[(final["learner"] == learner) & (final["satisfiable"] == sat)]
+            inst = inst.sort_values("instance")
+            if r["says_satisfiable"] > 0:
+                loss += " (" + " / ".join(f"{v:,.1f}" for v in inst["loss"]) + ")"
+                yes = inst.loc[inst["says_satisfiable"] > 0, "instance"].tolist()
+                if len(yes) < len(inst):
+                    says += (f" (instance {yes[0]} only)" if len(yes) == 1 else
+                             " (instances " + ", ".join(map(str, yes)) + ")")
+            cells += [loss, says]
+        lines.append(f"| {learner} | {part['budget'].iloc[0]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 #: Table name (as in the docs' markers) -> function of the figures folder.
 TABLES: dict[str, Callable[[Path], str]] = {
     "arena-regret": arena_regret,
@@ -487,6 +515,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "ito-table1": ito_table1,
     "foster-rate": foster_rate,
     "foster-exponents": foster_exponents,
+    "foster-hard": foster_hard,
     "kale-calibrate": kale_calibrate,
     "kale-dantzig": kale_dantzig,
     "kale-greedy": kale_greedy,
