@@ -184,10 +184,11 @@ def test_in_top_k__agrees_with_top_k_mask_under_ties_and_signed_zeros(max_k):
     scores[50] = 0.0
     x = jnp.asarray(scores, jnp.float32)
     idx = jnp.arange(d)
-    for k in sorted({0, 1, 2, max_k // 2, max_k}):
-        mask = jax.jit(jax.vmap(lambda s: top_k_mask(s, jnp.int32(k), max_k)))(x)
-        got = jax.jit(jax.vmap(lambda s: in_top_k(s, jnp.int32(k), idx)))(x)
-        np.testing.assert_array_equal(np.asarray(got), np.asarray(mask), f"k={k}")
+    ks = jnp.asarray(sorted({0, 1, 2, max_k // 2, max_k}), jnp.int32)  # traced: one compile
+    per_k = lambda f: jax.jit(jax.vmap(lambda k: jax.vmap(lambda s: f(s, k))(x)))(ks)  # noqa: E731
+    mask = per_k(lambda s, k: top_k_mask(s, k, max_k))
+    got = per_k(lambda s, k: in_top_k(s, k, idx))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(mask))
     # a few indices, in any order, answer as the full mask does
     sub = jnp.array([7, 0, 19, 7])
     got = jax.vmap(lambda s: in_top_k(s, jnp.int32(2), sub))(x)
