@@ -67,3 +67,22 @@ def test_reproduce__a_real_step_at_quick_size(tmp_path):
     assert set(stamps) == {"wll-rates-hi-a9a.csv"}
     assert all(s["quick"] for s in stamps.values())
     assert (tmp_path / "wll-rates-hi-a9a.csv").read_text().startswith("learner,")
+
+
+def test_reproduce__kpm_replay_men_runs_the_documented_study(tmp_path, monkeypatch):
+    # docs/kpm-results.md's men table: exact LinUCB beside the SGD variants, kappa = 1, 3 runs
+    import pandas as pd
+
+    import oslr.experiments.kpm as kpm
+
+    seen = {}
+
+    def fake(campaign, **kw):
+        seen.update(campaign=campaign, **kw)
+        return pd.DataFrame([{"learner": "linucb"}])
+
+    monkeypatch.setattr(kpm, "kpm_replay", fake)
+    rep.select(["kpm-replay-men"])[0].run(tmp_path, False, False)
+    assert seen["campaign"] == "men" and seen["kappas"] == (1.0,) and seen["runs"] == 3
+    assert seen["learners"] == ("linucb", *kpm.FAST) and seen["horizon"] is None
+    assert (tmp_path / "kpm-replay-men.csv").is_file()
