@@ -32,6 +32,30 @@ def _integer(x: float) -> str:
     return f"{int(round(float(x))):,}"
 
 
+def _ci(r: pd.Series, col: str, fmt: Callable[[float], str] = _integer, low: str = "ci_low",
+        high: str = "ci_high") -> str:
+    """`r[col]` with its 95% interval, "mean (low, high)", each number through `fmt`."""
+    return f"{fmt(r[col])} ({fmt(r[low])}, {fmt(r[high])})"
+
+
+def _apart_below(a: pd.Series, b: pd.Series) -> bool:
+    """Whether a's 95% interval lies wholly below b's (columns ci_low, ci_high)."""
+    return a["ci_high"] < b["ci_low"]
+
+
+def _best_if_apart(rows: list[pd.Series], col: str) -> pd.Series | None:
+    """The row with the lowest `col` when its interval lies below every other row's, else None
+    (the rows are indistinguishable from it: nothing is bold)."""
+    best = min(rows, key=lambda r: r[col])
+    others = [r for r in rows if r is not best]
+    return best if all(_apart_below(best, r) for r in others) else None
+
+
+def _row(*cells) -> str:
+    """A Markdown table row; an empty cell prints as "| |"."""
+    return ("| " + " | ".join(str(c) for c in cells) + " |").replace("|  |", "| |")
+
+
 def _read_board(figures: Path, name: str) -> pd.DataFrame:
     board = pd.read_csv(figures / f"{name}.csv")
     board["skipped"] = board["skipped"].astype("string").fillna("")
@@ -119,8 +143,7 @@ def arena_long(figures: Path) -> str:
         at = [_integer(np.interp(m, n, mean)) for m in marks]
         wide = growth_exponent(n, mean, t_min=horizon / 1000)
         lines.append(
-            f"| {r['learner']} | {at[0]} | {at[1]} | {_integer(r['regret'])} "
-            f"({_integer(r['ci_low'])}, {_integer(r['ci_high'])}) | {wide:.2f} | "
+            f"| {r['learner']} | {at[0]} | {at[1]} | {_ci(r, 'regret')} | {wide:.2f} | "
             f"{r['exponent']:.2f} | {r['theory']} | {r['tuned']} | {r['run_rounds_per_s']:.2g} |")
     return "\n".join(lines) + "\n"
 
@@ -143,11 +166,6 @@ def kpm_runtime(figures: Path) -> str:
 _WLL_LEARNERS = ("ftpsl", "ftpl-random-subset", "ftpl-oracle-subset")
 
 
-def _mean_ci(r: pd.Series) -> str:
-    return (f"{_integer(r['reward_mean'])} ({_integer(r['reward_ci_low'])}, "
-            f"{_integer(r['reward_ci_high'])})")
-
-
 def wll_k(figures: Path, stem: str) -> str:
     """[WLL] Fig. 1a-d: mean cumulative reward (95% interval) of the three learners per k, and
     the best k-sparse action's reward on the same streams."""
@@ -155,7 +173,8 @@ def wll_k(figures: Path, stem: str) -> str:
     lines = ["| k (k/d) | " + " | ".join(_WLL_LEARNERS) + " | best |", "|---|---|---|---|---|"]
     for k, part in df.groupby("k", sort=True):
         by = {r["learner"]: r for _, r in part.iterrows()}
-        cells = [_mean_ci(by[n]) if n in by else "-" for n in _WLL_LEARNERS]
+        cells = [_ci(by[n], "reward_mean", low="reward_ci_low", high="reward_ci_high")
+                 if n in by else "-" for n in _WLL_LEARNERS]
         lines.append(f"| {k} ({part['ratio'].iloc[0]:.2f}) | " + " | ".join(cells)
                      + f" | {_integer(part['comparator_reward_mean'].iloc[0])} |")
     return "\n".join(lines) + "\n"
@@ -255,7 +274,7 @@ def kpm_tracking(figures: Path) -> str:
 
 
 def _ctr(r: pd.Series) -> str:
-    return f"{r['ctr_mean']:.0f} ({r['ctr_ci_low']:.0f}, {r['ctr_ci_high']:.0f})"
+    return _ci(r, "ctr_mean", "{:.0f}".format, "ctr_ci_low", "ctr_ci_high")
 
 
 def kpm_replay_all(figures: Path) -> str:
@@ -298,13 +317,12 @@ def ito_real(figures: Path) -> str:
              + " | predicting 0 | comparator |", "|" + "---|" * (len(_ITO_METHODS) + 3)]
     for k, part in final.groupby("k", sort=True):
         by = {r["method"]: r for _, r in part.iterrows()}
-        best = min(by.values(), key=lambda r: r["loss"])
-        apart = all(r["ci_low"] > best["ci_high"] for r in by.values() if r is not best)
+        best = _best_if_apart(list(by.values()), "loss")
         cells = []
         for method, _ in _ITO_METHODS:
             r = by.get(method)
             text = "-" if r is None else f"{r['loss']:,.1f}"
-            cells.append(f"**{text}**" if r is best and apart else text)
+            cells.append(f"**{text}**" if r is not None and r is best else text)
         first = part.iloc[0]
         kind = "best" if first["metric"] == "regret" else "greedy"
         lines.append(f"| {k} ({int(first['k_prime'])}) | " + " | ".join(cells)
@@ -328,19 +346,16 @@ def ito_table1(figures: Path) -> str:
     lines = ["| (d, k', k) | method | 5 inst. | 100 inst. (95% interval) | paper "
              "| observations / round |", "|---|---|---|---|---|---|"]
     for i, (key, part) in enumerate(df.groupby(["d", "k_prime", "k"], sort=False)):
-        best = part.loc[part["regret"].idxmin()]
-        apart = all(r["ci_low"] > best["ci_high"] for _, r in part.iterrows()
-                    if r.name != best.name)
-        for j, (idx, r) in enumerate(part.iterrows()):
+        rows = [r for _, r in part.iterrows()]
+        best = _best_if_apart(rows, "regret")
+        for j, r in enumerate(rows):
             short, learner = _ITO_TABLE1[r["method"]]
-            name = f"{short} ({learner})" if i == 0 else short
-            cell = f"{r['regret']:.1f} ({r['ci_low']:.1f}, {r['ci_high']:.1f})"
-            if idx == best.name and apart:
-                cell = f"**{cell}**"
-            paper = "" if pd.isna(r["paper"]) else f"{r['paper']:.1f}"
-            setting = f"({key[0]}, {key[1]}, {key[2]})" if j == 0 else ""
-            lines.append(f"| {setting} | {name} | {r['regret_5']:.1f} | {cell} | {paper} | "
-                         f"{r['queries_per_round']:.1f} |".replace("|  |", "| |"))
+            cell = _ci(r, "regret", "{:.1f}".format)
+            lines.append(_row(f"({key[0]}, {key[1]}, {key[2]})" if j == 0 else "",
+                              f"{short} ({learner})" if i == 0 else short,
+                              f"{r['regret_5']:.1f}", f"**{cell}**" if r is best else cell,
+                              "" if pd.isna(r["paper"]) else f"{r['paper']:.1f}",
+                              f"{r['queries_per_round']:.1f}"))
     return "\n".join(lines) + "\n"
 
 
@@ -364,8 +379,7 @@ def foster_rate(figures: Path) -> str:
         at = df[(df["k_query"] == kq) & (df["horizon"] == horizon)]
         fh = at[at["learner"] == "foster-hedge"].iloc[0]
         rs = at[at["learner"] == "ogd-random-subset"].iloc[0]
-        cells = [f"{_regret(r['regret'])} ({_regret(r['ci_low'])}, {_regret(r['ci_high'])})"
-                 for r in (fh, rs)]
+        cells = [_ci(r, "regret", _regret) for r in (fh, rs)]
         lines.append(f"| {kq} | {horizon:,} | {cells[0]} | {_integer(fh['theorem_1_order'])} | "
                      f"{cells[1]} |")
     return "\n".join(lines) + "\n"
@@ -388,19 +402,13 @@ def kale_calibrate(figures: Path) -> str:
     """kale-calibrate: the 95% quantile of the smallest feasible C per k0, over every solve after
     t0 and at the first and last solves."""
     df = pd.read_csv(figures / "kale-calibrate.csv")
-    solved = df[df["solved"]] if df["solved"].dtype == bool else df
-    first, last = int(solved["n"].min()), int(df["n"].max())
+    first, last = int(df.loc[df["solved"], "n"].min()), int(df["n"].max())
     lines = [f"| k0 | C_95 (every solve after t0) | C_95 at n = {first:,} | at n = {last:,} |",
              "|---|---|---|---|"]
     for k0, part in df.groupby("k0", sort=True):
         at = dict(zip(part["n"], part["c_quantile"]))
         lines.append(f"| {k0} | {part['c_all'].iloc[0]:.3f} | {at[first]:.3f} | {at[last]:.3f} |")
     return "\n".join(lines) + "\n"
-
-
-def _apart_below(a: pd.Series, b: pd.Series) -> bool:
-    """Whether a's 95% interval lies wholly below b's (columns ci_low, ci_high)."""
-    return a["ci_high"] < b["ci_low"]
 
 
 _DESIGN = {"rademacher": "Rademacher"}  # a name; "correlated" stays an adjective
@@ -415,8 +423,8 @@ def kale_dantzig(figures: Path) -> str:
     reg = final[final["metric"] == "regret_wstar"]
 
     def cell(r, full):
-        text = f"{_integer(r['mean'])} ({_integer(r['ci_low'])}, {_integer(r['ci_high'])})"
-        return f"**{text}**" if full is not None and r["ci_high"] < full["ci_low"] else text
+        text = _ci(r, "mean")
+        return f"**{text}**" if full is not None and _apart_below(r, full) else text
 
     d = int(final["d"].iloc[0])
     lines = ["| design | k0 (budget) | dantzig-poslr | ogd-random-subset (same budget) | "
@@ -429,9 +437,8 @@ def kale_dantzig(figures: Path) -> str:
             l1 = final[(final["learner"] == "dantzig-poslr") & (final["design"] == design)
                        & (final["k0"] == r["k0"]) & (final["metric"] == "l1_error")].iloc[0]
             full_cell = cell(full, None) if i == 0 else ""
-            lines.append(f"| {_DESIGN.get(design, design)} | {int(r['k0'])} ({int(r['budget'])}) | "
-                         f"{cell(r, full)} | {cell(rs, full)} | {full_cell} | "
-                         f"{l1['mean']:.3f} |".replace("|  |", "| |"))
+            lines.append(_row(_DESIGN.get(design, design), f"{int(r['k0'])} ({int(r['budget'])})",
+                              cell(r, full), cell(rs, full), full_cell, f"{l1['mean']:.3f}"))
     return "\n".join(lines) + "\n"
 
 
@@ -457,17 +464,14 @@ def kale_greedy(figures: Path) -> str:
         for j, horizon in enumerate(horizons):
             at = part[part["horizon"] == horizon].set_index("learner")
             og, rs, full = at.loc["online-greedy"], at.loc["ogd-random-subset"], at.loc["ogd-full"]
-            cells = {}
-            for name, r in (("og", og), ("rs", rs), ("full", full)):
-                cells[name] = (f"{_integer(r['regret'])} ({_integer(r['ci_low'])}, "
-                               f"{_integer(r['ci_high'])})")
+            cells = {name: _ci(r, "regret") for name, r in (("og", og), ("rs", rs), ("full", full))}
             if _apart_below(og, rs):
                 cells["og"] = f"**{cells['og']}**"
             elif _apart_below(rs, og):
                 cells["rs"] = f"**{cells['rs']}**"
             bound = _integer(og["bound"]) if design == "rademacher" else ""
-            lines.append(f"| {setting if j == 0 else ''} | {horizon:,} | {cells['og']} | "
-                         f"{cells['rs']} | {cells['full']} | {bound} |".replace("|  |", "| |"))
+            lines.append(_row(setting if j == 0 else "", f"{horizon:,}", cells["og"], cells["rs"],
+                              cells["full"], bound))
     return "\n".join(lines) + "\n"
 
 
