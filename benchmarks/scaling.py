@@ -1,6 +1,9 @@
 """Scaling: throughput versus the number of parallel runs and versus d, and memory versus T.
 
 * `runs_sweep`: run-rounds/s of a case at 1 ... 4096 parallel runs (one compile per size).
+* `launch_sweep`: rounds/s and run-rounds/s against runs and the loop's unroll (U rounds per
+  iteration of the compiled loop), where a round's cost stops falling per run: on a GPU a round
+  of a few thousand runs is bound by kernel launches and loop overhead, not by memory traffic.
 * `d_sweep`: run-rounds/s, GFLOP/s and % of the matmul peak at d = 10 ... 1000 (synthetic
   problems: `sparse-linear`, `linear-bandit`).
 * `subsets_sweep`: `foster-hedge` (Hedge over all C(d, k) subsets) at k = 3 as d, hence
@@ -41,6 +44,30 @@ def runs_sweep(learners: list[str], runs_list: list[int], horizon: int, repeats:
                     "run_rounds_per_s": round(r["rate"], 1),
                     "compile_s": round(r["compile_s"], 2), "mem_mb": round(r["mem_mb"], 2)}
             rows.append(last)
+    return rows
+
+
+def launch_sweep(learners: dict[str, list[int]], unrolls: list[int], horizon: int,
+                 repeats: int, progress=None, max_mb: float = 16_384.0) -> list[dict]:
+    """For each learner and its runs grid, one row per (runs, unroll): microseconds per round (all
+    runs together), rounds/s and run-rounds/s, compile seconds and program memory. A learner's
+    grid stops as in `runs_sweep`."""
+    rows = []
+    for name, runs_list in learners.items():
+        last = None
+        for runs in runs_list:
+            if last is not None and last["mem_mb"] * runs / last["runs"] > max_mb:
+                break
+            for unroll in unrolls:
+                if progress is not None:
+                    progress(f"{name} runs={runs} unroll={unroll}")
+                r = time_jax(BY_NAME[name], runs, horizon, repeats, unroll=unroll)
+                last = {"learner": name, "runs": runs, "unroll": unroll, "T": horizon,
+                        "us_per_round": round(1e6 * r["seconds"] / horizon, 2),
+                        "rounds_per_s": round(horizon / r["seconds"], 1),
+                        "run_rounds_per_s": round(r["rate"], 1),
+                        "compile_s": round(r["compile_s"], 2), "mem_mb": round(r["mem_mb"], 2)}
+                rows.append(last)
     return rows
 
 

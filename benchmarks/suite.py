@@ -5,6 +5,8 @@ Parts (all by default):
               memory and GFLOP/s as a share of a float32 matmul peak measured in the same run;
   scaling     throughput versus parallel runs (1 ... 4096) and versus d (10 ... 1000), plotted,
               and foster-hedge versus its number of subsets N = C(d, 3);
+  launch      rounds/s and run-rounds/s of linucb and ftpsl against runs and the loop's unroll
+              (`oslr.simulate(unroll=U)`): where a round is bound by launches and loop overhead;
   memory      peak resident memory of a 64-run study at T = 10^3 and 10^6 (fresh processes).
 
 Modes: full (T = 2000 rows, the whole grids), `--quick` (T = 500, coarse grids; under 5 minutes
@@ -28,10 +30,17 @@ from pathlib import Path
 from benchmarks import cases as case_table
 from benchmarks.machine import machine, matmul_peak
 from benchmarks.notes import NOTES, NOTES_ACCELERATOR
-from benchmarks.scaling import d_sweep, memory_vs_horizon, plot, runs_sweep, subsets_sweep
+from benchmarks.scaling import (
+    d_sweep,
+    launch_sweep,
+    memory_vs_horizon,
+    plot,
+    runs_sweep,
+    subsets_sweep,
+)
 from benchmarks.throughput import bench_all, markdown_table, rows_markdown
 
-PARTS = ("throughput", "scaling", "memory")
+PARTS = ("throughput", "scaling", "launch", "memory")
 
 MODES = {
     # horizon, repeats, runs override, matmul n, runs grid, runs-sweep learners,
@@ -41,15 +50,18 @@ MODES = {
                  runs_learners=["ogd-full", "ftpsl", "linucb", "flinucb-gd"],
                  d_grid=[10, 30, 100, 300, 1000], d_learners=["ogd-full", "linucb", "flinucb-gd"],
                  d_runs=64, memory_T=[1000, 1_000_000], memory_runs=64,
-                 subsets_d=[8, 16, 32, 64, 128, 256], subsets_runs=16),
+                 subsets_d=[8, 16, 32, 64, 128, 256], subsets_runs=16,
+                 launch={"linucb": [256, 4096], "ftpsl": [256]}, unrolls=[1, 4, 16]),
     "quick": dict(horizon=500, repeats=5, runs=None, matmul=2048,
                   runs_grid=[1, 4096], runs_learners=["linucb"],
                   d_grid=[10, 100, 1000], d_learners=["linucb"], d_runs=16,
                   memory_T=[1000, 1_000_000], memory_runs=64,
-                  subsets_d=[8, 32, 128], subsets_runs=16),
+                  subsets_d=[8, 32, 128], subsets_runs=16,
+                  launch={"linucb": [256]}, unrolls=[1, 8]),
     "smoke": dict(horizon=20, repeats=1, runs=4, matmul=256, loop_seconds=0.0, runs_grid=[1, 4],
                   runs_learners=["ogd-full"], d_grid=[10, 20], d_learners=["linucb"], d_runs=4,
-                  memory_T=[100, 1000], memory_runs=4, subsets_d=[6, 8], subsets_runs=2),
+                  memory_T=[100, 1000], memory_runs=4, subsets_d=[6, 8], subsets_runs=2,
+                  launch={"ogd-full": [4]}, unrolls=[1, 2]),
 }
 
 
@@ -115,6 +127,13 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                   markdown_table(result["scaling_subsets"])]
     if plot_name:
         parts += [f"![scaling]({plot_name})\n"]
+    if result.get("launch"):
+        parts += ["## Launch-bound rounds: runs x unroll\n",
+                  "us_per_round: one round of all runs together (median seconds of the compiled "
+                  "scan / T); unroll: rounds per iteration of the compiled loop "
+                  "(`oslr.simulate(unroll=U)`). Where us_per_round stays flat as runs grow, the "
+                  "round is bound by kernel launches and loop overhead, not by the work.\n",
+                  markdown_table(result["launch"])]
     if result.get("memory_T"):
         mem = result["memory_T"]
         growth = f"{mem[-1]['peak_rss_mb'] - mem[0]['peak_rss_mb']:+.1f} MB resident"
@@ -167,6 +186,9 @@ def main(argv=None) -> dict:
     if info["platform"] != "cpu" and not args.smoke:  # an accelerator fills at larger sizes
         cfg["runs_grid"] = cfg["runs_grid"] + [16384, 65536]
         cfg["matmul"] = 8192
+        cfg["launch"] = {"linucb": [1024, 4096, 16384, 65536, 262144],
+                         "ftpsl": [1024, 4096, 16384, 65536]}
+        cfg["unrolls"] = [1, 8]
     say("matmul peak")
     peak = matmul_peak(cfg["matmul"])
     result: dict = {"mode": mode_name, "machine": info, "peak_gflops": round(peak, 1)}
@@ -186,6 +208,10 @@ def main(argv=None) -> dict:
                                                   peak, say,
                                                   max_mb=4096.0 if info["platform"] == "cpu"
                                                   else 32_768.0)
+        _save(result, out, t0)
+    if "launch" in parts:
+        result["launch"] = launch_sweep(cfg["launch"], cfg["unrolls"], min(cfg["horizon"], 200),
+                                        3, say)
         _save(result, out, t0)
     if "memory" in parts:
         result["memory_T"] = memory_vs_horizon(cfg["memory_T"], cfg["memory_runs"], say)
@@ -211,6 +237,8 @@ def _save(result: dict, out: Path | None, t0: float) -> str:
             _write_csv(out / f"memory_T{suffix}.csv", result["memory_T"])
         if result.get("scaling_subsets"):
             _write_csv(out / f"scaling_subsets{suffix}.csv", result["scaling_subsets"])
+        if result.get("launch"):
+            _write_csv(out / f"launch{suffix}.csv", result["launch"])
         (out / f"results{suffix}.json").write_text(json.dumps(result, indent=1))
         text = to_markdown(result, plot_name)
         (out / f"RESULTS{suffix}.md").write_text(text)

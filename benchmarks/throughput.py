@@ -26,8 +26,10 @@ from oslr.registry import LEARNERS
 MB = 2.0**20
 
 
-def build(case: Case, runs: int, horizon: int, problem_opts: dict | None = None):
-    """The compiled chunk of `runs` parallel runs of `case` over `horizon` rounds and its args."""
+def build(case: Case, runs: int, horizon: int, problem_opts: dict | None = None,
+          unroll: int = 1):
+    """The lowered chunk of `runs` parallel runs of `case` over `horizon` rounds (`unroll` rounds
+    per loop iteration, as `oslr.simulate(unroll=...)`) and its args."""
     problem, pp = oslr.make_problem(case.problem, **(problem_opts or case.problem_opts))
     learner, params = oslr.make(case.learner, d=problem.d, horizon=horizon, **case.make_opts)
     prepare = LEARNERS[case.learner].prepare
@@ -43,14 +45,16 @@ def build(case: Case, runs: int, horizon: int, problem_opts: dict | None = None)
     args = (carry, jnp.int32(0), jnp.int32(horizon), jnp.asarray(ckpts, jnp.int32), seed, ids,
             lp, pp)
     k = getattr(params, "k", None)
-    return chunk_b.lower(*args, horizon), args, problem.d, None if k is None else int(k)
+    lowered = chunk_b.lower(*args, horizon, unroll)
+    return lowered, args, problem.d, None if k is None else int(k)
 
 
-def jax_program(case: Case, runs: int, horizon: int, problem_opts: dict | None = None) -> dict:
+def jax_program(case: Case, runs: int, horizon: int, problem_opts: dict | None = None,
+                unroll: int = 1) -> dict:
     """Compile the case (timed) and return `call()` (one blocking run of the chunk) with the
     compile seconds, the program's memory (MB), d and k. The first call is made (warm-up)."""
     t0 = time.perf_counter()
-    lowered, args, d, k = build(case, runs, horizon, problem_opts)
+    lowered, args, d, k = build(case, runs, horizon, problem_opts, unroll)
     compiled = lowered.compile()
     compile_s = time.perf_counter() - t0
     mem = compiled.memory_analysis()
@@ -97,9 +101,9 @@ def interleaved(calls: dict, repeats: int, min_seconds: float = 0.3,
 
 
 def time_jax(case: Case, runs: int, horizon: int, repeats: int,
-             problem_opts: dict | None = None) -> dict:
+             problem_opts: dict | None = None, unroll: int = 1) -> dict:
     """Compile seconds, median seconds per call, run-rounds/s and program memory (MB)."""
-    prog = jax_program(case, runs, horizon, problem_opts)
+    prog = jax_program(case, runs, horizon, problem_opts, unroll)
     seconds = interleaved({"jax": prog["call"]}, repeats, 0.0)["jax"]
     return {**prog, "seconds": seconds, "rate": runs * horizon / seconds}
 

@@ -57,8 +57,11 @@ def test_benchmarks__smoke_produces_finite_rows_scaling_and_memory(tmp_path):
     assert [r["runs"] for r in result["scaling_runs"]] == [1, 4]
     assert all(math.isfinite(r["run_rounds_per_s"])
                for r in result["scaling_runs"] + result["scaling_d"])
+    assert [(r["runs"], r["unroll"]) for r in result["launch"]] == [(4, 1), (4, 2)]
+    assert all(r["us_per_round"] > 0 for r in result["launch"])
     assert [r["T"] for r in result["memory_T"]] == [100, 1000]
     assert all(r["peak_rss_mb"] > 0 for r in result["memory_T"])
     text = (tmp_path / "RESULTS.md").read_text()
     assert all(c.learner in text for c in CASES) and "Memory vs T" in text
     assert (tmp_path / "results.json").exists() and (tmp_path / "scaling_runs.csv").exists()
+    assert (tmp_path / "launch.csv").exists() and "runs x unroll" in text

@@ -32,6 +32,18 @@ def test_simulate__identical_whatever_the_chunk_size():
     _assert_same(runs[0], runs[1])
 
 
+def test_simulate__unrolled_loop_agrees_with_the_plain_one():
+    # 3 rounds per iteration over chunks of 40: 13 whole iterations and a remainder of 1
+    learner, params, problem, pp = _setup("ftpl-random-subset")
+    plain, unrolled = (oslr.simulate(learner, problem, params, pp, horizon=120, n_runs=3,
+                                     chunk_size=40, unroll=u) for u in (1, 3))
+    for key in plain.final:
+        np.testing.assert_allclose(unrolled.final[key], plain.final[key], rtol=1e-5, atol=1e-6,
+                                   err_msg=key)
+        np.testing.assert_allclose(unrolled.curves[key], plain.curves[key], rtol=1e-5,
+                                   atol=1e-6, err_msg=key)
+
+
 def test_simulate__identical_however_runs_are_batched():
     learner, params, problem, pp = _setup()
     whole = oslr.simulate(learner, problem, params, pp, horizon=120, n_runs=4)
@@ -137,6 +149,7 @@ def test_simulate__sharded_over_four_host_devices_matches_one_device():
         (dict(horizon=0), "horizon"),
         (dict(n_runs=-1), "n_runs"),
         (dict(horizon=2.5), "horizon"),
+        (dict(unroll=0), "unroll"),
     ],
 )
 def test_simulate__bad_settings_fail_before_tracing(kwargs, match):

@@ -136,9 +136,10 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
 
     Returns:
       init(seed, run_id, params, problem_params) -> carry, and
-      chunk(carry, start, horizon, ckpts, seed, run_id, params, problem_params, length) -> carry,
-      which plays rounds start .. start + length - 1 (rounds >= horizon leave the carry as is).
-      Only `length` is static; seed, horizon and the checkpoint rounds are traced.
+      chunk(carry, start, horizon, ckpts, seed, run_id, params, problem_params, length, unroll=1)
+      -> carry, which plays rounds start .. start + length - 1 (rounds >= horizon leave the carry
+      as is). Only `length` and `unroll` (rounds per iteration of the compiled loop, see
+      `simulate`) are static; seed, horizon and the checkpoint rounds are traced.
     """
     family = learner.family
 
@@ -148,7 +149,7 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
         ms["diag"] = metrics.init_diagnostics(learner.diagnostics, ls, lp, n_ckpt)
         return ls, ps, ms
 
-    def chunk(carry, start, horizon, ckpts, seed, run_id, lp, pp, length: int):
+    def chunk(carry, start, horizon, ckpts, seed, run_id, lp, pp, length: int, unroll: int = 1):
         keys = run_keys(seed, run_id)
 
         def body(c, i):
@@ -160,7 +161,7 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
                                                         ls_new, lp, t, ckpts)
             return tree_select(t < horizon, (ls_new, ps_new, ms_new), c), None
 
-        carry, _ = lax.scan(body, carry, jnp.arange(length, dtype=jnp.int32))
+        carry, _ = lax.scan(body, carry, jnp.arange(length, dtype=jnp.int32), unroll=unroll)
         return carry
 
     return init, chunk
@@ -177,8 +178,8 @@ def _batched_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
         init_one, chunk_one = make_run_fns(learner, problem, n_ckpt, stats)
         init_b = jax.jit(jax.vmap(init_one, in_axes=(None, 0, 0, None)))
         chunk_b = jax.jit(
-            jax.vmap(chunk_one, in_axes=(0, None, None, None, None, 0, 0, None, None)),
-            static_argnums=(8,),
+            jax.vmap(chunk_one, in_axes=(0, None, None, None, None, 0, 0, None, None, None)),
+            static_argnums=(8, 9),
         )
         # keep the learner and problem alive so that their ids stay unique
         _COMPILED[key] = (init_b, chunk_b, learner, problem)
@@ -313,6 +314,7 @@ def simulate(
     checkpoint_path: str | os.PathLike | None = None,
     run_offset: int = 0,
     devices: Sequence[jax.Device] | None = None,
+    unroll: int = 1,
 ) -> SimResult:
     """Run `n_runs` independent runs of `learner` on `problem` for every grid point.
 
@@ -333,6 +335,11 @@ def simulate(
       checkpoint_path: folder to save the carry after each chunk and resume from.
       run_offset: index of the first run (to split a study across processes).
       devices: devices to shard the runs axis over (default: all of `jax.devices()`).
+      unroll: rounds per iteration of the compiled loop (`lax.scan`'s unroll). On a GPU a round
+        of a few thousand runs costs about 100 us of kernel launches and loop overhead whatever
+        the learner; unrolling U rounds lets XLA fuse across them and pays the loop's overhead
+        once per U rounds (benchmarks/RESULTS-gpu.md measures it). Compile time grows with U;
+        on a CPU it rarely helps. The numbers agree with unroll=1 to float rounding.
 
     Returns:
       A `SimResult`.
@@ -348,6 +355,7 @@ def simulate(
     horizon, n_runs = int(horizon), int(n_runs)
     ckpts = metrics.checkpoint_rounds(horizon, n_checkpoints)
     chunk_size = min(horizon, check_positive_int("chunk_size", chunk_size or 1000))
+    unroll = min(chunk_size, check_positive_int("unroll", unroll))
 
     family = learner.family
     if comparator_k is None and family == PREDICTION and hasattr(problem_params, "k"):
@@ -407,7 +415,7 @@ def simulate(
                    leave=False)
     for start in starts:
         carry = chunk_b(carry, jnp.asarray(start, jnp.int32), horizon_a, ckpts_a, seed_a,
-                        run_ids_d, lp, pp, chunk_size)
+                        run_ids_d, lp, pp, chunk_size, unroll)
         done = min(start + chunk_size, horizon)
         if ckpt_dir is not None:
             _save_checkpoint(ckpt_dir, carry, done, fingerprint)
