@@ -51,7 +51,7 @@ MODES = {
                  d_grid=[10, 30, 100, 300, 1000], d_learners=["ogd-full", "linucb", "flinucb-gd"],
                  d_runs=64, memory_T=[1000, 1_000_000], memory_runs=64,
                  subsets_d=[8, 16, 32, 64, 128, 256], subsets_runs=16,
-                 launch={"linucb": [256, 4096], "ftpsl": [256]}, unrolls=[1, 4, 16]),
+                 launch={"linucb": [256, 4096], "ftpsl": [256]}, unrolls=[1, 8]),
     "quick": dict(horizon=500, repeats=5, runs=None, matmul=2048,
                   runs_grid=[1, 4096], runs_learners=["linucb"],
                   d_grid=[10, 100, 1000], d_learners=["linucb"], d_runs=16,
