@@ -82,16 +82,23 @@ NOTES: dict[str, str] = {
 
 _GPU_LINALG = (
     "on the GPU the yardstick is the float32 matmul at JAX's default precision, which runs on "
-    "tensor cores (TF32, about 330-355 TFLOP/s measured on the H200). The learners' per-run "
-    "d x d and K x d matrices (d = 20) are batched matrix-vector products and rank-1 updates: no "
-    "tensor-core work, bound by memory traffic over the per-run state. LinUCB reaches about 0.28 "
-    "TFLOP/s at d = 20 and 2.2 TFLOP/s at d = 1000 (the d sweep), under 1% of that peak. Fix: "
-    "Woodbury block updates every B rounds (rank-B GEMMs that tensor cores can run); a float32 "
-    "CUDA-core peak would be the fairer yardstick for the current kernels."
+    "tensor cores (TF32, about 330-370 TFLOP/s measured on the H200); the learners' per-run "
+    "d x d and K x d matrices (d = 20) are batched matrix-vector products and rank-1 updates, no "
+    "tensor-core work. What bounds them at 4,096 runs is the round itself: LinUCB's round costs "
+    "150-190 us at 1,024 and at 4,096 runs alike (the launch table), kernel launches and loop "
+    "overhead rather than work, and its rate keeps growing with runs to 3.4e8 run-rounds/s at "
+    "262,144. Fix: more runs per device; fewer kernels per round (a fused round kernel)."
+)
+
+_GPU_UNPROFILED = (
+    "not profiled on the GPU. A round of its 4,096 runs costs runs / rate = 320-390 us, 2x the "
+    "150-190 us that LinUCB's round costs whatever its runs (the launch table): a share of a "
+    "tensor-core peak is the wrong yardstick for per-run vector work."
 )
 
 #: The same, for rows measured on an accelerator.
 NOTES_ACCELERATOR: dict[str, str] = {
-    name: _GPU_LINALG for name in ("eps-greedy", "linucb", "flinucb-gd", "flinucb-svrg",
-                                   "flinucb-sag")
+    **{name: _GPU_LINALG for name in ("eps-greedy", "linucb", "flinucb-gd", "flinucb-svrg",
+                                      "flinucb-sag")},
+    **{name: _GPU_UNPROFILED for name in ("online-greedy", "ito-projection")},
 }
