@@ -31,12 +31,15 @@ def test_select():
         rep.select(["nope"])
 
 
-def test_reproduce__renames_and_stamps(tmp_path):
+def test_reproduce__renames_and_stamps(tmp_path, monkeypatch):
     def run(out, quick, progress):
         (out / "made.csv").write_text("a\n1\n")
 
+    cleared = []
+    monkeypatch.setattr(rep.sim, "clear_compiled", lambda: cleared.append(True))
     step = rep.Step("toy", "arena", ("docs-name.csv",), run, produced=("made.csv",))
-    stamps = rep.reproduce([step], tmp_path / "out", log=lambda *a: None)
+    stamps = rep.reproduce([step, step], tmp_path / "out", log=lambda *a: None)
+    assert len(cleared) == 2  # each step's compiled programs dropped after it
     assert (tmp_path / "out" / "docs-name.csv").read_text() == "a\n1\n"
     saved = json.loads((tmp_path / "out" / "STAMPS.json").read_text())
     assert saved == stamps and set(saved) == {"docs-name.csv"}

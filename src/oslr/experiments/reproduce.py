@@ -28,6 +28,8 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
+from oslr import sim
+
 
 @dataclass(frozen=True)
 class Step:
@@ -230,6 +232,10 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
         with tempfile.TemporaryDirectory() as scratch:
             step.run(Path(scratch), quick, progress)
             seconds = time.perf_counter() - t0
+            # keep no step's programs alive: one process compiling every step's programs ran
+            # out of memory mappings (LLVM "Cannot allocate memory", then a crash) at step 10
+            # of the wll chain
+            sim.clear_compiled()
             for produced, name in step.outputs().items():
                 src = Path(scratch) / produced
                 if not src.exists():
