@@ -42,19 +42,19 @@ NOTES: dict[str, str] = {
         "slower). Fix: a GPU (466x there), or fewer random numbers per round in the stream."
     ),
     "ftpsl": (
-        "one round of 256 runs takes about 11.6 ms, of which 11 top-10-of-123 selections "
-        "(`lax.top_k` on (2816, 123)) take 5.6-5.8 ms and the 11 x 123 Laplace numbers per run "
-        "(threefry) 2.2 ms; the NumPy loop does the same with argpartition and PCG64, C loops "
-        "at about 1 ns per element. Tried: an iterative argmax (6.8 ms) and the radix select "
-        "(5-8 ms) are not faster than `lax.top_k` at k = 10. Fix: a fused top-k kernel on CPU "
-        "(custom call), fewer resamples where the theory allows (M enters linearly), or a GPU, "
-        "where the 2816 selections and the draws run in parallel."
+        "one round of 256 runs takes about 8.1-8.4 ms (13.2-20 ms before the resamples were "
+        "tested by rank and the noise drawn from raw bits; measured in one process, the old and "
+        "new code timed in turn): the play's top-10-of-123 selection, then per resample draw "
+        "about 0.56 ms (slope of M = 1, 10, 20): 124 threefry words per run, their Laplace "
+        "transform and the rank test of the 10 selected coordinates (10 x 123 comparisons); the "
+        "stream and the harness take about 1 ms (uniform-subset on a9a). Tried: a select-based "
+        "rank (2x slower) and dropping the tie term (no faster). Fix: fewer resamples where the "
+        "theory allows (M enters linearly) or a GPU; on this CPU the threefry words and the "
+        "comparisons bound the round."
     ),
     "ftpsl-delayed": (
-        "the same round as ftpsl (11 selections and 11 x 123 Laplace numbers per run dominate) "
-        "plus an (8, 123) ring-buffer update per run; the delayed NumPy loop costs the same as "
-        "plain FTPSL's, so the ratio follows ftpsl's (8.9-11.9x for the two across invocations: "
-        "both sit at the 10x line). Fix: as for ftpsl."
+        "the same round as ftpsl (the play's selection, 10 resample draws of 124 threefry words "
+        "and a rank test each) plus an (8, 123) ring-buffer update per run. Fix: as for ftpsl."
     ),
     "linucb": (
         "on these fixed arms LinUCB runs its O(K d) form (u_a = A^-1 x_a, widths and means "
@@ -82,16 +82,23 @@ NOTES: dict[str, str] = {
 
 _GPU_LINALG = (
     "on the GPU the yardstick is the float32 matmul at JAX's default precision, which runs on "
-    "tensor cores (TF32, about 330-355 TFLOP/s measured on the H200). The learners' per-run "
-    "d x d and K x d matrices (d = 20) are batched matrix-vector products and rank-1 updates: no "
-    "tensor-core work, bound by memory traffic over the per-run state. LinUCB reaches about 0.28 "
-    "TFLOP/s at d = 20 and 2.2 TFLOP/s at d = 1000 (the d sweep), under 1% of that peak. Fix: "
-    "Woodbury block updates every B rounds (rank-B GEMMs that tensor cores can run); a float32 "
-    "CUDA-core peak would be the fairer yardstick for the current kernels."
+    "tensor cores (TF32, about 330-370 TFLOP/s measured on the H200); the learners' per-run "
+    "d x d and K x d matrices (d = 20) are batched matrix-vector products and rank-1 updates, no "
+    "tensor-core work. What bounds them at 4,096 runs is the round itself: LinUCB's round costs "
+    "150-190 us at 1,024 and at 4,096 runs alike (the launch table), kernel launches and loop "
+    "overhead rather than work, and its rate keeps growing with runs to 3.4e8 run-rounds/s at "
+    "262,144. Fix: more runs per device; fewer kernels per round (a fused round kernel)."
+)
+
+_GPU_UNPROFILED = (
+    "not profiled on the GPU. A round of its 4,096 runs costs runs / rate = 320-390 us, 2x the "
+    "150-190 us that LinUCB's round costs whatever its runs (the launch table): a share of a "
+    "tensor-core peak is the wrong yardstick for per-run vector work."
 )
 
 #: The same, for rows measured on an accelerator.
 NOTES_ACCELERATOR: dict[str, str] = {
-    name: _GPU_LINALG for name in ("eps-greedy", "linucb", "flinucb-gd", "flinucb-svrg",
-                                   "flinucb-sag")
+    **{name: _GPU_LINALG for name in ("eps-greedy", "linucb", "flinucb-gd", "flinucb-svrg",
+                                      "flinucb-sag")},
+    **{name: _GPU_UNPROFILED for name in ("online-greedy", "ito-projection")},
 }

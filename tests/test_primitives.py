@@ -9,6 +9,9 @@ import pytest
 from tests.helpers import x64
 
 from oslr.primitives import (
+    TopK,
+    geometric_resampling,
+    in_top_k,
     radix_select_mask,
     random_subset_mask,
     sherman_morrison_update,
@@ -170,3 +173,49 @@ def test_top_k_mask__signed_zeros_tie_and_go_to_the_lower_index(max_k):
     mask = top_k_mask(score, jnp.int32(2), max_k)
     assert np.flatnonzero(mask).tolist() == [0, 3]
     assert np.flatnonzero(radix_select_mask(score, jnp.int32(3))).tolist() == [0, 1, 3]
+
+
+@pytest.mark.parametrize("max_k", [3, 17])  # lax.top_k path (<= 16) and radix select
+def test_in_top_k__agrees_with_top_k_mask_under_ties_and_signed_zeros(max_k):
+    rng = np.random.default_rng(max_k)
+    d = 20
+    scores = np.round(rng.normal(size=(200, d)) * 1.5) + 0.0  # many exact ties
+    scores[:50] *= np.where(rng.random((50, d)) < 0.5, -1.0, 1.0)  # -0.0 beside +0.0
+    scores[50] = 0.0
+    x = jnp.asarray(scores, jnp.float32)
+    idx = jnp.arange(d)
+    ks = jnp.asarray(sorted({0, 1, 2, max_k // 2, max_k}), jnp.int32)  # traced: one compile
+    per_k = lambda f: jax.jit(jax.vmap(lambda k: jax.vmap(lambda s: f(s, k))(x)))(ks)  # noqa: E731
+    mask = per_k(lambda s, k: top_k_mask(s, k, max_k))
+    got = per_k(lambda s, k: in_top_k(s, k, idx))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(mask))
+    # a few indices, in any order, answer as the full mask does
+    sub = jnp.array([7, 0, 19, 7])
+    got = jax.vmap(lambda s: in_top_k(s, jnp.int32(2), sub))(x)
+    mask = jax.vmap(lambda s: top_k_mask(s, jnp.int32(2), max_k))(x)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(mask)[:, np.asarray(sub)])
+
+
+@pytest.mark.parametrize("mode", ["shared", "independent"])
+def test_geometric_resampling__topk_draws_count_as_their_masks_on_the_selected_set(mode):
+    d, k, max_k, M = 12, 3, 4, 6
+
+    def scores(kk, shape):  # rounded normals: ties between coordinates are common
+        return jnp.round(2.0 * jax.random.normal(kk, shape + (d,))), jnp.full(shape, k)
+
+    as_masks = lambda kk, shape: jax.vmap(  # noqa: E731
+        lambda s, kj: top_k_mask(s, kj, max_k))(*[a.reshape((-1,) + a.shape[len(shape):])
+                                                  for a in scores(kk, shape)]).reshape(
+        shape + (d,))
+    as_topk = lambda kk, shape: TopK(*scores(kk, shape))  # noqa: E731
+    keys = jax.random.split(jax.random.key(5), 300)
+    sel = jax.vmap(lambda kk: top_k_mask(jax.random.normal(kk, (d,)), jnp.int32(k), max_k))(
+        jax.random.split(jax.random.key(6), 300))
+    run = lambda draw: np.asarray(jax.jit(jax.vmap(  # noqa: E731
+        lambda kk, q: geometric_resampling(draw, kk, M, selected=q, mode=mode, max_k=max_k)))(
+        keys, sel))
+    h_mask, h_topk = run(as_masks), run(as_topk)
+    q = np.asarray(sel)
+    np.testing.assert_array_equal(h_topk[q], h_mask[q])
+    assert (h_topk[~q] == M).all()
+    assert len(np.unique(h_mask[q])) == M  # every count 1..M occurs: the check has teeth

@@ -96,6 +96,17 @@ def test_simulate__checkpoint_of_another_study_is_refused(tmp_path):
                       checkpoint_path=tmp_path)
 
 
+def test_simulate__checkpoint_of_an_older_format_is_refused(tmp_path):
+    learner, params, problem, pp = _setup()
+    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=tmp_path)
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["format"] == 3
+    (tmp_path / "meta.json").write_text(json.dumps({**meta, "format": 2}))
+    with pytest.raises(ValueError, match="older oslr"):
+        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2,
+                      checkpoint_path=tmp_path)
+
+
 def test_simulate__carry_size_does_not_grow_with_horizon():
     learner, params, problem, pp = _setup()
     ck = {T: sim.metrics.checkpoint_rounds(T) for T in (10**3, 10**6)}

@@ -207,8 +207,10 @@ def _fingerprint(*parts: Any) -> str:
     return h.hexdigest()
 
 
-#: Checkpoint layout: 2 = one block per device shard (per process under jax.distributed).
-CHECKPOINT_FORMAT = 2
+#: Checkpoint layout: 2 = one block per device shard (per process under jax.distributed);
+#: 3 = the same layout, written after the random streams moved (dataset replays keep permutation
+#: keys, not orders; FTPSL draws its noise from raw bits): a format-2 study cannot be continued.
+CHECKPOINT_FORMAT = 3
 
 
 def to_host(tree: PyTree) -> PyTree:

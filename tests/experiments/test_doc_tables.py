@@ -123,6 +123,11 @@ def test_kpm_and_ito_tables__nearest_checkpoint_formats_and_bold_show(tmp_path):
     last = (ito["n"] == ito["n"].max()) & (ito["k"] == 4)
     row = ito.index[last & (ito["method"] == "kklp")][0]
     ito.loc[row, ["loss", "ci_low", "ci_high"]] = [4390.0, 4389.0, 4391.0]  # overlaps alg2
+    alg2 = ito.index[last & (ito["method"] == "alg2")][0]
+    ito.loc[alg2, ["loss", "ci_low", "ci_high"]] = [4389.9, 4389.5, 4390.3]
+    last8 = (ito["n"] == ito["n"].max()) & (ito["k"] == 8)
+    alg2_8 = ito.index[last8 & (ito["method"] == "alg2")][0]  # far below every other method
+    ito.loc[alg2_8, ["loss", "ci_low", "ci_high"]] = [4377.8, 4377.0, 4378.6]
     ito.to_csv(figures / "ito-real.csv", index=False)
     table = dt.TABLES["ito-real"](figures)
     assert "| 4 (3) | 4,389.9 |" in table and "4,390.0" in table  # no bold: not apart

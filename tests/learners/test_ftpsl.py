@@ -56,6 +56,25 @@ def test_ftpsl__matches_float64_reference_round_by_round(b):
     assert 0 < explored < 1  # both branches of eq. (2) were exercised
 
 
+def test_perturbation_noise__laplace_and_uniform_laws_and_independent_signs():
+    from scipy import stats
+
+    d, n = 7, 40_000
+    z, u = jax.jit(lambda kk: perturbation_noise(d)(kk, (n,)))(jax.random.key(11))
+    z, u = np.asarray(z, np.float64), np.asarray(u, np.float64)
+    assert z.shape == (n, d) and u.shape == (n,)
+    assert np.isfinite(z).all() and (u >= 0).all() and (u < 1).all()
+    assert stats.kstest(z.ravel(), "laplace").pvalue > 1e-3
+    assert stats.kstest(u, "uniform").pvalue > 1e-3
+    # the sign is independent of the magnitude and of the other coordinates
+    assert stats.kstest(np.abs(z[z[:, 0] > 0, 0]), np.abs(z[z[:, 0] < 0, 0])).pvalue > 1e-3
+    assert abs(np.corrcoef(z[:, 0], z[:, 1])[0, 1]) < 4 / math.sqrt(n)
+    assert abs(np.corrcoef(np.abs(z[:, -1]), u)[0, 1]) < 4 / math.sqrt(n)
+    # a single play (shape ()) draws the first row's law too
+    z1, u1 = perturbation_noise(d)(jax.random.key(0))
+    assert z1.shape == (d,) and u1.shape == ()
+
+
 def test_ftpsl__b_inf_plays_signs_on_exactly_k_coordinates():
     d, k = 10, 4
     problem, pp = oslr.make_problem("agnostic", d=d, k=2)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import oslr
+from oslr.primitives.permutation import ROUNDS, permute
 from oslr.problems import datasets
 
 EXPECTED = {
@@ -71,10 +72,20 @@ def test_dataset__missing_and_corrupt_files_name_the_file_and_the_fix(tmp_path, 
 def test_replay__each_run_is_a_permutation_shared_by_learners():
     problem, pp = oslr.make_problem("kegg")
     states = [problem.init(jax.random.key(s), pp) for s in (0, 1)]
-    orders = [np.asarray(s.order) for s in states]
+    rows = jax.jit(jax.vmap(lambda st, t: problem.sample(jax.random.key(0), st, t, pp)[1].y,
+                            (None, 0)))
+    orders = [np.asarray(permute(s.keys, jnp.arange(problem.n_rows), problem.n_rows))
+              for s in states]
     assert sorted(orders[0].tolist()) == list(range(problem.n_rows))
     assert not np.array_equal(orders[0], orders[1])
     _, ex = problem.sample(jax.random.key(5), states[0], jnp.int32(3), pp)
     x, y = datasets.load_dataset("kegg")
     np.testing.assert_array_equal(np.asarray(ex.x), x[orders[0][3]])
     assert float(ex.y) == y[orders[0][3]]
+    # one pass shows every row once; a cycled horizon repeats the same order
+    t = jnp.arange(2 * problem.n_rows, dtype=jnp.int32)
+    ys = np.asarray(rows(states[0], t))
+    np.testing.assert_array_equal(ys[: problem.n_rows], y[orders[0]])
+    np.testing.assert_array_equal(ys[problem.n_rows:], ys[: problem.n_rows])
+    # the state is the permutation's round keys: its size does not grow with the dataset
+    assert sum(a.size for a in jax.tree.leaves(states[0])) == ROUNDS

@@ -8,14 +8,27 @@ E[h_i] = (1 - (1 - q_i)^M) / q_i, so theta_i h_i 1{i in Q_t} is unbiased up to t
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from oslr.primitives.topk import in_top_k
 from oslr.types import Array
 
 MODES = ("shared", "independent")
+
+
+class TopK(NamedTuple):
+    """Selected sets given as Q = top-k of a score (`top_k_mask`'s rule), not as masks.
+
+    Attributes:
+      score: (*shape, d) float scores of each draw.
+      k: (*shape,) int, the number of entries each draw selects.
+    """
+
+    score: Array
+    k: Array
 
 
 def batched_draw(play: Callable, noise: Callable[[Array, tuple], tuple]) -> Callable:
@@ -44,30 +57,48 @@ def geometric_resampling(draw: Callable[[Array, tuple], Array], key: Array, n_re
     """Geometric-resampling counts h (d,) int32 in {1..M}.
 
     Args:
-      draw: `draw(key, shape) -> shape + (d,) bool`, the selected sets of prod(shape) independent
-        fresh plays with this round's law. Drawing the whole batch from one key (one RNG call per
-        kind of random number) is what makes the M resamples cheap; see `batched_draw`.
+      draw: `draw(key, shape)`, the selected sets of prod(shape) independent fresh plays with this
+        round's law: shape + (d,) bool masks, or a `TopK` (Q = top-k of a score), whose
+        membership is then tested at the slots of Q_t only (`in_top_k`: max_k d comparisons a
+        draw, no selection; the counts are the same as from the masks). Drawing the whole batch
+        from one key (one RNG call per kind of random number) is what makes the M resamples
+        cheap; see `batched_draw`.
       key: PRNG key.
       n_resamples: M (static).
-      selected: (d,) bool Q_t, needed in "independent" mode.
+      selected: (d,) bool Q_t, needed in "independent" mode and for `TopK` draws.
       mode: "shared" (one batch of M draws serves every coordinate, as in [NB16]; M draws) or
         "independent" (each of the `max_k` selected slots gets its own M draws, as the [WLL]
         Lemma 6 analysis assumes; k M draws). Marginals of h_i agree; covariances differ.
-      max_k: static bound on |Q_t| ("independent" mode).
+      max_k: static bound on |Q_t| ("independent" mode, `TopK` draws).
 
     Returns:
-      (d,) int32 counts; only entries on Q_t are meaningful in "independent" mode.
+      (d,) int32 counts; only entries on Q_t are meaningful in "independent" mode and for `TopK`
+      draws (the others are M).
     """
-    if mode == "shared":
-        return first_hits(draw(key, (n_resamples,)))
-    if mode != "independent":
+    if mode not in MODES:
         raise ValueError(f"unknown resampling mode {mode!r}; choose one of {MODES}.")
-    if selected is None or max_k is None:
+    shape = (n_resamples,) if mode == "shared" else (max_k, n_resamples)
+    if mode == "independent" and max_k is None:
         raise ValueError("independent mode needs the selected set and max_k.")
+    sets = draw(key, shape)
+    by_rank = isinstance(sets, TopK)
+    if mode == "shared" and not by_rank:
+        return first_hits(sets)  # one batch of M draws: counts for every coordinate
+    if selected is None or max_k is None:
+        raise ValueError(f"{mode} mode with {'TopK' if by_rank else 'mask'} draws needs the "
+                         "selected set and max_k.")
     d = selected.shape[-1]
     (slots,) = jnp.nonzero(selected, size=max_k, fill_value=0)
-    masks = draw(key, (max_k, n_resamples))  # (max_k, M, d)
-    per_slot = jax.vmap(lambda m, i: first_hits(m)[i])(masks, slots)  # (max_k,)
+    if mode == "shared":  # every slot against the same M draws
+        hits = jax.vmap(in_top_k, (0, 0, None))(sets.score, sets.k, slots)  # (M, max_k)
+        per_slot = first_hits(hits)
+    else:  # slot j against its own M draws
+        if by_rank:
+            one = lambda sc, kk, i: in_top_k(sc, kk, i[None])[0]  # noqa: E731
+            hits = jax.vmap(jax.vmap(one, (0, 0, None)))(sets.score, sets.k, slots)
+        else:
+            hits = jax.vmap(lambda m, i: m[:, i])(sets, slots)  # (max_k, M)
+        per_slot = jax.vmap(lambda m: first_hits(m[:, None])[0])(hits)  # (max_k,)
     valid = jnp.arange(max_k) < jnp.sum(selected)
     h = jnp.full((d,), n_resamples, jnp.int32)
     return h.at[jnp.where(valid, slots, d)].set(per_slot, mode="drop")

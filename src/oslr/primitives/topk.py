@@ -39,6 +39,29 @@ def top_k_mask(score: Array, k: Array, max_k: int) -> Array:
     return jnp.zeros(d, bool).at[idx].set(keep)
 
 
+def in_top_k(score: Array, k: Array, idx: Array) -> Array:
+    """Whether the entries `idx` of `score` are among its `k` largest, by counting: no sort.
+
+    Entry i is in the mask `top_k_mask(score, k, .)` returns iff its rank #{j : score_j >
+    score_i} + #{j < i : score_j = score_i} is below k (the same tie rule: lower index first;
+    -0.0 and +0.0 compare equal). O(len(idx) d) comparisons: cheaper than a selection when only
+    a few entries are asked about, as in geometric resampling (`geometric_resampling`).
+
+    Args:
+      score: (d,) float scores (finite).
+      k: () int (traced); k <= max_k of the matching `top_k_mask` call.
+      idx: (m,) int indices in [0, d).
+
+    Returns:
+      (m,) bool.
+    """
+    d = score.shape[-1]
+    s_i = score[idx][:, None]
+    before = jnp.arange(d)[None, :] < idx[:, None]
+    rank = jnp.sum((score[None, :] > s_i) | ((score[None, :] == s_i) & before), axis=-1)
+    return rank < k
+
+
 _ONE_HOT_LIMIT = 1 << 15
 _TOP_K_UP_TO = 16
 

@@ -1,7 +1,8 @@
 """Replay of the vendored real datasets (ALGORITHMS.md section 5) as labelled streams.
 
-Each run replays the rows in its own random order (a permutation drawn from the run's problem key),
-one row per round; all learners in a comparison see the same order. The arrays travel as the
+Each run replays the rows in its own random order (a keyed permutation computed on the fly from
+the run's problem key, `primitives.permutation`: no per-run copy of the order), one row per round;
+all learners in a comparison see the same order. The arrays travel as the
 problem's params (broadcast, never batched), not as constants baked into the compiled program.
 
 | id | rows x d | labels | preprocessing |
@@ -28,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from oslr.primitives.permutation import permutation_keys, permute
 from oslr.problems.delays import maybe_delayed
 from oslr.problems.synthetic import add_redundant_features
 from oslr.spec import ProblemSpec
@@ -186,13 +188,15 @@ def dataset_params(name: str, scale: str = "default") -> DatasetParams:
 
 
 class ReplayState(NamedTuple):
-    """Attributes: order: (n,) int32, this run's random order of the rows."""
+    """Attributes: keys: (ROUNDS,) uint32, the round keys of this run's permutation of the rows
+    (round t shows row permute(keys, t mod n, n); 96 bytes a run whatever n)."""
 
-    order: Array
+    keys: Array
 
 
 def dataset_replay(name: str, cycle: bool = False) -> Problem:
-    """Replay dataset `name`, shuffled per run; round t shows row order[t mod n].
+    """Replay dataset `name`, shuffled per run; round t shows row pi(t mod n), pi the run's keyed
+    permutation of the rows (`primitives.permutation.permute`).
 
     Args:
       name: one of `DATASETS`.
@@ -203,11 +207,11 @@ def dataset_replay(name: str, cycle: bool = False) -> Problem:
 
     def init(key: Array, params: DatasetParams) -> ReplayState:
         del params
-        return ReplayState(order=jax.random.permutation(key, n).astype(jnp.int32))
+        return ReplayState(keys=permutation_keys(key))
 
     def sample(key: Array, state: ReplayState, t: Array, params: DatasetParams):
         del key
-        row = state.order[jnp.mod(t, n)]
+        row = permute(state.keys, jnp.mod(t, n), n)
         y = params.y[row]
         return state, StreamExample(x=params.x[row], y=y, y_clean=y)
 

@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from oslr.primitives.permutation import permutation_keys, permute
 from oslr.problems.datasets import data_path
 from oslr.spec import ProblemSpec
 from oslr.types import Array, BanditExample, Problem
@@ -90,9 +91,10 @@ def arm_features(user: Array, items: Array, affinity: Array) -> Array:
 
 
 class ObdState(NamedTuple):
-    """Attributes: order: (n,) int32, this run's order of the events (a fresh shuffle per run)."""
+    """Attributes: keys: (ROUNDS,) uint32, the round keys of this run's permutation of the events
+    (`primitives.permutation`; unused when the log is replayed in its own order)."""
 
-    order: Array
+    keys: Array
 
 
 def obd_replay(campaign: str = "all", stream: bool = False, shuffle: bool = True) -> Problem:
@@ -109,12 +111,11 @@ def obd_replay(campaign: str = "all", stream: bool = False, shuffle: bool = True
 
     def init(key: Array, params: ObdParams) -> ObdState:
         del params
-        order = jax.random.permutation(key, n) if shuffle else jnp.arange(n)
-        return ObdState(order=order.astype(jnp.int32))
+        return ObdState(keys=permutation_keys(key))
 
     def sample(key: Array, state: ObdState, t: Array, params: ObdParams):
         del key
-        row = state.order[jnp.mod(t, n)]
+        row = permute(state.keys, jnp.mod(t, n), n) if shuffle else jnp.mod(t, n)
         arms = arm_features(params.users[row], params.items, params.affinity[row])
         logged, click = params.item[row], params.click[row]
         if stream:
