@@ -25,6 +25,23 @@ from benchmarks.cases import BY_NAME
 from benchmarks.throughput import time_jax
 
 
+def _timed_sizes(name: str, runs_list: list[int], horizon: int, repeats: int, progress,
+                 max_mb: float, unrolls: list[int] | None = None):
+    """Yield (runs, unroll, `time_jax` result) over `runs_list` (and `unrolls`, when given) for
+    learner `name`, stopping before a size whose program memory, extrapolated linearly from the
+    last one timed, would pass `max_mb`."""
+    last = None
+    for runs in runs_list:
+        if last is not None and last["mem_mb"] * runs / last["runs"] > max_mb:
+            return
+        for unroll in unrolls or (1,):
+            if progress is not None:
+                progress(f"{name} runs={runs}" + (f" unroll={unroll}" if unrolls else ""))
+            r = time_jax(BY_NAME[name], runs, horizon, repeats, unroll=unroll)
+            last = {"runs": runs, "mem_mb": r["mem_mb"]}
+            yield runs, unroll, r
+
+
 def runs_sweep(learners: list[str], runs_list: list[int], horizon: int, repeats: int,
                progress=None, max_mb: float = 16_384.0) -> list[dict]:
     """Run-rounds/s at each number of runs; a learner stops where its program memory, extrapolated
@@ -32,20 +49,11 @@ def runs_sweep(learners: list[str], runs_list: list[int], horizon: int, repeats:
     order per run, 1.7 GB at 4096 runs, and XLA's GPU autotuner hit an illegal address at 65536
     runs; the replay order is now a keyed permutation: 0.4-0.6 GB at 4096 runs, 5.8 GB at
     65536 on the H200)."""
-    rows = []
-    for name in learners:
-        last = None
-        for runs in runs_list:
-            if last is not None and last["mem_mb"] * runs / last["runs"] > max_mb:
-                break
-            if progress is not None:
-                progress(f"{name} runs={runs}")
-            r = time_jax(BY_NAME[name], runs, horizon, repeats)
-            last = {"learner": name, "runs": runs, "d": r["d"], "T": horizon,
-                    "run_rounds_per_s": round(r["rate"], 1),
-                    "compile_s": round(r["compile_s"], 2), "mem_mb": round(r["mem_mb"], 2)}
-            rows.append(last)
-    return rows
+    return [{"learner": name, "runs": runs, "d": r["d"], "T": horizon,
+             "run_rounds_per_s": round(r["rate"], 1), "compile_s": round(r["compile_s"], 2),
+             "mem_mb": round(r["mem_mb"], 2)}
+            for name in learners
+            for runs, _, r in _timed_sizes(name, runs_list, horizon, repeats, progress, max_mb)]
 
 
 def launch_sweep(learners: dict[str, list[int]], unrolls: list[int], horizon: int,
@@ -53,23 +61,14 @@ def launch_sweep(learners: dict[str, list[int]], unrolls: list[int], horizon: in
     """For each learner and its runs grid, one row per (runs, unroll): microseconds per round (all
     runs together), rounds/s and run-rounds/s, compile seconds and program memory. A learner's
     grid stops as in `runs_sweep`."""
-    rows = []
-    for name, runs_list in learners.items():
-        last = None
-        for runs in runs_list:
-            if last is not None and last["mem_mb"] * runs / last["runs"] > max_mb:
-                break
-            for unroll in unrolls:
-                if progress is not None:
-                    progress(f"{name} runs={runs} unroll={unroll}")
-                r = time_jax(BY_NAME[name], runs, horizon, repeats, unroll=unroll)
-                last = {"learner": name, "runs": runs, "unroll": unroll, "T": horizon,
-                        "us_per_round": round(1e6 * r["seconds"] / horizon, 2),
-                        "rounds_per_s": round(horizon / r["seconds"], 1),
-                        "run_rounds_per_s": round(r["rate"], 1),
-                        "compile_s": round(r["compile_s"], 2), "mem_mb": round(r["mem_mb"], 2)}
-                rows.append(last)
-    return rows
+    return [{"learner": name, "runs": runs, "unroll": unroll, "T": horizon,
+             "us_per_round": round(1e6 * r["seconds"] / horizon, 2),
+             "rounds_per_s": round(horizon / r["seconds"], 1),
+             "run_rounds_per_s": round(r["rate"], 1), "compile_s": round(r["compile_s"], 2),
+             "mem_mb": round(r["mem_mb"], 2)}
+            for name, runs_list in learners.items()
+            for runs, unroll, r in _timed_sizes(name, runs_list, horizon, repeats, progress,
+                                                max_mb, unrolls)]
 
 
 def d_sweep(learners: list[str], d_list: list[int], runs: int, horizon: int, repeats: int,

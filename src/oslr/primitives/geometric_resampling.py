@@ -77,16 +77,14 @@ def geometric_resampling(draw: Callable[[Array, tuple], Array], key: Array, n_re
     """
     if mode not in MODES:
         raise ValueError(f"unknown resampling mode {mode!r}; choose one of {MODES}.")
-    shape = (n_resamples,) if mode == "shared" else (max_k, n_resamples)
-    if mode == "independent" and max_k is None:
+    if mode == "independent" and (selected is None or max_k is None):
         raise ValueError("independent mode needs the selected set and max_k.")
-    sets = draw(key, shape)
+    sets = draw(key, (n_resamples,) if mode == "shared" else (max_k, n_resamples))
     by_rank = isinstance(sets, TopK)
     if mode == "shared" and not by_rank:
         return first_hits(sets)  # one batch of M draws: counts for every coordinate
     if selected is None or max_k is None:
-        raise ValueError(f"{mode} mode with {'TopK' if by_rank else 'mask'} draws needs the "
-                         "selected set and max_k.")
+        raise ValueError("TopK draws need the selected set and max_k.")
     d = selected.shape[-1]
     (slots,) = jnp.nonzero(selected, size=max_k, fill_value=0)
     if mode == "shared":  # every slot against the same M draws
