@@ -42,15 +42,17 @@ NOTES: dict[str, str] = {
         "slower). Fix: a GPU (466x there), or fewer random numbers per round in the stream."
     ),
     "ftpsl": (
-        "one round of 256 runs takes about 8.1-8.4 ms (13.2-20 ms before the resamples were "
-        "tested by rank and the noise drawn from raw bits; measured in one process, the old and "
-        "new code timed in turn): the play's top-10-of-123 selection, then per resample draw "
-        "about 0.56 ms (slope of M = 1, 10, 20): 124 threefry words per run, their Laplace "
-        "transform and the rank test of the 10 selected coordinates (10 x 123 comparisons); the "
-        "stream and the harness take about 1 ms (uniform-subset on a9a). Tried: a select-based "
-        "rank (2x slower) and dropping the tie term (no faster). Fix: fewer resamples where the "
-        "theory allows (M enters linearly) or a GPU; on this CPU the threefry words and the "
-        "comparisons bound the round."
+        "the table \"FTPSL's round, piece by piece\" (`python -m benchmarks.ftpsl_round 256`, "
+        "a 6.4 ms round of 256 runs there) splits it: the M + 1 = 11 perturbation draws' "
+        "threefry words and Laplace transform 2.4 ms; one resample draw 0.44 ms (its noise "
+        "0.22 ms, the rest its score and the rank test of the 10 selected coordinates, 10 x 123 "
+        "comparisons); the stream and the harness 0.81 ms. Of three exact membership tests the "
+        "rank test is the fastest (a 5.9 ms round, against 10.2 ms by `lax.top_k`'s indices and "
+        "12.9 ms by whole masks). Tried: dropping the tie term (no faster); the `rbg` keys (no "
+        "faster under vmap, see uniform-subset, and their batching rule draws a batch from one "
+        "key, so vmap would no longer equal a loop). Fix: fewer resamples where the theory "
+        "allows (M enters linearly) or a GPU; on this CPU the threefry words and the comparisons "
+        "bound the round."
     ),
     "ftpsl-delayed": (
         "the same round as ftpsl (the play's selection, 10 resample draws of 124 threefry words "
@@ -100,5 +102,5 @@ _GPU_UNPROFILED = (
 NOTES_ACCELERATOR: dict[str, str] = {
     **{name: _GPU_LINALG for name in ("eps-greedy", "linucb", "flinucb-gd", "flinucb-svrg",
                                       "flinucb-sag")},
-    **{name: _GPU_UNPROFILED for name in ("online-greedy", "ito-projection")},
+    **{name: _GPU_UNPROFILED for name in ("online-greedy", "ito-projection", "dantzig-poslr")},
 }

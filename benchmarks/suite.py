@@ -123,7 +123,8 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
         parts += ["## foster-hedge vs the number of subsets N = C(d, 3)\n",
                   "Hedge over every k-subset with projected SGD in each ([FKK] Alg. 1): O(N k) "
                   "work per run-round. subset_updates_per_s = run-rounds/s x N. The sweep stops "
-                  "where the estimated buffers pass the cap (4 GB).\n",
+                  "where the estimated buffers pass the cap "
+                  f"({result.get('subsets_max_mb', 4096.0) / 1024:g} GB).\n",
                   markdown_table(result["scaling_subsets"])]
     if plot_name:
         parts += [f"![scaling]({plot_name})\n"]
@@ -134,6 +135,20 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                   "(`oslr.simulate(unroll=U)`). Where us_per_round stays flat as runs grow, the "
                   "round is bound by kernel launches and loop overhead, not by the work.\n",
                   markdown_table(result["launch"])]
+    if result.get("ftpsl_round"):
+        parts += ["## FTPSL's round, piece by piece\n",
+                  "`python -m benchmarks.ftpsl_round RUNS` (a9a, k = 10, M = 10 resamples, "
+                  "T = 200): microseconds per round of all runs together. noise_us: the M + 1 "
+                  "perturbation draws alone (d + 1 threefry words each and their Laplace "
+                  "transform); ftpsl_m1_us: the round with M = 1, so draw_us = (ftpsl_us - "
+                  "ftpsl_m1_us) / 9 is one resample draw; harness_us: `ftpl-random-subset` on the "
+                  "same stream (the replay, the metrics, one top-k); rank_us, top_k_us, "
+                  "select_us: FTPSL's round with the resamples' membership tested by rank (what "
+                  "FTPSL does at max_k <= 16), by `lax.top_k`'s first k indices, and by each "
+                  "draw's whole mask (what it does above 16), timed in turn.\n",
+                  markdown_table([{**r, "draw_us": round((r["ftpsl_us"] - r["ftpsl_m1_us"]) / 9,
+                                                         1)}
+                                  for r in result["ftpsl_round"]])]
     if result.get("memory_T"):
         mem = result["memory_T"]
         growth = f"{mem[-1]['peak_rss_mb'] - mem[0]['peak_rss_mb']:+.1f} MB resident"
@@ -204,10 +219,9 @@ def main(argv=None) -> dict:
         result["scaling_runs"] = runs_sweep(cfg["runs_learners"], cfg["runs_grid"], h, 3, say)
         result["scaling_d"] = d_sweep(cfg["d_learners"], cfg["d_grid"], cfg["d_runs"],
                                       min(h, 100), 3, peak, say)
+        result["subsets_max_mb"] = 4096.0 if info["platform"] == "cpu" else 32_768.0
         result["scaling_subsets"] = subsets_sweep(cfg["subsets_d"], cfg["subsets_runs"], h, 3,
-                                                  peak, say,
-                                                  max_mb=4096.0 if info["platform"] == "cpu"
-                                                  else 32_768.0)
+                                                  peak, say, max_mb=result["subsets_max_mb"])
         _save(result, out, t0)
     if "launch" in parts:
         result["launch"] = launch_sweep(cfg["launch"], cfg["unrolls"], min(cfg["horizon"], 200),

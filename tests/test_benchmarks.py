@@ -65,3 +65,30 @@ def test_benchmarks__smoke_produces_finite_rows_scaling_and_memory(tmp_path):
     assert all(c.learner in text for c in CASES) and "Memory vs T" in text
     assert (tmp_path / "results.json").exists() and (tmp_path / "scaling_runs.csv").exists()
     assert (tmp_path / "launch.csv").exists() and "runs x unroll" in text
+
+
+def test_ftpsl_round__top_k_form_answers_as_the_rank_test_and_the_swap_is_undone():
+    # the three membership forms timed by benchmarks.ftpsl_round must give the same counts
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from benchmarks import ftpsl_round
+    from oslr.learners import ftpsl as ftpsl_module
+    from oslr.primitives.topk import in_top_k
+
+    rng = np.random.default_rng(3)
+    scores = np.round(rng.normal(size=(300, 20)) * 1.5) + 0.0  # many exact ties
+    scores[:60] *= np.where(rng.random((60, 20)) < 0.5, -1.0, 1.0)  # -0.0 beside +0.0
+    x = jnp.asarray(scores, jnp.float32)
+    for slots in (jnp.arange(20), jnp.array([7, 0, 19, 3])):
+        for k in range(slots.shape[0] + 1):
+            got = jax.vmap(lambda s: ftpsl_round._by_top_k(s, jnp.int32(k), slots))(x)
+            want = jax.vmap(lambda s: in_top_k(s, jnp.int32(k), slots))(x)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"k={k}")
+    before = ftpsl_round.GR.in_top_k, ftpsl_module.RANK_TEST_UP_TO
+    with ftpsl_round.membership("select"):
+        assert ftpsl_module.RANK_TEST_UP_TO < 1
+    with ftpsl_round.membership("top_k"):
+        assert ftpsl_round.GR.in_top_k is ftpsl_round._by_top_k
+    assert (ftpsl_round.GR.in_top_k, ftpsl_module.RANK_TEST_UP_TO) == before

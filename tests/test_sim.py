@@ -32,6 +32,7 @@ def test_simulate__identical_whatever_the_chunk_size():
     _assert_same(runs[0], runs[1])
 
 
+@pytest.mark.slow  # moved behind -m slow to keep the default run under 5 min
 def test_simulate__unrolled_loop_agrees_with_the_plain_one():
     # 3 rounds per iteration over chunks of 40: 13 whole iterations and a remainder of 1
     learner, params, problem, pp = _setup("ftpl-random-subset")

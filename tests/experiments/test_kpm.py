@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from oslr.experiments import kpm
 
@@ -12,6 +13,7 @@ def test_pege_bounds__golden():
     np.testing.assert_allclose(kpm.pege_bounds(df), [5.0, 4497.62], rtol=1e-5)
 
 
+@pytest.mark.slow  # moved behind -m slow to keep the default run under 5 min
 def test_kpm_runtime__both_linucb_forms_are_rows():
     from oslr.experiments.kpm import kpm_runtime
 
