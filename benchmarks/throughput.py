@@ -20,6 +20,7 @@ import jax.numpy as jnp
 
 import oslr
 from benchmarks.cases import Case
+from benchmarks.harness import idle_make
 from oslr import metrics, sim
 from oslr.registry import LEARNERS
 
@@ -27,14 +28,18 @@ MB = 2.0**20
 
 
 def build(case: Case, runs: int, horizon: int, problem_opts: dict | None = None,
-          unroll: int = 1):
+          unroll: int = 1, make=None):
     """The lowered chunk of `runs` parallel runs of `case` over `horizon` rounds (`unroll` rounds
-    per loop iteration, as `oslr.simulate(unroll=...)`) and its args."""
+    per loop iteration, as `oslr.simulate(unroll=...)`) and its args. `make(problem) -> (learner,
+    params)`, when given, replaces the case's learner on the case's problem."""
     problem, pp = oslr.make_problem(case.problem, **(problem_opts or case.problem_opts))
-    learner, params = oslr.make(case.learner, d=problem.d, horizon=horizon, **case.make_opts)
-    prepare = LEARNERS[case.learner].prepare
-    if prepare is not None:
-        params = prepare(params, problem, pp)
+    if make is not None:
+        learner, params = make(problem)
+    else:
+        learner, params = oslr.make(case.learner, d=problem.d, horizon=horizon, **case.make_opts)
+        prepare = LEARNERS[case.learner].prepare
+        if prepare is not None:
+            params = prepare(params, problem, pp)
     sim.validate(learner, problem, params, pp, horizon, runs)
     ckpts = metrics.checkpoint_rounds(horizon)
     init_b, chunk_b = sim._batched_fns(learner, problem, len(ckpts), False)
@@ -45,16 +50,17 @@ def build(case: Case, runs: int, horizon: int, problem_opts: dict | None = None,
     args = (carry, jnp.int32(0), jnp.int32(horizon), jnp.asarray(ckpts, jnp.int32), seed, ids,
             lp, pp)
     k = getattr(params, "k", None)
-    lowered = chunk_b.lower(*args, horizon, unroll)
+    lowered = chunk_b.lower(*args, horizon, unroll, False)  # one whole chunk: no horizon guard
     return lowered, args, problem.d, None if k is None else int(k)
 
 
 def jax_program(case: Case, runs: int, horizon: int, problem_opts: dict | None = None,
-                unroll: int = 1) -> dict:
+                unroll: int = 1, make=None) -> dict:
     """Compile the case (timed) and return `call()` (one blocking run of the chunk) with the
-    compile seconds, the program's memory (MB), d and k. The first call is made (warm-up)."""
+    compile seconds, the program's memory (MB), d and k. The first call is made (warm-up).
+    `make`: as `build`."""
     t0 = time.perf_counter()
-    lowered, args, d, k = build(case, runs, horizon, problem_opts, unroll)
+    lowered, args, d, k = build(case, runs, horizon, problem_opts, unroll, make)
     compiled = lowered.compile()
     compile_s = time.perf_counter() - t0
     mem = compiled.memory_analysis()
@@ -101,9 +107,10 @@ def interleaved(calls: dict, repeats: int, min_seconds: float = 0.3,
 
 
 def time_jax(case: Case, runs: int, horizon: int, repeats: int,
-             problem_opts: dict | None = None, unroll: int = 1) -> dict:
-    """Compile seconds, median seconds per call, run-rounds/s and program memory (MB)."""
-    prog = jax_program(case, runs, horizon, problem_opts, unroll)
+             problem_opts: dict | None = None, unroll: int = 1, make=None) -> dict:
+    """Compile seconds, median seconds per call, run-rounds/s and program memory (MB) (`make`:
+    as `build`)."""
+    prog = jax_program(case, runs, horizon, problem_opts, unroll, make)
     seconds = interleaved({"jax": prog["call"]}, repeats, 0.0)["jax"]
     return {**prog, "seconds": seconds, "rate": runs * horizon / seconds}
 
@@ -112,7 +119,8 @@ def bench_case(case: Case, runs: int, horizon: int, repeats: int, peak_gflops: f
                loop_horizon: int, peer_horizon: int, loop_seconds: float = 0.3) -> dict:
     """One row of the throughput table (see the module docstring)."""
     prog = jax_program(case, runs, horizon)
-    calls = {"jax": prog["call"]}
+    calls = {"jax": prog["call"],
+             "harness": jax_program(case, runs, horizon, make=idle_make(case, horizon))["call"]}
     np_call, np_mem = loop_program(case.loop, loop_horizon)
     calls["numpy"] = np_call
     peers = {name: loop_program(loop, peer_horizon) for name, loop in case.peers}
@@ -128,6 +136,7 @@ def bench_case(case: Case, runs: int, horizon: int, repeats: int, peak_gflops: f
         "jax_run_rounds_per_s": round(jax_rate, 1), "jax_mem_mb": round(prog["mem_mb"], 2),
         "numpy_rounds_per_s": round(np_rate, 1), "numpy_mem_mb": round(np_mem, 3),
         "ratio": round(jax_rate / np_rate, 2),
+        "harness_share": round(sec["harness"] / sec["jax"], 2),
         "kind": case.kind, "ops_per_round": round(ops), "gflops": round(gflops, 3),
         "pct_peak": round(100.0 * gflops / peak_gflops, 2),
     }
@@ -190,8 +199,8 @@ def markdown_table(rows: list[dict], cols: list[str] | None = None) -> str:
 def rows_markdown(rows: list[dict], notes: dict[str, str]) -> str:
     """The throughput table plus, for each row that misses a target, why and what would fix it."""
     cols = ["learner", "family", "d", "k", "T", "runs", "compile_s", "jax_run_rounds_per_s",
-            "jax_mem_mb", "numpy_rounds_per_s", "numpy_mem_mb", "ratio", "kind", "gflops",
-            "pct_peak", "peers", "targets"]
+            "jax_mem_mb", "numpy_rounds_per_s", "numpy_mem_mb", "ratio", "harness_share", "kind",
+            "gflops", "pct_peak", "peers", "targets"]
     table, misses = [], []
     for r in rows:
         missed = missed_targets(r)

@@ -35,7 +35,8 @@ def _check_rows(rows, learners):
     can round to 0), so no speed or sign of a speed is asserted."""
     assert [r["learner"] for r in rows] == list(learners)
     for r in rows:
-        for key in ("ratio", "jax_run_rounds_per_s", "gflops", "pct_peak", "jax_mem_mb"):
+        for key in ("ratio", "jax_run_rounds_per_s", "gflops", "pct_peak", "jax_mem_mb",
+                    "harness_share"):
             assert math.isfinite(r[key]) and r[key] >= 0, (r["learner"], key, r[key])
 
 
@@ -92,3 +93,32 @@ def test_ftpsl_round__top_k_form_answers_as_the_rank_test_and_the_swap_is_undone
     with ftpsl_round.membership("top_k"):
         assert ftpsl_round.GR.in_top_k is ftpsl_round._by_top_k
     assert (ftpsl_round.GR.in_top_k, ftpsl_module.RANK_TEST_UP_TO) == before
+
+
+@pytest.mark.parametrize("family", ["prediction", "linear", "bandit"])
+def test_harness__idle_learner_commits_and_observes_nothing(family):
+    # benchmarks.harness times each case's stream with this learner: it must play a legal round
+    # of its family and look at nothing (else "harness" would include learner work)
+    import jax.numpy as jnp
+
+    from benchmarks.harness import idle_learner
+    from oslr.protocol import play_round
+    from oslr.types import BanditExample, StreamExample
+
+    d = 5
+    learner = idle_learner(family, d)
+    example = (BanditExample(arms=jnp.eye(3, d), rewards=jnp.arange(3.0), means=jnp.zeros(3))
+               if family == "bandit" else
+               StreamExample(x=jnp.arange(1.0, d + 1.0), y=jnp.float32(2.0),
+                             y_clean=jnp.float32(2.0)))
+    state = learner.init(None, {})
+    new_state, record = play_round(learner, None, state, example, {}, jnp.int32(0))
+    assert int(new_state) == 1
+    if family == "prediction":
+        assert float(record.prediction) == 0.0 and not bool(record.query.any())
+        assert int(record.n_queried) == 0 and not bool(record.over_budget)
+    elif family == "linear":
+        assert not bool(record.w.any()) and not bool(record.query.any())
+        assert int(record.n_queried) == 0 and not bool(record.over_budget)
+    else:
+        assert int(record.arm) == 0

@@ -32,6 +32,19 @@ def test_simulate__identical_whatever_the_chunk_size():
     _assert_same(runs[0], runs[1])
 
 
+def test_simulate__partial_last_chunk_stops_at_the_horizon():
+    # 50 = 20 + 20 + 10: the last chunk's program runs 20 rounds and must leave the carry as it
+    # was after round 50 (the only guarded program); one 50-round chunk needs no guard
+    learner, params, problem, pp = _setup("ogd-full")
+    whole, parts = (oslr.simulate(learner, problem, params, pp, horizon=50, n_runs=2,
+                                  chunk_size=c) for c in (50, 20))
+    for key in whole.final:
+        np.testing.assert_allclose(parts.final[key], whole.final[key], rtol=1e-5, atol=1e-6,
+                                   err_msg=key)
+        np.testing.assert_allclose(parts.curves[key], whole.curves[key], rtol=1e-5, atol=1e-6,
+                                   err_msg=key)
+
+
 @pytest.mark.slow  # moved behind -m slow to keep the default run under 5 min
 def test_simulate__unrolled_loop_agrees_with_the_plain_one():
     # 3 rounds per iteration over chunks of 40: 13 whole iterations and a remainder of 1

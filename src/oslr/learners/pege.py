@@ -21,9 +21,10 @@ import math
 from typing import Any, NamedTuple
 
 import jax.numpy as jnp
+from jax import lax
 
 from oslr.learners.least_squares import TrackerParams, make_tracker
-from oslr.primitives import History, history_add, history_init, tree_select
+from oslr.primitives import History, history_add, history_init
 from oslr.spec import LearnerSpec, Option
 from oslr.types import BANDIT, Array, Learner, Requirements
 
@@ -98,8 +99,12 @@ def pege(d: int, horizon: int = 10_000, fast: bool = False) -> Learner:
         hist, est = state.hist, state.est
         if fast:
             hist = history_add(state.hist, reward, idx=arm, accept=explore)
-            moved = tracker.update(key, state.est, x, reward, hist, basis, rnd.t, params)
-            est = tree_select(explore, moved, state.est)
+            # the estimate moves on exploration rounds only; the round index is not batched over
+            # runs, so the cond skips the tracker's step on the exploitation rounds
+            est = lax.cond(explore,
+                           lambda: tracker.update(key, state.est, x, reward, hist, basis, rnd.t,
+                                                  params),
+                           lambda: state.est)
         new = PegeState(sums=sums, counts=counts, est=est, hist=hist, theta_play=state.theta_play)
         last_exploration = pos == d - 1  # the estimate exploitation will use until the next cycle
         return new._replace(theta_play=jnp.where(last_exploration, estimate(new, params),
