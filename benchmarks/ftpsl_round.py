@@ -9,9 +9,11 @@ runs (a9a, k = 10, M = 10, T = 200 rounds, median of 3 after a warm-up, one devi
 * `ftpsl_us`, `ftpsl_m1_us`: a whole round of FTPSL with M = 10 and M = 1 resamples, so
   (ftpsl_us - ftpsl_m1_us) / 9 is the cost of one resample draw;
 * `harness_us`: a round of `ftpl-random-subset` on the same stream (the a9a replay, the metrics
-  and one top-k of the play: what every linear learner pays);
+  and a cheap FTPL play on 10 coordinates; the idle learner's round alone is each throughput
+  row's `harness_share`);
 * `rank_us`, `top_k_us`, `select_us`: FTPSL's round with the resamples' membership of the
-  selected slots tested three exact ways, timed in turn: by rank (`in_top_k`, what FTPSL does at
+  selected slots tested three exact ways, each compiled and timed after the other (not
+  interleaved): by rank (`in_top_k`, what FTPSL does at
   max_k <= 16), by `lax.top_k`'s first k indices, and by each draw's whole mask (`top_k_mask`,
   what FTPSL does above 16). All three give the same counts (tests/primitives).
 
@@ -25,14 +27,13 @@ import contextlib
 import dataclasses
 import json
 import sys
-import time
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
 from benchmarks.cases import BY_NAME
-from benchmarks.throughput import time_jax
+from benchmarks.throughput import interleaved, time_jax
 from oslr.learners import ftpsl as ftpsl_module
 from oslr.rollout import LEARNER_ROUNDS, run_keys
 
@@ -57,13 +58,9 @@ def noise_seconds(runs: int, horizon: int = HORIZON, repeats: int = 3) -> float:
 
     f = jax.jit(study)
     seed = jnp.uint32(0)
-    jax.block_until_ready(f(seed))
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        jax.block_until_ready(f(seed))
-        times.append(time.perf_counter() - t0)
-    return sorted(times)[len(times) // 2] / horizon
+    call = lambda: jax.block_until_ready(f(seed))  # noqa: E731
+    call()  # warm-up (compile)
+    return interleaved({"noise": call}, repeats, 0.0)["noise"] / horizon
 
 
 def _by_top_k(score, k, idx):

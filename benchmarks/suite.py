@@ -145,10 +145,11 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                   "perturbation draws alone (d + 1 threefry words each and their Laplace "
                   "transform); ftpsl_m1_us: the round with M = 1, so draw_us = (ftpsl_us - "
                   "ftpsl_m1_us) / 9 is one resample draw; harness_us: `ftpl-random-subset` on the "
-                  "same stream (the replay, the metrics, one top-k); rank_us, top_k_us, "
-                  "select_us: FTPSL's round with the resamples' membership tested by rank (what "
-                  "FTPSL does at max_k <= 16), by `lax.top_k`'s first k indices, and by each "
-                  "draw's whole mask (what it does above 16), timed in turn.\n",
+                  "same stream (the replay, the metrics and a cheap FTPL play on 10 "
+                  "coordinates); rank_us, top_k_us, select_us: FTPSL's round with the resamples' "
+                  "membership tested by rank (what FTPSL does at max_k <= 16), by `lax.top_k`'s "
+                  "first k indices, and by each draw's whole mask (what it does above 16). Each "
+                  "program is compiled and timed after the other.\n",
                   markdown_table([{**r, "draw_us": round((r["ftpsl_us"] - r["ftpsl_m1_us"]) / 9,
                                                          1)}
                                   for r in result["ftpsl_round"]])]
