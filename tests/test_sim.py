@@ -1,4 +1,5 @@
-"""Simulator: determinism, chunking, batching, resume, sharding, streaming memory, input errors."""
+"""Simulator: determinism, chunking, batching, sharding, streaming memory, input errors (resume:
+tests/test_checkpoint.py)."""
 
 import json
 
@@ -76,49 +77,6 @@ def test_simulate__grid_points_share_the_stream_common_random_numbers():
     # the true model's loss depends only on the stream: equal across grid points
     np.testing.assert_array_equal(res.final["loss_wstar"][0], res.final["loss_wstar"][1])
     assert not np.array_equal(res.final["loss"][0], res.final["loss"][1])
-
-
-def test_simulate__resume_after_kill_is_bit_identical(tmp_path, monkeypatch):
-    learner, params, problem, pp = _setup()
-    ref = oslr.simulate(learner, problem, params, pp, horizon=250, n_runs=3, chunk_size=50)
-    real_save = sim._save_checkpoint
-    calls = []
-
-    def dying_save(*args):
-        real_save(*args)
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt("killed mid-study")
-
-    monkeypatch.setattr(sim, "_save_checkpoint", dying_save)
-    with pytest.raises(KeyboardInterrupt):
-        oslr.simulate(learner, problem, params, pp, horizon=250, n_runs=3, chunk_size=50,
-                      checkpoint_path=tmp_path / "ck")
-    assert json.loads((tmp_path / "ck" / "meta.json").read_text())["t_done"] == 100
-    monkeypatch.setattr(sim, "_save_checkpoint", real_save)
-    resumed = oslr.simulate(learner, problem, params, pp, horizon=250, n_runs=3, chunk_size=30,
-                            checkpoint_path=tmp_path / "ck")
-    _assert_same(ref, resumed)
-
-
-def test_simulate__checkpoint_of_another_study_is_refused(tmp_path):
-    learner, params, problem, pp = _setup()
-    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2,
-                  checkpoint_path=tmp_path)
-    with pytest.raises(ValueError, match="different study"):
-        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, seed=1,
-                      checkpoint_path=tmp_path)
-
-
-def test_simulate__checkpoint_of_an_older_format_is_refused(tmp_path):
-    learner, params, problem, pp = _setup()
-    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=tmp_path)
-    meta = json.loads((tmp_path / "meta.json").read_text())
-    assert meta["format"] == 3
-    (tmp_path / "meta.json").write_text(json.dumps({**meta, "format": 2}))
-    with pytest.raises(ValueError, match="older oslr"):
-        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2,
-                      checkpoint_path=tmp_path)
 
 
 def test_simulate__carry_size_does_not_grow_with_horizon():

@@ -6,7 +6,8 @@ four streams (problem init, problem rounds, learner init, learner rounds); round
 
 * every learner and every grid point sees the same stream in run r (common random numbers);
 * results do not depend on the chunk size, on how many runs share a batch, or on the device count;
-* a study killed mid-way resumes from its last saved chunk bit-for-bit.
+* a study killed mid-way (at any moment: each checkpoint is one file replaced atomically, see
+  `oslr.atomic`) resumes from its last saved chunk bit-for-bit.
 
 Memory does not grow with the horizon: the scan carries the learner state, the problem state and
 the streaming metrics of `oslr.metrics` (running sums plus fixed-size checkpoint buffers).
@@ -25,6 +26,8 @@ import hashlib
 import itertools
 import json
 import os
+import re
+import zipfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -35,7 +38,7 @@ from jax import lax
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from oslr import metrics
+from oslr import atomic, metrics
 from oslr.checks import check_positive_int, check_seed
 from oslr.result import SimResult
 from oslr.rollout import init_run, play, run_keys
@@ -212,6 +215,7 @@ def _fingerprint(*parts: Any) -> str:
         if isinstance(p, (str, int, float, type(None))):
             h.update(repr(p).encode())
         else:
+            h.update(repr(jax.tree.structure(p)).encode())
             for leaf in jax.tree.leaves(p):
                 a = np.ascontiguousarray(np.asarray(leaf))
                 h.update(str((a.shape, a.dtype)).encode())
@@ -221,8 +225,10 @@ def _fingerprint(*parts: Any) -> str:
 
 #: Checkpoint layout: 2 = one block per device shard (per process under jax.distributed);
 #: 3 = the same layout, written after the random streams moved (dataset replays keep permutation
-#: keys, not orders; FTPSL draws its noise from raw bits): a format-2 study cannot be continued.
-CHECKPOINT_FORMAT = 3
+#: keys, not orders; FTPSL draws its noise from raw bits); 4 = one crash-safe file per saved round
+#: (`checkpoint-<round>.npz`: the carry's blocks and the metadata together). Older layouts (a
+#: `carry.npz` beside a `meta.json`) are refused.
+CHECKPOINT_FORMAT = 4
 
 
 def to_host(tree: PyTree) -> PyTree:
@@ -252,59 +258,114 @@ def _rows(index: tuple, shape: tuple) -> tuple[int, int]:
     return start, stop
 
 
+def _checkpoint_file(folder: Path, t_done: int) -> Path:
+    return folder / f"checkpoint-{t_done:012d}.npz"
+
+
+def _saved_rounds(folder: Path) -> list[int]:
+    """The rounds of the checkpoint files in `folder`, ascending (temporary files ignored)."""
+    if not folder.is_dir():
+        return []
+    return sorted(int(m.group(1)) for f in folder.iterdir()
+                  if (m := re.fullmatch(r"checkpoint-(\d+)\.npz", f.name)))
+
+
 def _save_checkpoint(path: Path, carry: PyTree, t_done: int, fingerprint: str) -> None:
-    path = _process_dir(path)
-    path.mkdir(parents=True, exist_ok=True)
+    """Save the carry after round `t_done` as one crash-safe file (`oslr.atomic`), then drop the
+    other rounds' files. Under jax.distributed every process first waits until all have saved
+    `t_done`, so that at any moment some round is saved by every process."""
+    folder = _process_dir(path)
+    folder.mkdir(parents=True, exist_ok=True)
     blocks = {}
     for i, leaf in enumerate(jax.tree.leaves(carry)):
         for shard in leaf.addressable_shards:  # the blocks of each leaf this process holds
             start, stop = _rows(shard.index, leaf.shape)
             blocks[f"{i}/{start}-{stop}"] = np.asarray(shard.data)
-    tmp = path / "carry.tmp.npz"
-    np.savez(tmp, **blocks)
-    os.replace(tmp, path / "carry.npz")
     meta = {"t_done": t_done, "fingerprint": fingerprint, "format": CHECKPOINT_FORMAT}
-    (path / "meta.tmp.json").write_text(json.dumps(meta))
-    os.replace(path / "meta.tmp.json", path / "meta.json")
+    blocks["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    atomic.write_atomic(_checkpoint_file(folder, t_done), lambda f: np.savez(f, **blocks))
+    if jax.process_count() > 1:
+        multihost_utils.sync_global_devices(f"oslr checkpoint {t_done}")
+    for t in _saved_rounds(folder):
+        if t != t_done:
+            _checkpoint_file(folder, t).unlink(missing_ok=True)
+
+
+def _resume_round(folder: Path, root: Path) -> int | None:
+    """The round to resume from: the last saved one (under jax.distributed, the last one that
+    every process saved); None when nothing is saved."""
+    rounds = _saved_rounds(folder)
+    if jax.process_count() == 1:
+        return rounds[-1] if rounds else None
+    mine = np.full(2, -1, np.int64)  # a process holds at most two rounds (`_save_checkpoint`)
+    mine[:len(rounds[-2:])] = rounds[-2:]
+    held = [set(row) - {-1} for row in np.asarray(multihost_utils.process_allgather(mine))]
+    if not any(held):
+        return None
+    common = set.intersection(*held)
+    if not common:
+        raise ValueError(f"checkpoints in {root}: the processes saved no round in common "
+                         f"({[sorted(h) for h in held]}); delete the folder to start afresh.")
+    return max(common)
 
 
 def _load_checkpoint(path: Path, like: PyTree, fingerprint: str,
                      sharding: NamedSharding) -> tuple[PyTree, int] | None:
     """The saved carry with `like`'s shapes, its runs axis laid out by `sharding`, and its
-    round; None when there is no checkpoint."""
-    path = _process_dir(path)
-    meta_file = path / "meta.json"
-    if not meta_file.is_file():
+    round; None when there is no checkpoint. A checkpoint that cannot be used as it is (another
+    study's, an older layout, a damaged file) raises ValueError saying what to do."""
+    root = Path(path)
+    folder = _process_dir(root)
+    fresh = f"delete {root} to start the study afresh"
+    if any((folder / name).exists() for name in ("meta.json", "carry.npz")):
+        raise ValueError(f"checkpoint in {folder} was written by an older oslr (another file "
+                         f"layout); {fresh}.")
+    t_done = _resume_round(folder, root)
+    if t_done is None:
         return None
-    meta = json.loads(meta_file.read_text())
-    if meta.get("fingerprint") != fingerprint:
-        raise ValueError(
-            f"checkpoint in {path} belongs to a different study (settings changed); "
-            "delete the folder or choose another checkpoint path."
-        )
+    file = _checkpoint_file(folder, t_done)
+    try:
+        with open(file, "rb") as f, np.load(f) as z:
+            meta = json.loads(z["meta"].tobytes())
+            arrays = {name: z[name] for name in z.files if name != "meta"}
+    except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as e:
+        raise ValueError(f"checkpoint {file} is damaged ({type(e).__name__}: {e}); {fresh}."
+                         ) from None
     if meta.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"checkpoint in {path} was written by an older oslr (another file "
-                         "layout); delete the folder to start the study afresh.")
+        raise ValueError(f"checkpoint {file} was written by an older oslr (format "
+                         f"{meta.get('format')}); {fresh}.")
+    if meta.get("fingerprint") != fingerprint or meta.get("t_done") != t_done:
+        raise ValueError(f"checkpoint in {root} belongs to a different study (settings "
+                         "changed); delete the folder or choose another checkpoint path.")
+    for t in _saved_rounds(folder):  # rounds past the resumed one are played again
+        if t > t_done:
+            _checkpoint_file(folder, t).unlink(missing_ok=True)
     saved: dict[int, list] = {}
-    with np.load(path / "carry.npz") as z:
-        for name in z.files:
-            i, rows = name.split("/")
-            start, stop = map(int, rows.split("-"))
-            saved.setdefault(int(i), []).append((start, stop, z[name]))
+    for name, data in arrays.items():
+        i, rows = name.split("/")
+        start, stop = map(int, rows.split("-"))
+        saved.setdefault(int(i), []).append((start, stop, data))
 
     def block(i: int, shape: tuple, index: tuple) -> np.ndarray:
         # any saved block holding these runs (a leaf may have been saved sharded or whole)
         start, stop = _rows(index, shape)
-        for s0, s1, data in saved[i]:
+        for s0, s1, data in saved.get(i, ()):
             if s0 <= start and stop <= s1:
                 return data[start - s0:stop - s0] if shape else data
-        raise ValueError(f"checkpoint in {path} lacks runs {start}-{stop} of this process; "
+        raise ValueError(f"checkpoint in {root} lacks runs {start}-{stop} of this process; "
                          "resume with the same processes and devices, or delete the folder.")
 
     restored = [jax.make_array_from_callback(
         leaf.shape, sharding, lambda index, i=i, shape=leaf.shape: block(i, shape, index))
         for i, leaf in enumerate(jax.tree.leaves(like))]
-    return jax.tree.unflatten(jax.tree.structure(like), restored), int(meta["t_done"])
+    return jax.tree.unflatten(jax.tree.structure(like), restored), t_done
+
+
+def _carry_layout(carry: PyTree) -> str:
+    """The carry's tree structure and per-run leaf shapes and dtypes (a static option that
+    changes the learner's state changes it), for the checkpoint fingerprint."""
+    leaves = [(tuple(a.shape[1:]), str(a.dtype)) for a in jax.tree.leaves(carry)]
+    return repr((jax.tree.structure(carry), leaves))
 
 
 def simulate(
@@ -346,7 +407,12 @@ def simulate(
       comparator_radius: l2 bound of the F1 comparator (None = unbounded).
       track_stats: keep the F1 Gram statistics for the exact comparator (default: when small).
       progress: show a tqdm bar over chunks.
-      checkpoint_path: folder to save the carry after each chunk and resume from.
+      checkpoint_path: folder to save the carry after each chunk and resume from. Each save
+        is one file written crash-safely (`oslr.atomic`): a study killed at any moment and
+        called again the same way (any chunk size) resumes from its last saved chunk and ends
+        bit-identical to an uninterrupted one; a checkpoint of other settings (learner,
+        params, problem, horizon, seed, runs, unroll, checkpoints, static options) or a
+        damaged one is refused with a ValueError saying so.
       run_offset: index of the first run (to split a study across processes).
       devices: devices to shard the runs axis over (default: all of `jax.devices()`).
       unroll: rounds per iteration of the compiled loop (`lax.scan`'s unroll). On a GPU a round
@@ -407,8 +473,9 @@ def simulate(
     carry = init_b(seed_a, run_ids_d, lp, pp)
     t_done = 0
     fingerprint = _fingerprint(
-        learner.name, problem.name, problem.d, horizon, seed, run_offset, n_total, stats,
-        n_checkpoints, params, problem_params, repr(problem.info),
+        learner.name, repr(learner.info), learner.options or {}, problem.name, problem.d, horizon, seed, run_offset,
+        n_total, stats, n_checkpoints, unroll, params, problem_params, repr(problem.info),
+        _carry_layout(carry),
     )
     ckpt_dir = Path(checkpoint_path) if checkpoint_path is not None else None
     if ckpt_dir is not None:

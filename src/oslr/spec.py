@@ -321,7 +321,7 @@ class LearnerSpec:
             if own is not None:
                 own(values, d_problem)
 
-        return learner._replace(check=check), params
+        return learner._replace(check=check, options=dict(ctx.options)), params
 
     def describe(self, d: int | None = None) -> dict:
         """A JSON-ready description: family, params (default, range, sweepable), options."""

@@ -60,6 +60,8 @@ class Learner(NamedTuple):
         records at the checkpoint rounds only (e.g. the tracking error of an SGD estimate against
         the exact least-squares solution); they appear in `SimResult.curves` and, at the horizon,
         in `SimResult.final`.
+      options: the static options it was built with (`LearnerSpec.make` fills it in), part of a
+        checkpoint's fingerprint.
     """
 
     init: InitFn
@@ -71,6 +73,7 @@ class Learner(NamedTuple):
     info: dict | None = None
     diagnostics: Callable[[PyTree, PyTree], dict] | None = None
     requires: "Requirements | None" = None
+    options: dict | None = None
 
 
 class StreamExample(NamedTuple):

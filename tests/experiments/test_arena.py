@@ -144,3 +144,61 @@ def test_quick_arena__every_entrant_runs(tmp_path):
     assert np.isfinite(board["regret"]).all()
     assert curves.groupby("learner")["n"].max().eq(100).all()
 
+
+
+def _fake_entrant(calls):
+    """run_entrant without simulating: regret = the budget, the same curve in every run."""
+    def run(entrant, problem, pp, d, k, budget, horizon, runs, *rest):
+        calls.append((entrant.label, budget))
+        ckpts = np.array([10, horizon])
+        curves = np.tile([1.0, float(budget)], (runs, 1)) + np.arange(runs)[:, None]
+        summary = {"learner": entrant.label, "regret": float(curves[:, -1].mean()),
+                   "ci_low": 0.0, "ci_high": 1.0, "metric": "regret"}
+        return summary, ckpts, curves, [{"learner": entrant.label, "factor": 1.0,
+                                         "tuning_regret": 1.0}], {}
+    return run
+
+
+def test_arena_cells__kill_while_saving_a_cell_resumes_with_the_same_board(tmp_path,
+                                                                          monkeypatch):
+    import os
+    import types
+
+    from oslr import atomic
+
+    kw = dict(problems=("rip",), d=6, k=2, budgets=(4, 5), horizon=40, runs=5,
+              entrants=OGD[:1], cells_dir=tmp_path / "cells")
+    calls = []
+    monkeypatch.setattr(A, "run_entrant", _fake_entrant(calls))
+    whole = A.arena(**{**kw, "cells_dir": None})
+    assert calls == [("ogd-full", 4), ("ogd-full", 5)]
+
+    class Killed(BaseException):
+        pass
+
+    renames = []
+
+    def replace(a, b):  # the second cell is complete in its temporary file, never renamed
+        renames.append(b)
+        if len(renames) == 2:
+            raise Killed
+        os.replace(a, b)
+
+    fake = types.SimpleNamespace(**{n: getattr(os, n) for n in dir(os) if not n.startswith("_")})
+    fake.replace = replace
+    monkeypatch.setattr(atomic, "os", fake)
+    with pytest.raises(Killed):
+        A.arena(**kw)
+    monkeypatch.setattr(atomic, "os", os)
+    cells = sorted(p.name for p in (tmp_path / "cells").iterdir())
+    assert len(cells) == 2 and cells[0].startswith(".") and cells[0].endswith(".tmp")
+    calls.clear()
+    again = A.arena(**kw)
+    assert calls == [("ogd-full", 5)]  # the saved cell is read, the torn one run again
+    for a, b in zip(whole, again):
+        pd.testing.assert_frame_equal(a, b)
+    # a cell damaged outside oslr is refused, naming the file and the fix
+    saved = sorted((tmp_path / "cells").glob("*.json"))[0]
+    saved.write_text(saved.read_text()[:20])
+    with pytest.raises(ValueError, match=r"arena cell .*\.json cannot be read .*delete it"):
+        A.arena(**kw)

@@ -89,3 +89,39 @@ def test_reproduce__kpm_replay_men_runs_the_documented_study(tmp_path, monkeypat
     assert seen["campaign"] == "men" and seen["kappas"] == (1.0,) and seen["runs"] == 3
     assert seen["learners"] == ("linucb", *kpm.FAST) and seen["horizon"] is None
     assert (tmp_path / "kpm-replay-men.csv").is_file()
+
+
+def test_reproduce__a_kill_while_files_are_put_in_place_leaves_no_stale_stamp(tmp_path,
+                                                                             monkeypatch):
+    class Killed(BaseException):
+        pass
+
+    def run(out, quick, progress):
+        (out / "a.csv").write_text("new a\n")
+        (out / "b.csv").write_text("new b\n")
+
+    monkeypatch.setattr(rep.sim, "clear_compiled", lambda: None)
+    step = rep.Step("toy", "arena", ("a.csv", "b.csv"), run)
+    out = tmp_path / "out"
+    rep.reproduce([step], out, log=lambda *a: None)
+    (out / "a.csv").write_text("old a\n")
+    real = rep.atomic.copy_atomic
+    copies = []
+
+    def dying_copy(src, dst):  # a.csv is put in place, then the process dies
+        if copies:
+            raise Killed
+        copies.append(dst)
+        real(src, dst)
+
+    monkeypatch.setattr(rep.atomic, "copy_atomic", dying_copy)
+    with pytest.raises(Killed):
+        rep.reproduce([step], out, log=lambda *a: None)
+    stamps = json.loads((out / "STAMPS.json").read_text())
+    assert (out / "a.csv").read_text() == "new a\n"
+    for name in ("a.csv", "b.csv"):  # neither claims a finished run of this step
+        assert stamps[name]["commit"].startswith("incomplete: killed while writing; rerun step toy")
+    # a damaged stamps file is refused with the fix
+    (out / "STAMPS.json").write_text("{")
+    with pytest.raises(ValueError, match=r"stamps file .*STAMPS\.json cannot be read .*delete it"):
+        rep.reproduce([step], out, log=lambda *a: None)

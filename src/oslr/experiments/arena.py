@@ -38,6 +38,7 @@ import jax
 import numpy as np
 import pandas as pd
 
+from oslr import atomic
 from oslr.experiments.foster import budgeted
 from oslr.experiments.kale import theorem_2_order, theorem_9_order
 from oslr.learners.foster import theorem_1_order
@@ -320,7 +321,8 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                 cell = _cell_path(cells_dir, name, budget, entrant, d, k, p_horizon, runs,
                                   seed, factors)
                 if cell is not None and cell.exists():
-                    saved = json.loads(cell.read_text())
+                    saved = atomic.read_json(cell, "arena cell", "delete it to run that cell "
+                                             "again.")
                     rows.append(saved["row"])
                     curve_rows += saved["curves"]
                     tuning_rows += saved["tuning"]
@@ -352,9 +354,9 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                 tuning_rows += [{**t, "problem": name, "budget": budget} for t in tuning]
                 if cell is not None:
                     cell.parent.mkdir(parents=True, exist_ok=True)
-                    cell.write_text(json.dumps({
+                    atomic.write_json_atomic(cell, {
                         "row": rows[n_before[0]], "curves": curve_rows[n_before[1]:],
-                        "tuning": tuning_rows[n_before[2]:]}, default=_plain))
+                        "tuning": tuning_rows[n_before[2]:]}, default=_plain)
                 if bar is not None:
                     bar.update()
     if bar is not None:

@@ -17,8 +17,6 @@ docs' numbers) to check that the whole chain works.
 from __future__ import annotations
 
 import datetime
-import json
-import shutil
 import subprocess
 import tempfile
 import time
@@ -28,7 +26,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
-from oslr import sim
+from oslr import atomic, sim
 
 
 @dataclass(frozen=True)
@@ -224,7 +222,8 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "STAMPS.json"
-    stamps = json.loads(path.read_text()) if path.exists() else {}
+    stamps = atomic.read_json(path, "stamps file", f"delete it, then rerun `oslr reproduce "
+                              f"--out {out}` for every step") if path.exists() else {}
     source = commit()
     for i, step in enumerate(steps, 1):
         log(f"[{i}/{len(steps)}] {step.name} ({step.doc})")
@@ -236,19 +235,27 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
             # out of memory mappings (LLVM "Cannot allocate memory", then a crash) at step 10
             # of the wll chain
             sim.clear_compiled()
+            made = {}
             for produced, name in step.outputs().items():
-                src = Path(scratch) / produced
-                if not src.exists():
-                    if quick:  # a quick run covers fewer problems (the arena's figures)
-                        log(f"  {name}: not made at the quick size")
-                        continue
+                if (Path(scratch) / produced).exists():
+                    made[produced] = name
+                elif quick:  # a quick run covers fewer problems (the arena's figures)
+                    log(f"  {name}: not made at the quick size")
+                else:
                     raise RuntimeError(f"reproduce: step {step.name} did not write {produced}.")
-                shutil.move(str(src), out / name)
+            # every file is replaced whole (oslr.atomic); while a step's files are being put in
+            # place their stamps say so, so a kill in between leaves no file under a stale stamp
+            pending = f"incomplete: killed while writing; rerun step {step.name}"
+            for name in made.values():
+                stamps[name] = {"step": step.name, "doc": step.doc, "commit": pending}
+            atomic.write_json_atomic(path, stamps, indent=1, sort_keys=True)
+            for produced, name in made.items():
+                atomic.copy_atomic(Path(scratch) / produced, out / name)
                 stamps[name] = {**source, "step": step.name, "doc": step.doc, "quick": quick,
                                 "date": datetime.datetime.now(datetime.timezone.utc)
                                 .isoformat(timespec="seconds"),
                                 "seconds": round(seconds, 1)}
-        path.write_text(json.dumps(stamps, indent=1, sort_keys=True))
+        atomic.write_json_atomic(path, stamps, indent=1, sort_keys=True)
     return stamps
 
 

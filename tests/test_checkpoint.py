@@ -1,0 +1,322 @@
+"""Checkpointed studies (`oslr.sim`, `checkpoint_path=`): a study killed at any point of a
+checkpoint write and called again ends bit-identical to an uninterrupted one, or the resume is
+refused with one line; a checkpoint of other settings is refused."""
+
+import dataclasses
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import types
+
+import numpy as np
+import pytest
+
+import oslr
+from oslr import atomic, sim
+
+# 250 rounds in chunks of 50: the kill comes in the second save (round 100), when the first
+# (round 50) is on disk
+_STUDY = {"horizon": 250, "n_runs": 3, "chunk_size": 50}
+
+
+class _Killed(BaseException):
+    """A kill: no code of the study runs after it (not an Exception: no handler catches it)."""
+
+
+def _setup(name="ogd-random-subset", d=8, **options):
+    problem, pp = oslr.make_problem("sparse-linear", d=d, k=2)
+    learner, params = oslr.make(name, d=d, **({} if name == "ogd-full" else {"k": 3}), **options)
+    return learner, params, problem, pp
+
+
+def _assert_same(a, b):
+    assert a.curves.keys() == b.curves.keys()
+    for key in a.curves:
+        np.testing.assert_array_equal(a.curves[key], b.curves[key], err_msg=key)
+        np.testing.assert_array_equal(a.final[key], b.final[key], err_msg=key)
+
+
+def _saved(folder):
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.fixture(scope="module")
+def reference():
+    learner, params, problem, pp = _setup()
+    return oslr.simulate(learner, problem, params, pp, **_STUDY)
+
+
+def _fake_os(kill):
+    """`os` for `oslr.atomic` in which `kill(name, args)` runs before (and, for "after-" names,
+    after) fsync and replace."""
+    fake = types.SimpleNamespace(**{n: getattr(os, n) for n in dir(os) if not n.startswith("_")})
+
+    def fsync(fd):
+        what = "dir" if os.path.isdir(os.readlink(f"/proc/self/fd/{fd}")) else "file"
+        kill(f"fsync-{what}", fd)
+        os.fsync(fd)
+        kill(f"after-fsync-{what}", fd)
+
+    def replace(a, b):
+        kill("replace", a)
+        os.replace(a, b)
+        kill("after-replace", b)
+
+    fake.fsync, fake.replace = fsync, replace
+    return fake
+
+
+#: kill point -> the checkpoint files left (the temporary and the rounds saved)
+_KILLS = {
+    # the new file half written: only its temporary is incomplete
+    "fsync-file": [".checkpoint-000000000100.npz.tmp", "checkpoint-000000000050.npz"],
+    # complete on disk, not yet renamed
+    "replace": [".checkpoint-000000000100.npz.tmp", "checkpoint-000000000050.npz"],
+    # renamed, the folder not yet flushed, round 50 not yet removed
+    "after-replace": ["checkpoint-000000000050.npz", "checkpoint-000000000100.npz"],
+    # flushed, round 50 not yet removed
+    "after-fsync-dir": ["checkpoint-000000000050.npz", "checkpoint-000000000100.npz"],
+    # all done: killed before the third chunk
+    "between-chunks": ["checkpoint-000000000100.npz"],
+}
+
+
+@pytest.mark.parametrize("point", list(_KILLS))
+def test_checkpoint__killed_at_every_step_of_a_write_resumes_bit_identical(
+        tmp_path, monkeypatch, reference, point):
+    learner, params, problem, pp = _setup()
+    folder = tmp_path / "ck"
+    saves = []
+
+    def kill(name, arg):
+        if name == "fsync-file":
+            saves.append(1)
+        if len(saves) == 2 and name == point:
+            if name == "fsync-file":  # the power went while the data was being written
+                os.ftruncate(arg, os.fstat(arg).st_size // 2)
+            raise _Killed(name)
+
+    monkeypatch.setattr(atomic, "os", _fake_os(kill))
+    real_save = sim._save_checkpoint
+
+    def save(*args):
+        real_save(*args)
+        if point == "between-chunks" and len(saves) == 2:
+            raise _Killed(point)
+
+    monkeypatch.setattr(sim, "_save_checkpoint", save)
+    with pytest.raises(_Killed):
+        oslr.simulate(learner, problem, params, pp, **_STUDY, checkpoint_path=folder)
+    assert _saved(folder) == _KILLS[point]
+    monkeypatch.undo()
+    # resumed with another chunk size where the kill left a whole checkpoint of round 100
+    chunk = 30 if point == "between-chunks" else 50
+    resumed = oslr.simulate(learner, problem, params, pp, **{**_STUDY, "chunk_size": chunk},
+                            checkpoint_path=folder)
+    _assert_same(reference, resumed)
+    assert [p for p in _saved(folder) if not p.startswith(".")] == ["checkpoint-000000000250.npz"]
+
+
+def test_checkpoint__resume_uses_the_last_whole_round(tmp_path, monkeypatch, reference):
+    # killed right after round 100 was renamed into place, with round 50 still there: the resume
+    # starts at 100 (one from 50 would also end right; this pins that no chunk is played twice)
+    learner, params, problem, pp = _setup()
+    folder = tmp_path / "ck"
+    renames = []
+
+    def kill(name, arg):
+        if name == "after-replace":
+            renames.append(1)
+            if len(renames) == 2:
+                raise _Killed(name)
+
+    monkeypatch.setattr(atomic, "os", _fake_os(kill))
+    with pytest.raises(_Killed):
+        oslr.simulate(learner, problem, params, pp, **_STUDY, checkpoint_path=folder)
+    monkeypatch.undo()
+    assert _saved(folder) == ["checkpoint-000000000050.npz", "checkpoint-000000000100.npz"]
+    played = []
+    real_chunk = sim._batched_fns
+
+    def counting(*args):
+        init_b, chunk_b = real_chunk(*args)
+        return init_b, lambda carry, start, *rest: (played.append(int(start)),
+                                                    chunk_b(carry, start, *rest))[1]
+
+    monkeypatch.setattr(sim, "_batched_fns", counting)
+    resumed = oslr.simulate(learner, problem, params, pp, **_STUDY, checkpoint_path=folder)
+    assert played == [100, 150, 200]
+    _assert_same(reference, resumed)
+
+
+def test_checkpoint__damaged_file_is_refused_in_one_line(tmp_path):
+    learner, params, problem, pp = _setup()
+    folder = tmp_path / "ck"
+    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
+    (file,) = folder.iterdir()
+    data = file.read_bytes()
+    file.write_bytes(data[:len(data) // 2])  # e.g. a power loss on a file system without fsync
+    with pytest.raises(ValueError, match=r"checkpoint .*checkpoint-000000000020\.npz is damaged"
+                                         r" .*delete .*ck to start the study afresh\.$"):
+        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
+
+
+def test_checkpoint__older_layout_is_refused(tmp_path):
+    # format 3 kept the carry and the round in two files (carry.npz, meta.json): the torn pair
+    # resumed silently wrong, so such a folder is never read
+    learner, params, problem, pp = _setup()
+    (tmp_path / "meta.json").write_text(json.dumps({"t_done": 10, "format": 3}))
+    with pytest.raises(ValueError, match="older oslr"):
+        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2,
+                      checkpoint_path=tmp_path)
+
+
+def test_checkpoint__format_change_is_refused(tmp_path, monkeypatch):
+    learner, params, problem, pp = _setup()
+    monkeypatch.setattr(sim, "CHECKPOINT_FORMAT", 3)
+    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=tmp_path)
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match=r"older oslr \(format 3\)"):
+        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2,
+                      checkpoint_path=tmp_path)
+
+
+def _changed(setting):
+    """(learner, params, problem, pp, simulate kwargs) of the base study with one change."""
+    learner, params, problem, pp = _setup()
+    kw = {"horizon": 40, "n_runs": 2, "chunk_size": 20}
+    if setting == "horizon":
+        kw["horizon"] = 60
+    elif setting == "runs":
+        kw["n_runs"] = 3
+    elif setting == "seed":
+        kw["seed"] = 1
+    elif setting == "run_offset":
+        kw["run_offset"] = 2
+    elif setting == "unroll":
+        kw["unroll"] = 2
+    elif setting == "n_checkpoints":
+        kw["n_checkpoints"] = 10
+    elif setting == "track_stats":
+        kw["track_stats"] = False
+    elif setting == "learner":
+        learner, params, _, _ = _setup("ogd-full")
+    elif setting == "learner-name":
+        learner = learner._replace(name="another")
+    elif setting == "static-option":
+        learner, params, _, _ = _setup(max_k=4)
+    elif setting == "params":
+        params = dataclasses.replace(params, eta=params.eta * 2)
+    elif setting == "problem-params":
+        pp = dataclasses.replace(pp, sigma=pp.sigma * 2)
+    elif setting == "problem":
+        problem, pp = oslr.make_problem("agnostic", d=8, k=2)
+    return learner, params, problem, pp, kw
+
+
+@pytest.mark.parametrize("setting", [
+    "horizon", "runs", "seed", "run_offset", "unroll", "n_checkpoints", "track_stats",
+    "learner", "learner-name", "static-option", "params", "problem-params", "problem"])
+def test_checkpoint__of_other_settings_is_refused(tmp_path, setting):
+    learner, params, problem, pp, kw = _changed(None)
+    oslr.simulate(learner, problem, params, pp, **kw, checkpoint_path=tmp_path)
+    learner, params, problem, pp, kw = _changed(setting)
+    with pytest.raises(ValueError, match="different study"):
+        oslr.simulate(learner, problem, params, pp, **kw, checkpoint_path=tmp_path)
+
+
+def test_checkpoint__chunk_size_change_is_accepted(tmp_path):
+    # results do not depend on the chunk size, so a resume may use another one
+    learner, params, problem, pp, kw = _changed(None)
+    a = oslr.simulate(learner, problem, params, pp, **kw, checkpoint_path=tmp_path)
+    b = oslr.simulate(learner, problem, params, pp, **{**kw, "chunk_size": 10},
+                      checkpoint_path=tmp_path)
+    _assert_same(a, b)
+
+
+# ------------------------------------------------------------------------- real process kills
+
+# the issue's case: sparse-linear d = 12, ogd-random-subset, 32 runs, chunks of 300
+_WORKER = """
+import os, sys
+import numpy as np
+import oslr
+from oslr import atomic
+folder, horizon, chunk, die_after_rename = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \\
+    sys.argv[4] == "1"
+if die_after_rename:  # the second checkpoint renamed into place, then the process is gone
+    real, n = os.replace, []
+    def replace(a, b):
+        real(a, b)
+        n.append(1)
+        if len(n) == 2:
+            os._exit(137)
+    atomic.os = type("os", (), {**{k: getattr(os, k) for k in dir(os) if not k.startswith("_")},
+                               "replace": staticmethod(replace)})
+problem, pp = oslr.make_problem("sparse-linear", d=12, k=3)
+learner, params = oslr.make("ogd-random-subset", d=12)
+res = oslr.simulate(learner, problem, params, pp, horizon=horizon, n_runs=32, chunk_size=chunk,
+                    checkpoint_path=folder)
+np.savez(os.path.join(folder, "..", "result.npz"), **res.final)
+print("done")
+"""
+
+
+def _uninterrupted(horizon):
+    problem, pp = oslr.make_problem("sparse-linear", d=12, k=3)
+    learner, params = oslr.make("ogd-random-subset", d=12)
+    return oslr.simulate(learner, problem, params, pp, horizon=horizon, n_runs=32,
+                         chunk_size=horizon).final
+
+
+def _worker(folder, horizon, chunk, die_after_rename=False, **kw):
+    return subprocess.Popen([sys.executable, "-c", _WORKER, str(folder), str(horizon),
+                             str(chunk), "1" if die_after_rename else "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def test_checkpoint__process_killed_right_after_a_rename_resumes_bit_identical(tmp_path):
+    horizon = 600
+    p = _worker(tmp_path / "ck", horizon, 100, die_after_rename=True)
+    _, err = p.communicate(timeout=240)
+    assert p.returncode == 137, err[-2000:]
+    assert _saved(tmp_path / "ck") == ["checkpoint-000000000100.npz",
+                                       "checkpoint-000000000200.npz"]
+    problem, pp = oslr.make_problem("sparse-linear", d=12, k=3)
+    learner, params = oslr.make("ogd-random-subset", d=12)
+    resumed = oslr.simulate(learner, problem, params, pp, horizon=horizon, n_runs=32,
+                            chunk_size=100, checkpoint_path=tmp_path / "ck").final
+    ref = _uninterrupted(horizon)
+    for key in ref:
+        np.testing.assert_array_equal(resumed[key], ref[key], err_msg=key)
+
+
+@pytest.mark.slow
+def test_checkpoint__sigkill_at_random_moments_resumes_bit_identical(tmp_path):
+    # the issue's study (chunks of 300) at T = 30,000 (about 100 chunks, 7 s here after a 2.5 s
+    # start), killed with SIGKILL at random moments until it finishes; every restart is the same
+    # call
+    horizon, folder, rng = 30_000, tmp_path / "ck", random.Random(0)
+    kills = 0
+    for _ in range(60):
+        p = _worker(folder, horizon, 300)
+        time.sleep(rng.uniform(2.5, 5.0))
+        if p.poll() is None:
+            p.send_signal(signal.SIGKILL)
+            p.communicate()
+            kills += 1
+            continue
+        _, err = p.communicate()
+        assert p.returncode == 0, err[-2000:]
+        break
+    else:
+        pytest.fail("the study never finished")
+    assert kills >= 3, "too few kills to test anything: widen the kill window"
+    got = np.load(tmp_path / "result.npz")
+    ref = _uninterrupted(horizon)
+    for key in ref:
+        np.testing.assert_array_equal(got[key], ref[key], err_msg=key)
