@@ -1,28 +1,93 @@
-"""Everything also runs with jax_enable_x64 (the float64 references rely on it; they run the
-learners in-process under x64, which exercises the same code paths as the contract checks)."""
+"""Float64 mode: every registered learner, and every static option that changes its program,
+traces and runs under jax_enable_x64 and computes in float64 (`oslr.testing.check_float64`);
+`JAX_ENABLE_X64=1 python -m pytest -q -k x64` runs these. The contract's float64 mode catches a
+learner whose carry dtype changes under x64."""
 
 import json
 import os
 import subprocess
 import sys
 
+import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
+
+import oslr
+from oslr.registry import LEARNERS
+from oslr.testing import ContractError, check_float64, check_spec, example_problem
+from tests.helpers import x64
+
+#: (learner, static options) beyond each learner's defaults: the options that change its program
+_VARIANTS = [
+    ("uniform-subset", {"b": 1.0}),
+    ("linucb", {"history": "features"}),
+    ("linucb", {"schedule": "kpm", "track": True}),
+    ("flinucb-gd", {"average": True, "schedule": "power"}),
+    ("ftpsl", {"b": float("inf")}),
+    ("ftpsl", {"b": 1.0, "gr_mode": "independent"}),
+    ("ftpsl-knapsack", {"solver": "fptas"}),
+    ("online-greedy", {"projection": "gaussian"}),
+    ("dantzig-poslr", {"gram_mode": "paper"}),
+    ("ito-block-bandit", {"bandit": "tsallis", "regressor": "ogd"}),
+    ("ito-block-bandit", {"regressor": "ons"}),
+    ("ito-projection", {"approx": "iht"}),
+    ("ito-projection", {"projection": "identity"}),
+]
+
+_CASES = [(name, {}) for name in sorted(LEARNERS)] + _VARIANTS
+
+
+@pytest.mark.parametrize("name,options", _CASES,
+                         ids=[n + "".join(f"-{k}={v}" for k, v in o.items()) for n, o in _CASES])
+def test_x64__learner_computes_in_float64(name, options):
+    if name == "online-greedy" and "projection" in options:
+        rng = np.random.default_rng(0)
+        options = {"projection": rng.standard_normal((8, 12)).astype(np.float32)}
+    assert check_spec(LEARNERS[name], float64=True, **options) == [
+        "float64_state", "state_stable", "finite", "budget"]
+
+
+def test_x64__the_float64_mode_catches_a_carry_that_changes_dtype():
+    learner, params = oslr.make("ogd-full", d=8)
+    problem, pp = example_problem("prediction")
+
+    def leaky_init(key, p):  # float32 by hand: stays float32 when the user asked for float64
+        return learner.init(key, p)._replace(w=jnp.zeros(8, jnp.float32))
+
+    with pytest.raises(ContractError, match="float64: state leaves"):
+        check_float64(learner._replace(init=leaky_init), params, problem, pp)
+
+    def mismatched_step(key, state, rnd, p):  # a cond whose branches differ under x64 only
+        new = learner.step(key, state, rnd, p)
+        w = jax.lax.cond(jnp.sum(new.w) > 0, lambda: new.w, lambda: jnp.ones(8, jnp.float32))
+        return new._replace(w=w)
+
+    with pytest.raises(ContractError, match="does not trace under x64"):
+        check_float64(learner._replace(step=mismatched_step), params, problem, pp)
+
+
+def test_x64__params_follow_the_mode_and_streams_stay_float32():
+    with x64():
+        learner, params = oslr.make("ogd-full", d=4)
+        problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)
+        assert params.eta.dtype == jnp.float64
+        assert pp.sigma.dtype == jnp.float32  # the problems' draws are the float32 stream
+    _, params32 = oslr.make("ogd-full", d=4)
+    assert params32.eta.dtype == jnp.float32
+
 
 _SCRIPT = """
 import json, jax, numpy as np, oslr
 from oslr.registry import LEARNERS
+from oslr.testing import example_problem
 out = {"x64": bool(jax.config.jax_enable_x64)}
-one_per_family = {}
 for name, spec in LEARNERS.items():
-    one_per_family.setdefault(spec.family, name)
-for name in one_per_family.values():
-    spec = LEARNERS[name]
-    if spec.family == "bandit":
-        prob, pp = oslr.make_problem("linear-bandit", d=5)
-    else:
-        prob, pp = oslr.make_problem("sparse-linear", d=6, k=2)
-    learner, params = oslr.make(name, d=prob.d)
-    res = oslr.simulate(learner, prob, params, pp, horizon=60, n_runs=2)
+    learner, _ = spec.make(8)
+    prob, pp = example_problem(spec.family, learner.requires, 8)
+    options = {"n_arms": prob.n_arms} if "n_arms" in spec.option_names else {}
+    learner, params = spec.make(prob.d, **options)
+    res = oslr.simulate(learner, prob, params, pp, horizon=30, n_runs=2)
     curves = res.regret_curves()
     out[name] = {"dtype": str(res.curves[next(iter(res.curves))].dtype),
                  "finite": bool(all(np.isfinite(v).all() for v in curves.values()))}
@@ -30,13 +95,13 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.slow  # moved behind -m slow to keep the default run under 5 min
-def test_x64__a_learner_of_every_family_simulates_in_float64():
+@pytest.mark.slow  # a process started with JAX_ENABLE_X64=1, every learner through simulate
+def test_x64__every_learner_simulates_in_float64_from_the_environment_variable():
     env = dict(os.environ, JAX_ENABLE_X64="1", JAX_PLATFORMS="cpu")
     proc = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
                           text=True, check=True)
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out.pop("x64") is True
-    assert len(out) == 3
+    assert set(out) == set(LEARNERS)
     for name, row in out.items():
         assert row == {"dtype": "float64", "finite": True}, name

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from oslr.types import BANDIT, LINEAR, PREDICTION, Array
+from oslr.types import BANDIT, LINEAR, PREDICTION, Array, float_dtype
 
 
 def checkpoint_rounds(horizon: int, n: int = 50) -> np.ndarray:
@@ -39,8 +39,7 @@ def checkpoint_rounds(horizon: int, n: int = 50) -> np.ndarray:
     return np.unique(np.concatenate([pts[(pts >= 1) & (pts <= horizon)], [horizon]]))
 
 
-def _float() -> Any:
-    return jnp.zeros(()).dtype  # float64 under jax_enable_x64, float32 otherwise
+_float = float_dtype  # float64 under jax_enable_x64, float32 otherwise
 
 
 def compensated() -> bool:

@@ -22,7 +22,16 @@ from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 
-from oslr.types import BANDIT, LINEAR, PREDICTION, Array, BanditExample, Learner, StreamExample
+from oslr.types import (
+    BANDIT,
+    LINEAR,
+    PREDICTION,
+    Array,
+    BanditExample,
+    Learner,
+    StreamExample,
+    float_dtype,
+)
 
 
 class ProtocolError(RuntimeError):
@@ -256,7 +265,7 @@ class BanditRound:
         if ex.theta is None:
             raise ProtocolError("play(x) needs a continuous-action problem; this one has finite "
                                 "arms: use pull(arm).")
-        x = jnp.asarray(x, jnp.float32)
+        x = jnp.asarray(x, float_dtype())
         if x.shape != ex.theta.shape:
             raise ProtocolError(f"play() expects x of shape {ex.theta.shape}, got {x.shape}.")
         x = x / jnp.maximum(jnp.linalg.norm(x), 1.0)

@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from oslr.checks import check_positive_int, check_range
-from oslr.types import Learner
+from oslr.types import Learner, float_dtype
 
 #: The horizon used by horizon-dependent defaults when `make` is given none.
 DEFAULT_HORIZON = 10_000
@@ -48,7 +48,8 @@ class Param:
     """Declaration of one params field.
 
     Attributes:
-      dtype: the array dtype of the leaf (float32, int32, bool).
+      dtype: the array dtype of the leaf (float32, int32, bool); float32 means the mode's float
+        (`oslr.types.float_dtype`: float64 under jax_enable_x64).
       default: a value, or `default(ctx) -> value` (e.g. `lambda c: max(1, c.d // 4)`).
       sweepable: whether `oslr run --grid/--set` and `oslr list` offer it (arrays such as a cost
         vector are settable from Python but not swept).
@@ -167,7 +168,8 @@ def _as_leaf(cls, name: str, p: Param, raw, ctx: Ctx):
         raise ValueError(f"parameter {name}={raw!r} must be numeric, got dtype {a.dtype}.")
     if p.shape == "d" and a.shape != (ctx.d,):
         raise ValueError(f"parameter {name} must have shape ({ctx.d},), got {a.shape}.")
-    return jnp.asarray(a, p.dtype)
+    # a float leaf follows the mode: float32, or float64 under jax_enable_x64
+    return jnp.asarray(a, float_dtype() if p.dtype == jnp.float32 else p.dtype)
 
 
 def check_params(cls, params, learner: str, ctx: Ctx | int, skip: tuple[str, ...] = ()) -> None:

@@ -15,6 +15,11 @@ runs every check below and raises `ContractError` naming the first one that fail
 * `check_blind`: the decision does not change when the label (or reward) or any unqueried
   feature of the round is perturbed (and the query itself does not depend on the round's data).
 
+`check_float64` (and `check_spec(spec, float64=True)`) is the float64 mode: under
+`jax_enable_x64` the learner traces (no float32/float64 mismatch in a `cond`, `while` or `scan`
+carry), keeps its state's structure and dtypes across a step, computes in float64 (every float
+leaf of its state is float64) and stays finite and within its budget.
+
 An episode plays `n_rounds` rounds of `problem` with the simulator's key discipline.
 """
 
@@ -326,6 +331,52 @@ def check_learner(learner: Learner, params: Any, alt_params: Any, problem: Probl
     return passed
 
 
+def _x64():
+    """A context in which jax_enable_x64 is on (jax.enable_x64 on new JAX)."""
+    if hasattr(jax, "enable_x64"):
+        return jax.enable_x64(True)
+    from jax.experimental import enable_x64  # pragma: no cover - older JAX
+
+    return enable_x64()
+
+
+def check_float64(learner: Learner, params: Any, problem: Problem, problem_params: Any,
+                  n_rounds: int = 4) -> list[str]:
+    """The float64 mode of the suite: run under jax_enable_x64 (entered here), with the float
+    leaves of `params` and `problem_params` cast to float64 (build them under x64 to have the
+    learner's own defaults in float64).
+
+    Checks, in order: every float leaf of the initial state is float64 (a float32 leaf would keep
+    part of the learner in float32 when the user asked for float64); `check_state_stable`; a jitted episode of `n_rounds` traces and stays finite (`check_finite`) and within
+    its budget (`check_budget`). Returns the names of the checks that passed.
+    """
+    def widen(tree):
+        return jax.tree.map(lambda a: jnp.asarray(a, jnp.float64)
+                            if jnp.issubdtype(jnp.asarray(a).dtype, jnp.floating) else a, tree)
+
+    passed = []
+    with _x64():
+        params, pp = widen(params), widen(problem_params)
+        state = jax.eval_shape(learner.init, jax.random.key(0), params)
+        narrow = [i for i, a in enumerate(jax.tree.leaves(state))
+                  if jnp.issubdtype(a.dtype, jnp.floating) and a.dtype != jnp.float64]
+        if narrow:
+            raise ContractError(f"float64: state leaves {narrow} stay "
+                                f"{jax.tree.leaves(state)[narrow[0]].dtype} under x64.")
+        passed.append("float64_state")
+        try:
+            check_state_stable(learner, params, problem, pp)
+            passed.append("state_stable")
+            check_finite(learner, params, problem, pp, n_rounds)
+        except TypeError as e:  # a cond / while / scan carry whose dtype changes under x64
+            raise ContractError(f"float64: the episode does not trace under x64: "
+                                f"{str(e).splitlines()[0]}") from e
+        passed.append("finite")
+        check_budget(learner, params, problem, pp, n_rounds)
+        passed.append("budget")
+    return passed
+
+
 def example_problem(family: str, requires: Requirements | None = None, d: int = 8):
     """A small problem that a learner of `family` with `requires` can run on (contract checks):
     `sparse-linear` (d, k = 2) for the stream families, `sphere-bandit` for continuous actions,
@@ -340,13 +391,27 @@ def example_problem(family: str, requires: Requirements | None = None, d: int = 
     return make_problem("linear-bandit", d=max(2, d - 2), n_arms=5)
 
 
-def check_spec(spec: Any, d: int = 8) -> list[str]:
+def check_spec(spec: Any, d: int = 8, float64: bool = False, **options) -> list[str]:
     """Run the contract suite on a registered learner spec at its default and alternative params,
     on `example_problem` (built with the problem's arm count when the spec has an `n_arms`
-    option). Returns the names of the checks that passed."""
-    learner, _ = spec.make(d)
+    option). Returns the names of the checks that passed.
+
+    Args:
+      spec: a `LearnerSpec`.
+      d: the example problem's dimension.
+      float64: run the float64 mode (`check_float64`, learner and params built under x64)
+        instead of the float32 suite.
+      options: static options for `spec.make` (to check a variant, e.g. `b=1.0`).
+    """
+    learner, _ = spec.make(d, **options)
     problem, pp = example_problem(spec.family, learner.requires, d)
-    options = {"n_arms": problem.n_arms} if "n_arms" in spec.option_names else {}
+    if "n_arms" in spec.option_names:
+        options = {"n_arms": problem.n_arms, **options}
+    if float64:
+        with _x64():
+            learner, params = spec.make(problem.d, **options)
+            problem, pp = example_problem(spec.family, learner.requires, d)
+        return check_float64(learner, params, problem, pp)
     learner, params = spec.make(problem.d, **options)
     return check_learner(learner, params, spec.alt_params(problem.d), problem, pp)
 
@@ -356,6 +421,7 @@ __all__ = [
     "check_blind",
     "check_budget",
     "check_finite",
+    "check_float64",
     "check_jit_matches_eager",
     "check_learner",
     "check_spec",

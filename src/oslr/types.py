@@ -25,6 +25,14 @@ import jax
 Array = jax.Array
 PyTree = Any
 
+def float_dtype() -> Any:
+    """The float dtype of learner states, params and metrics: float32, or float64 under
+    `jax_enable_x64` (read when a program is traced, so `jax.enable_x64(True)` blocks work). Float64
+    is what a careful user turns on to check a float32 result: the problems' random draws stay
+    float32 (the same stream in both modes), everything computed from them is float64."""
+    return jax.numpy.zeros(()).dtype
+
+
 #: The three protocols (see ALGORITHMS.md section 1).
 PREDICTION = "prediction"  # F1: query <= budget features, predict, then see y (square loss)
 LINEAR = "linear"  # F2: play a k-sparse w, see theta = -y x on its support (linear loss)

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from oslr.primitives import sherman_morrison_update, tree_select
 from oslr.spec import LearnerSpec, param, register_params
-from oslr.types import BANDIT, Array, Learner, Requirements
+from oslr.types import BANDIT, Array, Learner, Requirements, float_dtype
 
 
 @register_params
@@ -51,8 +51,8 @@ def eps_greedy(d: int) -> Learner:
     def init(key: Array, params: EpsGreedyParams) -> EpsGreedyState:
         del key
         return EpsGreedyState(
-            a_inv=jnp.eye(d, dtype=jnp.float32) / params.lam,
-            b=jnp.zeros(d, jnp.float32),
+            a_inv=jnp.eye(d, dtype=float_dtype()) / params.lam,
+            b=jnp.zeros(d, float_dtype()),
             t=jnp.zeros((), jnp.int32),
         )
 

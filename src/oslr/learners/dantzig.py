@@ -35,7 +35,7 @@ from jax import lax
 from oslr.primitives import random_subset_mask, top_k_mask
 from oslr.primitives.dantzig import dantzig_lp
 from oslr.spec import Ctx, LearnerSpec, Option, param, register_params
-from oslr.types import PREDICTION, Array, Learner
+from oslr.types import PREDICTION, Array, Learner, float_dtype
 
 GRAM_MODES = ("unbiased", "paper")
 
@@ -82,7 +82,7 @@ class DantzigState(NamedTuple):
 
 def lambda_n(params: DantzigParams, d: int, n: Array) -> Array:
     """lam_n = C sqrt(d log(n d / delta) / (n k0)) (sigma + d / k0) (natural log)."""
-    k0 = params.k0.astype(jnp.float32)
+    k0 = params.k0.astype(float_dtype())
     n = jnp.maximum(n, 1.0)
     return params.c_lambda * jnp.sqrt(d * jnp.log(n * d / params.delta) / (n * k0)) * (
         params.sigma + d / k0)
@@ -138,12 +138,12 @@ def dantzig_poslr(d: int, k: int = 2, max_k0: int | None = None, gram_mode: str 
     def step(key: Array, state: DantzigState, rnd, params: DantzigParams) -> DantzigState:
         t1 = rnd.t + 1  # the paper's 1-based round
         refresh = (t1 > t0) & ((t1 & (t1 - 1)) == 0)
-        n = (t1 - 1).astype(jnp.float32)
+        n = (t1 - 1).astype(float_dtype())
         state = lax.cond(refresh, lambda s: solve(s, n, params), lambda s: s, state)
         explore = random_subset_mask(key, d, params.k0, max_k0)
         x = rnd.observe(explore | (state.w != 0))
         y = rnd.commit(jnp.dot(state.w, x))
-        x_hat = jnp.where(explore, x, 0.0) * (d / params.k0.astype(jnp.float32))
+        x_hat = jnp.where(explore, x, 0.0) * (d / params.k0.astype(float_dtype()))
         return state._replace(gram=state.gram + jnp.outer(x_hat, x_hat),
                               xy=state.xy + y * x_hat)
 
@@ -156,8 +156,8 @@ def dantzig_poslr(d: int, k: int = 2, max_k0: int | None = None, gram_mode: str 
                              "correction divides by k0 - 1); use k0 >= 2 or gram_mode='paper'.")
 
     def diagnostics(state: DantzigState, params: DantzigParams) -> dict:
-        return {"lambda": state.lam, "lp_doublings": state.doublings.astype(jnp.float32),
-                "support": jnp.sum(state.w != 0).astype(jnp.float32), "w": state.w}
+        return {"lambda": state.lam, "lp_doublings": state.doublings.astype(float_dtype()),
+                "support": jnp.sum(state.w != 0).astype(float_dtype()), "w": state.w}
 
     return Learner(init=init, step=step, family=PREDICTION, budget=budget, name="dantzig-poslr",
                    check=check, diagnostics=diagnostics,

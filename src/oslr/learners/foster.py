@@ -43,7 +43,7 @@ from oslr.primitives import hedge, random_subset_mask
 from oslr.primitives.selectors import SelectorState
 from oslr.primitives.subsets import check_subset_memory, subset_table
 from oslr.spec import LearnerSpec, Option, param, register_params
-from oslr.types import PREDICTION, Array, Learner
+from oslr.types import PREDICTION, Array, Learner, float_dtype
 
 
 @register_params
@@ -92,7 +92,7 @@ class Rates(NamedTuple):
 
 def rates(params: FosterParams, d: int, k: int) -> Rates:
     """Line 1 of [FKK] Alg. 1 from the traced k' and T (natural log)."""
-    m = (params.k_query - k).astype(jnp.float32)
+    m = (params.k_query - k).astype(float_dtype())
     p = m / d
     q = m * (m - 1.0) / (d * (d - 1.0))
     root_t = jnp.sqrt(params.horizon)
@@ -144,7 +144,7 @@ def subset_gather(table: Array, d: int) -> Callable[[Array], Array]:
     table_t = table.T
     k, n = table_t.shape
     if d <= ONE_HOT_UP_TO and k * n * d * 4 <= 64 * 2**20:
-        one_hot = jax.nn.one_hot(table_t.reshape(-1), d, dtype=jnp.float32)  # (k N, d)
+        one_hot = jax.nn.one_hot(table_t.reshape(-1), d, dtype=float_dtype())  # (k N, d)
         return lambda v: (one_hot @ v).reshape(k, n)
     return lambda v: v[table_t]
 
@@ -175,7 +175,7 @@ def foster_hedge(d: int, k: int = 2, max_k_query: int | None = None,
     max_extra = max_k_query - k
 
     def init(key: Array, params: FosterParams) -> FosterState:
-        return FosterState(hedge=sel.init(key), w=jnp.zeros((k, n), jnp.float32))
+        return FosterState(hedge=sel.init(key), w=jnp.zeros((k, n), float_dtype()))
 
     def step(key: Array, state: FosterState, rnd, params: FosterParams) -> FosterState:
         k_sel, k_r = jax.random.split(key)

@@ -47,7 +47,7 @@ from oslr.primitives import (
     top_k_mask,
 )
 from oslr.spec import Ctx, LearnerSpec, Option, param, register_params
-from oslr.types import LINEAR, Array, Learner, Requirements
+from oslr.types import LINEAR, Array, Learner, Requirements, float_dtype
 
 
 def norm_exponent(b: float) -> float:
@@ -90,7 +90,7 @@ class FtpslParams(EtaParams):
 
 def learning_rate(params, d: int, b: float) -> Array:
     """eta of eq. (1) from params with fields k, horizon, eta_scale (natural logs)."""
-    k = jnp.maximum(params.k, 1).astype(jnp.float32)
+    k = jnp.maximum(params.k, 1).astype(float_dtype())
     log_t = jnp.maximum(jnp.log(params.horizon), 1.0)
     return params.eta_scale * jnp.sqrt(
         k ** norm_exponent(b) * math.log(max(d, 2)) / (d**2 * params.horizon * log_t)
@@ -133,7 +133,7 @@ def _estimator(draw, sets, n_resamples: int, gr_mode: str, max_k: int):
         theta = rnd.play(w, support=q)
         h = geometric_resampling(lambda kk, shape: sets(kk, s, params, shape), k_gr,
                                  n_resamples, selected=q, mode=gr_mode, max_k=max_k)
-        return jnp.where(q, theta * h.astype(jnp.float32), 0.0)
+        return jnp.where(q, theta * h.astype(float_dtype()), 0.0)
 
     return estimate
 
@@ -201,10 +201,10 @@ def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str, n
 
     def play(z: Array, coin: Array, v: Array, params: FtpslParams) -> tuple[Array, Array]:
         q = top_k_mask(*select(z, coin, v, params), max_k)
-        scale = 1.0 if math.isinf(b) else jnp.maximum(params.k, 1).astype(jnp.float32) ** (-1 / b)
+        scale = 1.0 if math.isinf(b) else jnp.maximum(params.k, 1).astype(float_dtype()) ** (-1 / b)
         w_lead = oracle_weights(v, q, b)
         w = jnp.where(coin, jnp.where(q, scale, 0.0), w_lead)
-        return w.astype(jnp.float32), q
+        return w.astype(float_dtype()), q
 
     # the resamples' sets: tested by rank at the k slots of Q_t when max_k is small (max_k d
     # comparisons a draw), else selected like the play (radix select, about 40 d a draw)
@@ -238,7 +238,7 @@ def _leader_learner(d: int, estimate, budget, name: str, info: dict) -> Learner:
 
     def init(key: Array, params) -> FtpslState:
         del key, params
-        return FtpslState(cum_theta_hat=jnp.zeros(d, jnp.float32), t=jnp.zeros((), jnp.int32))
+        return FtpslState(cum_theta_hat=jnp.zeros(d, float_dtype()), t=jnp.zeros((), jnp.int32))
 
     def step(key: Array, state: FtpslState, rnd, params) -> FtpslState:
         theta_hat = estimate(key, state.cum_theta_hat, rnd, params)
@@ -284,8 +284,8 @@ def ftpsl_delayed(d: int, max_delay: int, max_k: int | None = None, b: float = 2
 
     def init(key: Array, params: FtpslParams) -> DelayedFtpslState:
         del key, params
-        return DelayedFtpslState(cum_theta_hat=jnp.zeros(d, jnp.float32),
-                                 pending=jnp.zeros((max_delay, d), jnp.float32),
+        return DelayedFtpslState(cum_theta_hat=jnp.zeros(d, float_dtype()),
+                                 pending=jnp.zeros((max_delay, d), float_dtype()),
                                  t=jnp.zeros((), jnp.int32))
 
     def step(key: Array, state: DelayedFtpslState, rnd, params: FtpslParams):
@@ -372,16 +372,16 @@ def ftpsl_knapsack(d: int, max_budget: int, b: float = 2.0, n_resamples: int = 1
         values = (mag / jnp.maximum(jnp.max(mag), 1e-30)) ** a
         if solver == "exact":
             return knapsack_exact(values, params.costs, params.budget, max_budget)
-        return knapsack_fptas(values, params.costs.astype(jnp.float32),
-                              params.budget.astype(jnp.float32), eps)
+        return knapsack_fptas(values, params.costs.astype(float_dtype()),
+                              params.budget.astype(float_dtype()), eps)
 
     def play(z: Array, coin: Array, v: Array, params: KnapsackParams) -> tuple[Array, Array]:
         # as in `ftpsl`, the exploring branch reuses z (i.i.d.: a uniform random order)
         q = jnp.where(coin, greedy_fill(z, params.costs, params.budget), leader_set(v, params))
-        size = jnp.maximum(jnp.sum(q), 1).astype(jnp.float32)
+        size = jnp.maximum(jnp.sum(q), 1).astype(float_dtype())
         scale = 1.0 if math.isinf(b) else size ** (-1.0 / b)
         w = jnp.where(coin, jnp.where(q, scale, 0.0), oracle_weights(v, q, b))
-        return w.astype(jnp.float32), q
+        return w.astype(float_dtype()), q
 
     estimate = _estimator(*_perturbed_draw(play, d, b), n_resamples, gr_mode, max_items)
 
@@ -437,7 +437,7 @@ def _subset_ftpl(d: int, max_k: int, b: float, oracle: bool) -> Learner:
     def init(key: Array, params: SubsetFtplParams) -> SubsetFtplState:
         subset = params.subset if oracle else random_subset_mask(key, d, params.k, max_k)
         (index,) = jnp.nonzero(subset, size=max_k, fill_value=0)
-        return SubsetFtplState(cum_theta=jnp.zeros(d, jnp.float32), subset=subset,
+        return SubsetFtplState(cum_theta=jnp.zeros(d, float_dtype()), subset=subset,
                                index=index.astype(jnp.int32))
 
     def step(key: Array, state: SubsetFtplState, rnd, params: SubsetFtplParams):
@@ -448,7 +448,7 @@ def _subset_ftpl(d: int, max_k: int, b: float, oracle: bool) -> Learner:
         v = jnp.where(valid, eta * state.cum_theta[state.index] - z, 0.0)
         # the oracle restricted to Q: top-k of |v| within Q (all of Q for b > 1)
         w_q, _ = sparse_oracle(v, params.k, max_k, b)
-        w = jnp.zeros(d, jnp.float32).at[state.index].add(jnp.where(valid, w_q, 0.0))
+        w = jnp.zeros(d, float_dtype()).at[state.index].add(jnp.where(valid, w_q, 0.0))
         theta = rnd.play(w, support=state.subset)
         return state._replace(cum_theta=state.cum_theta + theta)
 

@@ -37,7 +37,7 @@ from oslr.primitives.selectors import Draw, SelectorState
 from oslr.primitives.sparse_approx import iht, omp
 from oslr.primitives.subsets import check_subset_memory, subset_table
 from oslr.spec import Ctx, LearnerSpec, Option, param, register_params
-from oslr.types import PREDICTION, Array, Learner
+from oslr.types import PREDICTION, Array, Learner, float_dtype
 
 
 def dual_averaging_point(h: Array, lam: Array, radius: Array) -> Array:
@@ -50,7 +50,7 @@ def sampled_gradient(values: Array, sample: Array, y_hat: Array, y: Array,
     """The unbiased estimate (3) / (12): (2 n / |S|) (y-hat - y) sum_{i in S} v_i e_i, with S a
     uniform |S|-subset of the n coordinates (Alg. 2: v = x, n = d, |S| = k - 1; Alg. 3:
     v_i = a_i^T x, n = m, |S| = k - k'); E_S = 2 (y-hat - y) v."""
-    return (2.0 * n / n_sample.astype(jnp.float32)) * (y_hat - y) * jnp.where(sample, values,
+    return (2.0 * n / n_sample.astype(float_dtype())) * (y_hat - y) * jnp.where(sample, values,
                                                                                0.0)
 
 
@@ -82,8 +82,8 @@ class DualAveragingState(NamedTuple):
 
 def da_lambda(params: DualAveragingParams, d: int, t: Array) -> Array:
     """lam_t = lam_scale sqrt(8 d t / (k - 1)) (Thm 4), t 1-based."""
-    return params.lam_scale * jnp.sqrt(8.0 * d * jnp.asarray(t, jnp.float32)
-                                       / (params.k - 1).astype(jnp.float32))
+    return params.lam_scale * jnp.sqrt(8.0 * d * jnp.asarray(t, float_dtype())
+                                       / (params.k - 1).astype(float_dtype()))
 
 
 def ito_dual_averaging(d: int, max_k: int | None = None) -> Learner:
@@ -169,8 +169,8 @@ class ProjectionState(NamedTuple):
 
 def projection_lambda(params: ProjectionParams, m: int, t: Array) -> Array:
     """lam_t = lam_scale sqrt(8 m t / (k - k')) (Thm 8), t 1-based."""
-    return params.lam_scale * jnp.sqrt(8.0 * m * jnp.asarray(t, jnp.float32)
-                                       / (params.k - params.k_prime).astype(jnp.float32))
+    return params.lam_scale * jnp.sqrt(8.0 * m * jnp.asarray(t, float_dtype())
+                                       / (params.k - params.k_prime).astype(float_dtype()))
 
 
 def ito_projection(d: int, projection="gaussian", max_observed: int | None = None,

@@ -40,7 +40,7 @@ from jax import lax
 
 from oslr.primitives import History, history_draw, history_get, sherman_morrison_update
 from oslr.spec import build_params, param, register_params
-from oslr.types import Array
+from oslr.types import Array, float_dtype
 
 TRACKERS = ("ols-sm", "rls-sm", "fols-gd", "frls-gd", "svrg", "sag")
 SCHEDULES = ("kpm", "power")
@@ -90,12 +90,12 @@ def tracker_defaults(kind: str, d: int, **overrides) -> TrackerParams:
 
 def reg_at(n: Array, params: TrackerParams) -> Array:
     """lam_n = c_lambda n^-(1 - alpha) (n >= 1 samples)."""
-    return params.c_lambda * jnp.maximum(n, 1).astype(jnp.float32) ** (params.alpha - 1.0)
+    return params.c_lambda * jnp.maximum(n, 1).astype(float_dtype()) ** (params.alpha - 1.0)
 
 
 def step_at(n: Array, params: TrackerParams, schedule: str) -> Array:
     """gamma_n for sample count n >= 1: c/(4(c+n)) ("kpm") or c n^-alpha ("power")."""
-    n = jnp.maximum(n, 1).astype(jnp.float32)
+    n = jnp.maximum(n, 1).astype(float_dtype())
     if schedule == "kpm":
         return params.c_gamma / (4.0 * (params.c_gamma + n))
     return params.c_gamma * n ** (-params.alpha)
@@ -149,9 +149,9 @@ def sm_tracker(d: int, refactor_every: int = 256, name: str = "rls-sm") -> Track
     """Exact ridge least squares by Sherman-Morrison, refactorised every `refactor_every` rounds."""
 
     def init(params: TrackerParams) -> SmState:
-        return SmState(a=jnp.zeros((d, d), jnp.float32),
-                       a_inv=jnp.eye(d, dtype=jnp.float32) / params.lam0,
-                       b=jnp.zeros(d, jnp.float32))
+        return SmState(a=jnp.zeros((d, d), float_dtype()),
+                       a_inv=jnp.eye(d, dtype=float_dtype()) / params.lam0,
+                       b=jnp.zeros(d, float_dtype()))
 
     def update(key, state: SmState, x, y, hist, table, t, params: TrackerParams) -> SmState:
         del key, hist, table
@@ -201,7 +201,7 @@ def gd_tracker(d: int, schedule: str = "power", average: bool = False,
         raise ValueError(f"unknown step schedule {schedule!r}; choose one of {SCHEDULES}.")
 
     def init(params: TrackerParams) -> GdState:
-        zero = jnp.zeros(d, jnp.float32)
+        zero = jnp.zeros(d, float_dtype())
         return GdState(theta=zero, theta_avg=zero, opt=_sgd(params, schedule).init(zero))
 
     def update(key, state: GdState, x_new, y_new, hist: History, table, t, params) -> GdState:
@@ -249,9 +249,9 @@ def svrg_tracker(d: int, snapshot_every: int | None = None, name: str = "svrg") 
 
     def init(params: TrackerParams) -> SvrgState:
         del params
-        zero = jnp.zeros(d, jnp.float32)
+        zero = jnp.zeros(d, float_dtype())
         return SvrgState(theta=zero, snap=zero, mu=zero, n_mu=jnp.zeros((), jnp.int32),
-                         lmax=jnp.zeros((), jnp.float32))
+                         lmax=jnp.zeros((), float_dtype()))
 
     def full_mean(snap: Array, hist: History, table) -> Array:
         def grad_i(i):
@@ -318,8 +318,8 @@ def sag_tracker(d: int, capacity: int, name: str = "sag") -> Tracker:
 
     def init(params: TrackerParams) -> SagState:
         del params
-        return SagState(theta=jnp.zeros(d, jnp.float32), resid=jnp.zeros(capacity, jnp.float32),
-                        g_sum=jnp.zeros(d, jnp.float32), lmax=jnp.zeros((), jnp.float32))
+        return SagState(theta=jnp.zeros(d, float_dtype()), resid=jnp.zeros(capacity, float_dtype()),
+                        g_sum=jnp.zeros(d, float_dtype()), lmax=jnp.zeros((), float_dtype()))
 
     def update(key, state: SagState, x_new, y_new, hist: History, table, t, params) -> SagState:
         del t

@@ -56,7 +56,7 @@ from oslr.primitives import (
     tree_select,
 )
 from oslr.spec import LearnerSpec, Option, param, register_params
-from oslr.types import BANDIT, Array, Learner, Requirements
+from oslr.types import BANDIT, Array, Learner, Requirements, float_dtype
 
 HISTORIES = ("arm", "id", "features")
 VARIANTS = {"linucb": "rls-sm", "flinucb-gd": "frls-gd", "flinucb-svrg": "svrg",
@@ -161,16 +161,16 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
     def init(key: Array, params: LinUcbParams) -> LinUcbState:
         del key
         if fixed:  # filled from the arm table at the start of round 0 (`_fixed_step`)
-            zero_k = jnp.zeros(n_arms, jnp.float32)
-            est = FixedArmState(u=jnp.zeros((n_arms, d), jnp.float32), width=zero_k,
+            zero_k = jnp.zeros(n_arms, float_dtype())
+            est = FixedArmState(u=jnp.zeros((n_arms, d), float_dtype()), width=zero_k,
                                 mean=zero_k, pulls=zero_k, rsum=zero_k)
         else:
             est = tracker.init(params)
         return LinUcbState(est=est,
-                           phi=jnp.zeros((n_arms, 0 if exact else d), jnp.float32),
+                           phi=jnp.zeros((n_arms, 0 if exact else d), float_dtype()),
                            hist=history_init(capacity, d, store_features=history == "features"),
-                           a_sum=jnp.zeros((d, d) if tracked else (0, 0), jnp.float32),
-                           b_sum=jnp.zeros(d if tracked else 0, jnp.float32))
+                           a_sum=jnp.zeros((d, d) if tracked else (0, 0), float_dtype()),
+                           b_sum=jnp.zeros(d if tracked else 0, float_dtype()))
 
     def _fixed_step(state: LinUcbState, rnd, params: LinUcbParams) -> LinUcbState:
         arms = rnd.arms
@@ -226,7 +226,7 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
     def diagnostics(state: LinUcbState, params: LinUcbParams) -> dict:
         n = state.hist.n
         reg = n * reg_at(n, params) + 1e-6  # the jitter keeps fOLS (c_lambda = 0) solvable
-        target = jnp.linalg.solve(state.a_sum + reg * jnp.eye(d, dtype=jnp.float32), state.b_sum)
+        target = jnp.linalg.solve(state.a_sum + reg * jnp.eye(d, dtype=float_dtype()), state.b_sum)
         return {"tracking_error": jnp.linalg.norm(tracker.theta(state.est, params) - target)}
 
     def table(rnd):
@@ -240,7 +240,7 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
         # the same step form as the theta tracker ([KPM] use one gamma_n for both)
         gamma = step_at(n, params, width_schedule)
         lam = reg_at(n, params)
-        nf = jnp.maximum(n, 1).astype(jnp.float32)
+        nf = jnp.maximum(n, 1).astype(float_dtype())
         new = phi + gamma * (arms / nf - (phi @ x_i)[:, None] * x_i[None, :] - lam * phi)
         return jnp.where(n > 0, new, phi)
 

@@ -19,7 +19,7 @@ import optax
 
 from oslr.primitives import random_subset_mask
 from oslr.spec import LearnerSpec, Option, param, register_params
-from oslr.types import PREDICTION, Array, Learner
+from oslr.types import PREDICTION, Array, Learner, float_dtype
 
 
 @register_params
@@ -59,7 +59,7 @@ def _optimizer(params: OgdParams) -> optax.GradientTransformation:
 def _ogd(d: int, max_k: int, full: bool, name: str) -> Learner:
     def init(key: Array, params: OgdParams) -> OgdState:
         del key
-        w = jnp.zeros(d, jnp.float32)
+        w = jnp.zeros(d, float_dtype())
         return OgdState(w=w, opt=_optimizer(params).init(w))
 
     def step(key: Array, state: OgdState, rnd, params: OgdParams) -> OgdState:
@@ -76,7 +76,7 @@ def _ogd(d: int, max_k: int, full: bool, name: str) -> Learner:
         updates, opt = tx.update(grad, state.opt, state.w)
         w = optax.apply_updates(state.w, updates)
         w = optax.projections.projection_l2_ball(w, params.radius)
-        return OgdState(w=w.astype(jnp.float32), opt=opt)
+        return OgdState(w=w.astype(float_dtype()), opt=opt)
 
     def budget(params: OgdParams) -> Array:
         return jnp.asarray(d, jnp.int32) if full else params.k

@@ -26,7 +26,7 @@ from jax import lax
 from oslr.learners.least_squares import TrackerParams, make_tracker
 from oslr.primitives import History, history_add, history_init
 from oslr.spec import LearnerSpec, Option
-from oslr.types import BANDIT, Array, Learner, Requirements
+from oslr.types import BANDIT, Array, Learner, Requirements, float_dtype
 
 
 def cycle_position(t: Array, d: int) -> tuple[Array, Array]:
@@ -34,7 +34,7 @@ def cycle_position(t: Array, d: int) -> tuple[Array, Array]:
     t = jnp.asarray(t, jnp.int32)
     # j = m - 1 is the largest integer with j d + j (j + 1) / 2 <= t
     b = 2.0 * d + 1.0
-    j = jnp.floor((-b + jnp.sqrt(b * b + 8.0 * t.astype(jnp.float32))) / 2.0).astype(jnp.int32)
+    j = jnp.floor((-b + jnp.sqrt(b * b + 8.0 * t.astype(float_dtype()))) / 2.0).astype(jnp.int32)
     start = lambda j: j * d + j * (j + 1) // 2  # noqa: E731
     j = jnp.where(start(j) > t, j - 1, j)  # float rounding guards
     j = jnp.where(start(j + 1) <= t, j + 1, j)
@@ -73,11 +73,11 @@ def pege(d: int, horizon: int = 10_000, fast: bool = False) -> Learner:
     name = "fpege-gd" if fast else "pege"
     capacity = exploration_capacity(d, horizon) if fast else 0
     tracker = make_tracker("fols-gd", d, capacity, schedule="kpm")
-    basis = jnp.eye(d, dtype=jnp.float32)
+    basis = jnp.eye(d, dtype=float_dtype())
 
     def init(key: Array, params: TrackerParams) -> PegeState:
         del key
-        zero = jnp.zeros(d, jnp.float32)
+        zero = jnp.zeros(d, float_dtype())
         return PegeState(sums=zero, counts=zero,
                          est=tracker.init(params) if fast else jnp.zeros(()),
                          hist=history_init(capacity, d, store_features=False), theta_play=zero)

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 
 from oslr.primitives import random_subset_mask
 from oslr.spec import LearnerSpec, Option, param, register_params
-from oslr.types import LINEAR, Array, Learner
+from oslr.types import LINEAR, Array, Learner, float_dtype
 
 
 @register_params
@@ -48,8 +48,8 @@ def uniform_subset(d: int, max_k: int | None = None, b: float = 2.0) -> Learner:
     def step(key: Array, state: UniformState, rnd, params: UniformParams) -> UniformState:
         k = jnp.minimum(params.k, 1) if b == 1.0 else params.k
         q = random_subset_mask(key, d, k, max_k)
-        scale = 1.0 if math.isinf(b) else jnp.maximum(k, 1).astype(jnp.float32) ** (-1.0 / b)
-        rnd.play(jnp.where(q, scale, 0.0).astype(jnp.float32), support=q)
+        scale = 1.0 if math.isinf(b) else jnp.maximum(k, 1).astype(float_dtype()) ** (-1.0 / b)
+        rnd.play(jnp.where(q, scale, 0.0).astype(float_dtype()), support=q)
         return UniformState(t=state.t + 1)
 
     def budget(params: UniformParams) -> Array:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from oslr.types import Array
+from oslr.types import Array, float_dtype
 
 
 class History(NamedTuple):
@@ -35,8 +35,8 @@ def history_init(capacity: int, d: int, store_features: bool) -> History:
     """An empty history of static `capacity`; `store_features` picks feature mode over id mode."""
     return History(
         ids=jnp.zeros((0 if store_features else capacity,), jnp.int32),
-        x=jnp.zeros((capacity if store_features else 0, d), jnp.float32),
-        y=jnp.zeros((capacity,), jnp.float32),
+        x=jnp.zeros((capacity if store_features else 0, d), float_dtype()),
+        y=jnp.zeros((capacity,), float_dtype()),
         n=jnp.zeros((), jnp.int32),
     )
 
@@ -50,7 +50,8 @@ def history_add(h: History, y: Array, x: Array | None = None, idx: Array | None 
     if h.y.shape[0] == 0:  # a zero-capacity history (a learner that needs none)
         return h
     pos = jnp.where(accept, h.n, h.y.shape[0])  # an out-of-range position drops the write
-    ids = h.ids if h.ids.shape[0] == 0 else h.ids.at[pos].set(idx, mode="drop")
+    ids = h.ids if h.ids.shape[0] == 0 else h.ids.at[pos].set(jnp.asarray(idx, h.ids.dtype),
+                                                                  mode="drop")
     xs = h.x if h.x.shape[0] == 0 else h.x.at[pos].set(x, mode="drop")
     n = jnp.minimum(h.n + jnp.asarray(accept, jnp.int32), h.y.shape[0])
     return History(ids=ids, x=xs, y=h.y.at[pos].set(y, mode="drop"), n=n)

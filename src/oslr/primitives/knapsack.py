@@ -15,7 +15,7 @@ import math
 import jax.numpy as jnp
 from jax import lax
 
-from oslr.types import Array
+from oslr.types import Array, float_dtype
 
 
 def _backtrack(takes: Array, step_cost: Array, start: Array) -> Array:
@@ -43,7 +43,7 @@ def knapsack_exact(values: Array, costs: Array, budget: Array, max_budget: int) 
       (d,) bool, an optimal subset.
     """
     caps = jnp.arange(max_budget + 1)
-    values = values.astype(jnp.float32)
+    values = values.astype(float_dtype())
 
     def add_item(best, item):
         v, c = item
@@ -51,7 +51,7 @@ def knapsack_exact(values: Array, costs: Array, budget: Array, max_budget: int) 
         take = shifted > best
         return jnp.where(take, shifted, best), take
 
-    _, takes = lax.scan(add_item, jnp.zeros(max_budget + 1, jnp.float32), (values, costs))
+    _, takes = lax.scan(add_item, jnp.zeros(max_budget + 1, float_dtype()), (values, costs))
     return _backtrack(takes, costs, jnp.clip(budget, 0, max_budget))
 
 
@@ -77,7 +77,7 @@ def knapsack_fptas(values: Array, costs: Array, budget: Array, eps: float) -> Ar
     unit = jnp.where(vmax > 0, eps * vmax / (2 * d), 1.0)
     vhat = jnp.where(fits, jnp.ceil(values / unit), 0).astype(jnp.int32)
     levels = jnp.arange(size)
-    big = jnp.float32(jnp.inf)
+    big = jnp.asarray(jnp.inf, float_dtype())
 
     def add_item(minc, item):
         vh, c, ok = item
@@ -86,7 +86,7 @@ def knapsack_fptas(values: Array, costs: Array, budget: Array, eps: float) -> Ar
         take = cand < minc
         return jnp.where(take, cand, minc), take
 
-    minc0 = jnp.where(levels == 0, 0.0, big).astype(jnp.float32)
-    minc, takes = lax.scan(add_item, minc0, (vhat, costs.astype(jnp.float32), fits))
+    minc0 = jnp.where(levels == 0, 0.0, big).astype(float_dtype())
+    minc, takes = lax.scan(add_item, minc0, (vhat, costs.astype(float_dtype()), fits))
     best_level = jnp.max(jnp.where(minc <= budget, levels, 0))
     return _backtrack(takes, vhat, best_level)

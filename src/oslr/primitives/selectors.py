@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from oslr.types import Array
+from oslr.types import Array, float_dtype
 
 
 class SelectorState(NamedTuple):
@@ -93,7 +93,7 @@ def importance_update(state: SelectorState, draw: Draw, losses: Array) -> Select
 def _init(n_arms: int) -> Callable[[Array], SelectorState]:
     def init(key: Array) -> SelectorState:
         del key
-        return SelectorState(jnp.zeros(n_arms, jnp.float32), jnp.zeros((), jnp.int32),
+        return SelectorState(jnp.zeros(n_arms, float_dtype()), jnp.zeros((), jnp.int32),
                              jnp.zeros(0, jnp.int32))
 
     return init
@@ -202,7 +202,7 @@ def tsallis_inf(n_arms: int, n_newton: int = 30) -> Selector:
     [ZS21], regret <= 4 sqrt(K n) + 1) and the importance-weighted update of Exp3."""
 
     def probs(state: SelectorState, rate: Array) -> Array:
-        eta = rate / jnp.sqrt(state.n.astype(jnp.float32) + 1.0)
+        eta = rate / jnp.sqrt(state.n.astype(float_dtype()) + 1.0)
         return tsallis_probs(state.cum_loss, eta, n_newton)
 
     return _selector(n_arms, probs, _single(n_arms))
@@ -268,7 +268,7 @@ def hedge(n_arms: int) -> Selector:
     def draw(key: Array, state: SelectorState, rate: Array) -> Draw:
         k_arm, _ = jax.random.split(key)
         arm = sample_index(k_arm, jnp.exp(-rate * state.cum_loss))
-        return Draw(arm, jnp.ones(n_arms, bool), jnp.ones((), jnp.float32))
+        return Draw(arm, jnp.ones(n_arms, bool), jnp.ones((), float_dtype()))
 
     def update(state: SelectorState, d: Draw, losses: Array, rate: Array) -> SelectorState:
         del d, rate

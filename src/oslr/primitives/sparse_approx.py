@@ -35,7 +35,8 @@ def omp(a: Array, b: Array, s: Array, s_max: int, gram: Array | None = None) -> 
     g = a.T @ a if gram is None else gram
     norms = jnp.sqrt(jnp.maximum(jnp.diagonal(g), 0.0))
     atb = a.T @ b
-    eye = jnp.eye(m, dtype=g.dtype)
+    dtype = jnp.result_type(g, atb)  # float32 data with a float64 target: float64 throughout
+    eye = jnp.eye(m, dtype=dtype)
 
     def body(carry):
         i, sel, u = carry
@@ -45,7 +46,7 @@ def omp(a: Array, b: Array, s: Array, s_max: int, gram: Array | None = None) -> 
         j = jnp.argmax(score)
         active = (i < s) & jnp.isfinite(score[j])
         sel = sel | (active & (jnp.arange(m) == j))
-        msk = sel.astype(g.dtype)
+        msk = sel.astype(dtype)
         lhs = msk[:, None] * g * msk[None, :] + eye * (1.0 - msk)[:, None]
         u = jnp.linalg.solve(lhs, msk * atb)
         return i + 1, sel, u
@@ -54,7 +55,7 @@ def omp(a: Array, b: Array, s: Array, s_max: int, gram: Array | None = None) -> 
     n_iter = jnp.minimum(s, s_max)
     _, _, u = lax.while_loop(lambda c: c[0] < n_iter, body,
                              (jnp.zeros((), jnp.int32), jnp.zeros(m, bool),
-                              jnp.zeros(m, g.dtype)))
+                              jnp.zeros(m, dtype)))
     return u
 
 
@@ -80,7 +81,7 @@ def iht(a: Array, b: Array, s: Array, s_max: int, n_iter: int = 30,
         v = u + step * (atb - g @ u)
         return jnp.where(top_k_mask(jnp.abs(v), s, s_max), v, 0.0)
 
-    return lax.fori_loop(0, n_iter, body, jnp.zeros(a.shape[-1], a.dtype))
+    return lax.fori_loop(0, n_iter, body, jnp.zeros(a.shape[-1], jnp.result_type(a, b)))
 
 
 __all__ = ["iht", "omp"]
