@@ -30,6 +30,14 @@ def test_defaults__theorem_9_with_kappa_1_golden():
     # k = 2, T = 1e4, d = 8, k0 = 4: k1 = min(4, ceil(2 ln 1e4 / 3) = 7) = 4, B = ceil(13.57) = 14
     learner, _ = oslr.make("online-greedy", d=8, horizon=10_000, k=2, k0=4)
     assert (learner.info["k1"], learner.info["batch"]) == (4, 14)
+    # the log term below the cap: d = 20, k = 1, k0 = 10, T = 100: k1 = min(10, ceil(ln 100 / 3)
+    # = ceil(1.535) = 2) = 2 (log2 would give 3, log10 1); B = ceil((10 * 100 / 20)^(1/3)) =
+    # ceil(3.684) = 4
+    learner, _ = oslr.make("online-greedy", d=20, horizon=100, k=1, k0=10)
+    assert (learner.info["k1"], learner.info["batch"]) == (2, 4)
+    # k = 3, T = 1000: ceil(3 ln 1000 / 3) = ceil(6.908) = 7 < k0 = 9
+    learner, _ = oslr.make("online-greedy", d=30, horizon=1000, k=3, k0=9)
+    assert learner.info["k1"] == 7
 
 
 def test_bexp_rates__golden():

@@ -58,17 +58,33 @@ def test_dantzig_lp__float32_and_batched_over_runs():
         assert np.abs(ci - gi @ w).max() <= 0.05 * (1 + 1e-3)
 
 
+_LP = jax.jit(dantzig_lp)  # one program for the (3, 3) float32 cases below
+
+
 def test_dantzig_lp__doubles_lambda_until_feasible():
     # G = diag(1, 0, 0): |c_2 - 0| <= lam needs lam >= 0.5, so 0.1 -> 0.2 -> 0.4 -> 0.8
     g = jnp.diag(jnp.array([1.0, 0.0, 0.0]))
     c = jnp.array([1.0, 0.5, 0.0])
-    sol = jax.jit(dantzig_lp)(g, c, jnp.float32(0.1))
+    sol = _LP(g, c, jnp.float32(0.1))
     assert int(sol.doublings) == 3 and float(sol.lam) == pytest.approx(0.8)
     np.testing.assert_allclose(np.asarray(sol.w), [0.2, 0.0, 0.0], atol=1e-4)
     assert _highs(np.asarray(g, float), np.asarray(c, float), 0.4).status == 2  # infeasible
     # G = 0: only w = 0 and lam >= ||c||_inf
-    zero = jax.jit(dantzig_lp)(jnp.zeros((3, 3)), c, jnp.float32(0.1))
+    zero = _LP(jnp.zeros((3, 3)), c, jnp.float32(0.1))
     assert int(zero.doublings) == 4 and np.all(np.asarray(zero.w) == 0)
+
+
+def test_dantzig_lp__zero_shortcut_reads_the_largest_absolute_entry_of_c():
+    # G = I: the LP is min ||w||_1 s.t. |c - w|_inf <= lam, solved by soft-thresholding c.
+    # c = (-1, 0.2, 0.1), lam = 0.5: max c = 0.2 <= lam but max |c| = 1 > lam, so w = 0 is not
+    # feasible; the answer is (-0.5, 0, 0)
+    c = jnp.array([-1.0, 0.2, 0.1])
+    sol = _LP(jnp.eye(3), c, jnp.float32(0.5))
+    np.testing.assert_allclose(np.asarray(sol.w), [-0.5, 0.0, 0.0], atol=2e-3)
+    assert int(sol.doublings) == 0
+    # within lam in every entry: exactly 0 (the shortcut)
+    sol = _LP(jnp.eye(3), jnp.array([-0.4, 0.2, 0.1]), jnp.float32(0.5))
+    assert np.all(np.asarray(sol.w) == 0) and int(sol.status) == OPTIMAL
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ from oslr.primitives.regressors import (
     masked_ls_loss,
     ogd,
     ons,
+    project_l2,
     project_l2_in_norm,
     ridge,
     vaw,
@@ -124,6 +125,38 @@ def test_project_l2_in_norm__kkt_conditions_and_euclidean_case():
         inside = 0.1 * v / np.linalg.norm(v)
         np.testing.assert_allclose(project_l2_in_norm(jnp.asarray(inside), jnp.asarray(a),
                                                       jnp.asarray(1.0)), inside)
+
+
+def test_projections__at_a_radius_other_than_one():
+    # at radius 1, r = r^2 = sqrt(r): a radius of 2.5 tells them apart
+    np.testing.assert_allclose(project_l2(jnp.array([6.0, 8.0]), jnp.asarray(2.5)),
+                               [1.5, 2.0], rtol=1e-6)  # (6, 8) / 10 * 2.5
+    np.testing.assert_allclose(project_l2(jnp.array([0.6, 0.8]), jnp.asarray(2.5)),
+                               [0.6, 0.8], rtol=1e-6)  # inside: unchanged
+    rng = np.random.default_rng(3)
+    with x64():
+        m = rng.normal(size=(3, 3))
+        a = m @ m.T + 0.2 * np.eye(3)
+        v = 6.0 * rng.normal(size=3)
+        w = np.asarray(project_l2_in_norm(jnp.asarray(v), jnp.asarray(a), jnp.asarray(2.5)))
+        assert abs(np.linalg.norm(w) - 2.5) < 1e-8
+        g = a @ (v - w)  # KKT: A (v - w) = mu w, mu >= 0
+        mu = g @ w / (w @ w)
+        assert mu >= 0 and np.allclose(g, mu * w, atol=1e-7)
+        # A diagonal, v on an axis: the A-norm projection is v scaled onto the sphere of 2.5
+        np.testing.assert_allclose(project_l2_in_norm(jnp.array([0.0, 4.0, 0.0]),
+                                                      jnp.diag(jnp.array([3.0, 1.0, 2.0])),
+                                                      jnp.asarray(2.5)), [0.0, 2.5, 0.0],
+                                   atol=1e-8)
+
+
+def test_ons__first_step_projected_on_a_radius_below_one():
+    # the golden first step below gives v = (0.8, 0); on radius 0.5 the A-norm projection with
+    # A = diag(5, 1) is (0.5, 0)
+    reg = ons(2)
+    params = build_params(OnsParams, 2, radius=0.5)
+    state, _ = _run(reg, params, jnp.array([[1.0, 0.0]]), jnp.array([1.0]))
+    np.testing.assert_allclose(state.w, [0.5, 0.0], rtol=1e-5)
 
 
 def test_ons__golden_first_step_and_ball_kept():
