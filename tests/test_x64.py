@@ -85,6 +85,8 @@ out = {"x64": bool(jax.config.jax_enable_x64)}
 for name, spec in LEARNERS.items():
     learner, _ = spec.make(8)
     prob, pp = example_problem(spec.family, learner.requires, 8)
+    if learner.requires is not None and learner.requires.dataset:  # an offline oracle
+        prob, pp = oslr.make_problem("a9a")
     options = {"n_arms": prob.n_arms} if "n_arms" in spec.option_names else {}
     learner, params = spec.make(prob.d, **options)
     res = oslr.simulate(learner, prob, params, pp, horizon=30, n_runs=2)

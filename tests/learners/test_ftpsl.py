@@ -209,7 +209,6 @@ def test_ftpsl_delayed__refuses_problems_with_longer_delays_and_plain_learners()
         oslr.simulate(plain, problem, pparams, pp, horizon=10, n_runs=1)
 
 
-@pytest.mark.slow  # behind -m slow to keep the default run under 5 min
 @pytest.mark.parametrize("b", [pytest.param(1.0, marks=pytest.mark.slow), 2.0,
                                pytest.param(math.inf, marks=pytest.mark.slow)])
 def test_ftpsl_knapsack__unit_costs_and_budget_k_reproduce_ftpsl(b):

@@ -94,7 +94,6 @@ def test_rates__golden():
     np.testing.assert_allclose(bandit_rate(p, 210, 3), 0.0055268, rtol=1e-4)
 
 
-@pytest.mark.slow  # behind -m slow: keeps the default run under 5 min
 def test_ito_dual_averaging__matches_float64_reference_round_by_round():
     d, k, T, seed, run = 8, 3, 60, 2, 1
     problem, pp = oslr.make_problem("ito-synthetic", d=d, k=2)
@@ -115,7 +114,6 @@ def test_ito_dual_averaging__matches_float64_reference_round_by_round():
     assert np.linalg.norm(forms[:, 0], axis=1).max() <= 1 + 1e-6  # ||w_t|| <= D
 
 
-@pytest.mark.slow  # behind -m slow: keeps the default run under 5 min
 def test_ito_projection__matches_float64_reference_round_by_round():
     d, k, kp, T, seed, run = 5, 4, 2, 40, 1, 0
     a = projection_matrix(d, 8, "gaussian", seed=2)
@@ -167,7 +165,6 @@ def _exp3_uniforms(keys):
                       np.float64)
 
 
-@pytest.mark.slow  # behind -m slow: keeps the default run under 5 min
 def test_ito_block_bandit__matches_float64_reference_round_by_round():
     d, k, T, block, seed, run = 5, 2, 60, 4, 0, 2
     problem, pp = oslr.make_problem("sparse-linear", d=d, k=2, sigma=0.5, design="rademacher")
