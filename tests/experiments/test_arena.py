@@ -202,3 +202,46 @@ def test_arena_cells__kill_while_saving_a_cell_resumes_with_the_same_board(tmp_p
     saved.write_text(saved.read_text()[:20])
     with pytest.raises(ValueError, match=r"arena cell .*\.json cannot be read .*delete it"):
         A.arena(**kw)
+
+
+class _FakeResult:
+    """What run_entrant reads of a SimResult: checkpoints and (G, R, C) regret curves."""
+
+    def __init__(self, regret):
+        self.ckpts = np.array([1, regret.shape[-1]])
+        self._regret = np.stack([regret * 0.5, regret], axis=-1)
+
+    def regret_curves(self):
+        return {"regret": self._regret}
+
+
+def test_run_entrant__tunes_on_runs_disjoint_from_the_evaluation_and_reports_the_t_interval(
+        monkeypatch):
+    # a fake simulate (no compilation): it records which runs each call plays; final regret of
+    # run r at grid point g is a function of (g, r) only
+    calls = []
+
+    def fake_simulate(learner, problem, params, pp, *, n_runs, run_offset=0, grid=None, **kw):
+        calls.append((run_offset, n_runs, len(grid)))
+        runs = np.arange(run_offset, run_offset + n_runs, dtype=float)
+        g = np.arange(len(grid), dtype=float)[:, None]
+        final = np.where(run_offset >= A.TUNE_OFFSET, (g - 1.0) ** 2 + 1.0, 0.0) + (runs % 7)
+        return _FakeResult(np.broadcast_to(final, (len(grid), n_runs)).astype(float))
+
+    monkeypatch.setattr(A, "simulate", fake_simulate)
+    problem, pp, _ = A.arena_problem("rip", 6, 2)
+    factors = (0.1, 1.0, 10.0)
+    summary, _, curves, tuning, _ = A.run_entrant(OGD[1], problem, pp, 6, 2, 3, 60, 6,
+                                                  seed=3, factors=factors)
+    (t_off, t_n, t_g), (e_off, e_n, e_g) = calls
+    assert (t_g, e_g) == (3, 1) and (t_n, e_n) == (2, 6)
+    tune_runs, eval_runs = set(range(t_off, t_off + t_n)), set(range(e_off, e_off + e_n))
+    assert eval_runs == set(range(6)) and not tune_runs & eval_runs
+    assert summary["factor"] == 1.0  # point g = 1 has the lowest tuning regret
+    # evaluation finals are r % 7 = 0..5: mean 2.5, sd sqrt(3.5); oslr.report's t quantile for
+    # 5 degrees of freedom is 2.571 (a 3-decimal table; the exact 2.5705818 is issue 27's):
+    # half width 2.571 * 1.8708287 / sqrt(6) = 1.963641
+    assert summary["regret"] == pytest.approx(2.5)
+    assert summary["ci_low"] == pytest.approx(2.5 - 1.963641, abs=1e-5)
+    assert summary["ci_high"] == pytest.approx(2.5 + 1.963641, abs=1e-5)
+    np.testing.assert_array_equal(curves[:, -1], np.arange(6.0))
