@@ -28,3 +28,12 @@ def x64():
     from jax.experimental import enable_x64  # pragma: no cover - older JAX
 
     return enable_x64()
+
+
+def fake_os(**overrides):
+    """A stand-in for the `os` module (every public name of it) with some functions replaced:
+    monkeypatch a module's `os` with it to inject a fault into that module's file steps only."""
+    import types
+
+    names = {n: getattr(os, n) for n in dir(os) if not n.startswith("_")}
+    return types.SimpleNamespace(**{**names, **overrides})

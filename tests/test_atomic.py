@@ -1,11 +1,11 @@
 """Crash-safe files (`oslr.atomic`): the target is the old file or the whole new one."""
 
 import os
-import types
 
 import pytest
 
 from oslr import atomic
+from tests.helpers import fake_os
 
 
 class _Killed(BaseException):
@@ -23,10 +23,9 @@ def test_write_atomic__replaces_the_file_whole_and_leaves_no_temporary(tmp_path)
 def test_write_atomic__flushes_the_file_then_renames_then_flushes_the_folder(tmp_path,
                                                                               monkeypatch):
     calls = []
-    fake = types.SimpleNamespace(**{n: getattr(os, n) for n in dir(os) if not n.startswith("_")})
-    fake.fsync = lambda fd: calls.append(("fsync", "dir" if os.path.isdir(
-        os.readlink(f"/proc/self/fd/{fd}")) else "file")) or os.fsync(fd)
-    fake.replace = lambda a, b: calls.append(("replace",)) or os.replace(a, b)
+    fake = fake_os(fsync=lambda fd: calls.append(("fsync", "dir" if os.path.isdir(
+        os.readlink(f"/proc/self/fd/{fd}")) else "file")) or os.fsync(fd),
+        replace=lambda a, b: calls.append(("replace",)) or os.replace(a, b))
     monkeypatch.setattr(atomic, "os", fake)
     atomic.write_text_atomic(tmp_path / "f", "x")
     assert calls == [("fsync", "file"), ("replace",), ("fsync", "dir")]
@@ -44,7 +43,7 @@ def test_write_atomic__a_kill_before_the_rename_keeps_the_old_file(tmp_path, mon
             raise _Killed
         f.write(b"w")
 
-    fake = types.SimpleNamespace(**{n: getattr(os, n) for n in dir(os) if not n.startswith("_")})
+    fake = fake_os()
     if kill_at == "fsync":
         fake.fsync = lambda fd: (_ for _ in ()).throw(_Killed())
     if kill_at == "replace":

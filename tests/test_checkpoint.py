@@ -10,13 +10,13 @@ import signal
 import subprocess
 import sys
 import time
-import types
 
 import numpy as np
 import pytest
 
 import oslr
 from oslr import atomic, sim
+from tests.helpers import fake_os
 
 # 250 rounds in chunks of 50: the kill comes in the second save (round 100), when the first
 # (round 50) is on disk
@@ -53,7 +53,6 @@ def reference():
 def _fake_os(kill):
     """`os` for `oslr.atomic` in which `kill(name, args)` runs before (and, for "after-" names,
     after) fsync and replace."""
-    fake = types.SimpleNamespace(**{n: getattr(os, n) for n in dir(os) if not n.startswith("_")})
 
     def fsync(fd):
         what = "dir" if os.path.isdir(os.readlink(f"/proc/self/fd/{fd}")) else "file"
@@ -66,8 +65,25 @@ def _fake_os(kill):
         os.replace(a, b)
         kill("after-replace", b)
 
-    fake.fsync, fake.replace = fsync, replace
-    return fake
+    return fake_os(fsync=fsync, replace=replace)
+
+
+def _dies_at(point, nth=2):
+    """A `kill` for `_fake_os` that kills the study at the nth time it reaches `point` (of the
+    nth save: each point is reached once a save); at "fsync-file" it first cuts the temporary
+    file to half its size (the power went while the data was being written)."""
+    seen = []
+
+    def kill(name, arg):
+        if name != point:
+            return
+        seen.append(1)
+        if len(seen) == nth:
+            if name == "fsync-file":
+                os.ftruncate(arg, os.fstat(arg).st_size // 2)
+            raise _Killed(name)
+
+    return kill
 
 
 #: kill point -> the checkpoint files left (the temporary and the rounds saved)
@@ -90,21 +106,12 @@ def test_checkpoint__killed_at_every_step_of_a_write_resumes_bit_identical(
         tmp_path, monkeypatch, reference, point):
     learner, params, problem, pp = _setup()
     folder = tmp_path / "ck"
-    saves = []
-
-    def kill(name, arg):
-        if name == "fsync-file":
-            saves.append(1)
-        if len(saves) == 2 and name == point:
-            if name == "fsync-file":  # the power went while the data was being written
-                os.ftruncate(arg, os.fstat(arg).st_size // 2)
-            raise _Killed(name)
-
-    monkeypatch.setattr(atomic, "os", _fake_os(kill))
-    real_save = sim._save_checkpoint
+    monkeypatch.setattr(atomic, "os", _fake_os(_dies_at(point)))
+    real_save, saves = sim._save_checkpoint, []
 
     def save(*args):
         real_save(*args)
+        saves.append(1)
         if point == "between-chunks" and len(saves) == 2:
             raise _Killed(point)
 
@@ -126,15 +133,7 @@ def test_checkpoint__resume_uses_the_last_whole_round(tmp_path, monkeypatch, ref
     # starts at 100 (one from 50 would also end right; this pins that no chunk is played twice)
     learner, params, problem, pp = _setup()
     folder = tmp_path / "ck"
-    renames = []
-
-    def kill(name, arg):
-        if name == "after-replace":
-            renames.append(1)
-            if len(renames) == 2:
-                raise _Killed(name)
-
-    monkeypatch.setattr(atomic, "os", _fake_os(kill))
+    monkeypatch.setattr(atomic, "os", _fake_os(_dies_at("after-replace")))
     with pytest.raises(_Killed):
         oslr.simulate(learner, problem, params, pp, **_STUDY, checkpoint_path=folder)
     monkeypatch.undo()
@@ -185,25 +184,17 @@ def test_checkpoint__format_change_is_refused(tmp_path, monkeypatch):
                       checkpoint_path=tmp_path)
 
 
+#: settings that are `simulate` arguments -> the changed value
+_SIMULATE_CHANGES = {"horizon": {"horizon": 60}, "runs": {"n_runs": 3}, "seed": {"seed": 1},
+                     "run_offset": {"run_offset": 2}, "unroll": {"unroll": 2},
+                     "n_checkpoints": {"n_checkpoints": 10}, "track_stats": {"track_stats": False}}
+
+
 def _changed(setting):
     """(learner, params, problem, pp, simulate kwargs) of the base study with one change."""
     learner, params, problem, pp = _setup()
-    kw = {"horizon": 40, "n_runs": 2, "chunk_size": 20}
-    if setting == "horizon":
-        kw["horizon"] = 60
-    elif setting == "runs":
-        kw["n_runs"] = 3
-    elif setting == "seed":
-        kw["seed"] = 1
-    elif setting == "run_offset":
-        kw["run_offset"] = 2
-    elif setting == "unroll":
-        kw["unroll"] = 2
-    elif setting == "n_checkpoints":
-        kw["n_checkpoints"] = 10
-    elif setting == "track_stats":
-        kw["track_stats"] = False
-    elif setting == "learner":
+    kw = {"horizon": 40, "n_runs": 2, "chunk_size": 20, **_SIMULATE_CHANGES.get(setting, {})}
+    if setting == "learner":
         learner, params, _, _ = _setup("ogd-full")
     elif setting == "learner-name":
         learner = learner._replace(name="another")

@@ -162,9 +162,9 @@ def _fake_entrant(calls):
 def test_arena_cells__kill_while_saving_a_cell_resumes_with_the_same_board(tmp_path,
                                                                           monkeypatch):
     import os
-    import types
 
     from oslr import atomic
+    from tests.helpers import fake_os
 
     kw = dict(problems=("rip",), d=6, k=2, budgets=(4, 5), horizon=40, runs=5,
               entrants=OGD[:1], cells_dir=tmp_path / "cells")
@@ -184,9 +184,7 @@ def test_arena_cells__kill_while_saving_a_cell_resumes_with_the_same_board(tmp_p
             raise Killed
         os.replace(a, b)
 
-    fake = types.SimpleNamespace(**{n: getattr(os, n) for n in dir(os) if not n.startswith("_")})
-    fake.replace = replace
-    monkeypatch.setattr(atomic, "os", fake)
+    monkeypatch.setattr(atomic, "os", fake_os(replace=replace))
     with pytest.raises(Killed):
         A.arena(**kw)
     monkeypatch.setattr(atomic, "os", os)

@@ -107,18 +107,23 @@ def test_ogd__golden_step_and_projection():
     assert int(state.t) == 2
 
 
+def _assert_a_norm_projection(v, a, radius):
+    """v (outside the ball) projected in the A-norm lands on the sphere of `radius` and meets the
+    KKT conditions A (v - w) = mu w with mu >= 0 (call under x64)."""
+    w = np.asarray(project_l2_in_norm(jnp.asarray(v), jnp.asarray(a), jnp.asarray(radius)))
+    assert abs(np.linalg.norm(w) - radius) < 1e-8
+    g = a @ (v - w)
+    mu = g @ w / (w @ w)
+    assert mu >= 0 and np.allclose(g, mu * w, atol=1e-7)
+
+
 def test_project_l2_in_norm__kkt_conditions_and_euclidean_case():
     rng = np.random.default_rng(0)
     with x64():
         m = rng.normal(size=(4, 4))
         a = m @ m.T + 0.1 * np.eye(4)
         v = 3.0 * rng.normal(size=4)
-        w = np.asarray(project_l2_in_norm(jnp.asarray(v), jnp.asarray(a), jnp.asarray(1.0)))
-        assert abs(np.linalg.norm(w) - 1.0) < 1e-8
-        # stationarity: A (v - w) = mu w with mu >= 0
-        g = a @ (v - w)
-        mu = g @ w / (w @ w)
-        assert mu >= 0 and np.allclose(g, mu * w, atol=1e-7)
+        _assert_a_norm_projection(v, a, 1.0)
         # A = I: the Euclidean projection; inside the ball: v itself
         e = np.asarray(project_l2_in_norm(jnp.asarray(v), jnp.eye(4), jnp.asarray(1.0)))
         np.testing.assert_allclose(e, v / np.linalg.norm(v), rtol=1e-8)
@@ -138,11 +143,7 @@ def test_projections__at_a_radius_other_than_one():
         m = rng.normal(size=(3, 3))
         a = m @ m.T + 0.2 * np.eye(3)
         v = 6.0 * rng.normal(size=3)
-        w = np.asarray(project_l2_in_norm(jnp.asarray(v), jnp.asarray(a), jnp.asarray(2.5)))
-        assert abs(np.linalg.norm(w) - 2.5) < 1e-8
-        g = a @ (v - w)  # KKT: A (v - w) = mu w, mu >= 0
-        mu = g @ w / (w @ w)
-        assert mu >= 0 and np.allclose(g, mu * w, atol=1e-7)
+        _assert_a_norm_projection(v, a, 2.5)
         # A diagonal, v on an axis: the A-norm projection is v scaled onto the sphere of 2.5
         np.testing.assert_allclose(project_l2_in_norm(jnp.array([0.0, 4.0, 0.0]),
                                                       jnp.diag(jnp.array([3.0, 1.0, 2.0])),
