@@ -27,6 +27,7 @@ import itertools
 import json
 import os
 import re
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any, Sequence
@@ -511,6 +512,9 @@ def simulate(
     def shape(a: np.ndarray) -> np.ndarray:
         return a.reshape((n_grid, n_runs) + a.shape[1:])
 
+    final = {**{k: shape(v) for k, v in metrics.combine(ms["run"]).items()},
+             **{k: shape(v)[:, :, -1] for k, v in ms["diag"].items()}}
+    _warn_diagnostics(learner, final)
     info = dict(problem.info or {})
     info.update(learner.info or {})
     info.update(devices=[str(d) for d in devices], d=problem.d)
@@ -523,8 +527,7 @@ def simulate(
         seed=seed,
         ckpts=ckpts,
         grid=list(grid),
-        final={**{k: shape(v) for k, v in metrics.combine(ms["run"]).items()},
-               **{k: shape(v)[:, :, -1] for k, v in ms["diag"].items()}},
+        final=final,
         curves={k: shape(v) for k, v in {**metrics.combine(ms["ckpt"]), **ms["diag"]}.items()},
         params=jax.tree.map(np.asarray, params),
         comparator_k=comparator_k if stats else None,
@@ -532,6 +535,17 @@ def simulate(
         realizable=problem.realizable,
         info=info,
     )
+
+
+def _warn_diagnostics(learner: Learner, final: dict) -> None:
+    """Warn about every diagnostic named in `learner.info["warn_if_nonzero"]` (name -> what it
+    counts) that is non-zero at the horizon in some run (a solver failure a study must not hide)."""
+    for name, what in (learner.info or {}).get("warn_if_nonzero", {}).items():
+        values = np.asarray(final.get(name, 0.0))
+        if np.any(values > 0):
+            warnings.warn(f"{learner.name}: {int(values.sum())} {what} ({int((values > 0).sum())}"
+                          f" of {values.size} runs; diagnostic {name!r}).", RuntimeWarning,
+                          stacklevel=3)
 
 
 def sweep(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,

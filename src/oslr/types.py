@@ -61,7 +61,9 @@ class Learner(NamedTuple):
       name: registry name, for labels.
       check: optional `check(params, d)` on concrete (batched) params that raises ValueError with
         a clear message for values out of range; called by the simulator before any tracing.
-      info: static settings recorded in result files (e.g. the norm exponent b).
+      info: static settings recorded in result files (e.g. the norm exponent b). Its optional
+        entry "warn_if_nonzero" maps diagnostic names to what they count: `simulate` warns
+        (RuntimeWarning) when one is non-zero at the horizon (e.g. LP solves that failed).
       requires: what the learner needs from a problem (`Requirements`), checked by the simulator
         before any tracing.
       diagnostics: optional `diagnostics(state, params) -> {name: () array}`, values the harness

@@ -131,3 +131,20 @@ def test_dantzig_poslr__records_its_committed_w_at_the_checkpoints():
     assert np.count_nonzero(res.final["w"]) > 0  # solved at round 32 (1-based)
     np.testing.assert_array_equal(res.final["support"][0],
                                   np.count_nonzero(res.final["w"][0], axis=-1))
+
+
+def test_dantzig_poslr__unconverged_solves_are_not_used_counted_and_warned():
+    # 5 PDHG iterations: no solve converges (lam is small, so w = 0 is not the answer either);
+    # the committed w stays 0, every solve is counted in lp_unconverged, none loosened lam, and
+    # simulate warns naming the diagnostic
+    d, T = 6, 40
+    problem, pp = oslr.make_problem("sparse-linear", d=d, k=2, design="rademacher", sigma=0.1)
+    learner, params = oslr.make("dantzig-poslr", d=d, k=2, k0=3, t0=8, c_lambda=0.05,
+                                lp_iterations=5)
+    with pytest.warns(RuntimeWarning, match=r"dantzig-poslr: 4 LP solves did not converge .*"
+                                            r"\(2 of 2 runs; diagnostic 'lp_unconverged'\)"):
+        res = oslr.simulate(learner, problem, params, pp, horizon=T, n_runs=2)
+    np.testing.assert_array_equal(res.final["lp_unconverged"], [[2.0, 2.0]])  # rounds 16, 32
+    np.testing.assert_array_equal(res.final["lp_loosened"], [[0.0, 0.0]])
+    np.testing.assert_array_equal(res.final["support"], [[0.0, 0.0]])
+    assert np.all(res.final["w"] == 0)

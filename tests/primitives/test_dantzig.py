@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from oslr.primitives.dantzig import OPTIMAL, batched_dantzig_lp, dantzig_lp
+from oslr.primitives.dantzig import ITERATION_LIMIT, OPTIMAL, batched_dantzig_lp, dantzig_lp
 from tests.helpers import x64
 
 
@@ -67,11 +67,13 @@ def test_dantzig_lp__doubles_lambda_until_feasible():
     c = jnp.array([1.0, 0.5, 0.0])
     sol = _LP(g, c, jnp.float32(0.1))
     assert int(sol.doublings) == 3 and float(sol.lam) == pytest.approx(0.8)
+    assert bool(sol.converged)
     np.testing.assert_allclose(np.asarray(sol.w), [0.2, 0.0, 0.0], atol=1e-4)
     assert _highs(np.asarray(g, float), np.asarray(c, float), 0.4).status == 2  # infeasible
     # G = 0: only w = 0 and lam >= ||c||_inf
     zero = _LP(jnp.zeros((3, 3)), c, jnp.float32(0.1))
     assert int(zero.doublings) == 4 and np.all(np.asarray(zero.w) == 0)
+    assert bool(zero.converged)
 
 
 def test_dantzig_lp__zero_shortcut_reads_the_largest_absolute_entry_of_c():
@@ -94,3 +96,69 @@ def test_dantzig_lp__zero_when_c_is_within_lambda():
     sol = jax.jit(dantzig_lp)(jnp.asarray(g, jnp.float32), jnp.asarray(c, jnp.float32),
                               jnp.float32(lam))
     assert np.all(np.asarray(sol.w) == 0) and int(sol.status) == OPTIMAL
+
+
+def _ill_conditioned(seed, d=8, lo=-4.0, hi=1.0):
+    """G = Q diag(logspace(lo, hi)) Q^T (condition number 10^(hi - lo)), c ~ N(0, 1/4)."""
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    return q @ np.diag(np.logspace(lo, hi, d)) @ q.T, 0.5 * rng.normal(size=d)
+
+
+def test_dantzig_lp__iteration_limit_is_reported_not_taken_for_infeasibility():
+    # condition number 1e5: PDHG stops at its iteration limit far from the optimum, where the
+    # old rule (a constraint broken beyond the tolerance = infeasible) doubled lam 10 times and
+    # returned the solution of a much looser LP. HiGHS solves every one at the original lam.
+    insts = [_ill_conditioned(s) for s in range(3)]
+    lam = 0.02
+    for g, c in insts:
+        assert _highs(g, c, lam).status == 0
+    g = jnp.asarray(np.stack([i[0] for i in insts]), jnp.float32)
+    c = jnp.asarray(np.stack([i[1] for i in insts]), jnp.float32)
+    sol = jax.jit(lambda g, c, lam: batched_dantzig_lp(g, c, lam, iteration_limit=2000))(
+        g, c, jnp.full(3, lam, jnp.float32))
+    assert np.all(np.asarray(sol.status) == ITERATION_LIMIT)
+    assert not np.asarray(sol.converged).any()
+    assert np.all(np.asarray(sol.doublings) == 0)
+    np.testing.assert_allclose(np.asarray(sol.lam), lam, rtol=1e-6)
+
+
+def test_dantzig_lp__moderately_ill_conditioned_converges_to_highs():
+    # condition number 1e3, enough iterations: converged, at HiGHS's optimum, feasible to 1e-6
+    # of lam (float64)
+    for seed in range(3):
+        g, c = _ill_conditioned(seed, lo=-2.0)
+        ref = _highs(g, c, 0.05)
+        with x64():
+            sol = jax.jit(lambda g, c: dantzig_lp(g, c, 0.05, eps=1e-9,
+                                                  iteration_limit=200_000))(
+                jnp.asarray(g), jnp.asarray(c))
+        w = np.asarray(sol.w)
+        assert bool(sol.converged) and int(sol.doublings) == 0
+        assert np.abs(w).sum() == pytest.approx(ref.fun, rel=1e-5)
+        assert np.abs(c - g @ w).max() <= 0.05 * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("delta,converged", [(1e-3, False), (5e-5, True)])
+def test_dantzig_lp__tolerance_is_relative_to_lambda(monkeypatch, delta, converged):
+    # G = I, c = (1, 0, 0), lam = 0.01: the optimum is w = (0.99, 0, 0). A solver that says
+    # OPTIMAL at w = (0.99 - delta, 0, 0) breaks |c - G w| <= lam by delta: 10% of lam is not
+    # converged, 0.5% is (the tolerance is 100 eps lam = 1% of lam at eps = 1e-4; the old one,
+    # 10 eps (1 + ||c||_inf + lam) = 2e-3 = 20% of lam, passed both)
+    import types
+
+    import mpax
+
+    class FakeSolver:
+        def __init__(self, **kw):
+            pass
+
+        def optimize(self, lp):
+            x = jnp.zeros(6).at[0].set(0.99 - delta)
+            return types.SimpleNamespace(primal_solution=x, termination_status=OPTIMAL,
+                                         iteration_count=7)
+
+    monkeypatch.setattr(mpax, "r2HPDHG", FakeSolver)
+    sol = dantzig_lp(jnp.eye(3), jnp.array([1.0, 0.0, 0.0]), jnp.float32(0.01))
+    assert bool(sol.converged) is converged
+    assert int(sol.doublings) == 0 and int(sol.status) == OPTIMAL

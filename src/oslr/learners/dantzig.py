@@ -11,6 +11,9 @@ Round t (1-based):
      them); c = c_sum / n; lam_n = C sqrt(d log(n d / delta) / (n k0)) (sigma + d / k0);
      w-hat = Dantzig selector (B10, `oslr.primitives.dantzig`, lam doubled while infeasible),
      w_t = w-hat on its top-k |entries| ((4); ties to the lower index). Otherwise w_t = w_{t-1}.
+     A solve that does not converge (PDHG's iteration limit) is not used: w_t = w_{t-1}, and
+     the diagnostics `lp_unconverged` (and `lp_loosened`, solves whose lam was doubled) count it;
+     `simulate` warns when either is non-zero.
   2. query S_t u supp(w_t); predict <x_t, w_t>; receive y_t.
   3. x-hat = (d / k0) x_t(S_t) from S_t only (coordinates seen only through supp(w_t) must not
      enter it); G_sum += x-hat x-hat^T (a dense outer product: on XLA:CPU it runs 1.7x faster
@@ -68,8 +71,10 @@ class DantzigState(NamedTuple):
     """Attributes:
     gram: (d, d) float32 sum of x-hat x-hat^T; xy: (d,) sum of y x-hat.
     w: (d,) the k-sparse predictor in use.
-    lam: () the lam of the last solve (after doublings); doublings: () int32 total doublings.
-    solves: () int32 LPs solved.
+    lam: () the lam of the last converged solve (after doublings); doublings: () int32 total
+    doublings; loosened: () int32 solves whose lam was doubled (the LP was infeasible).
+    solves: () int32 LPs solved; unconverged: () int32 of them that did not converge (the
+    iteration limit or a numerical error: w and lam were kept as they were).
     """
 
     gram: Array
@@ -78,6 +83,8 @@ class DantzigState(NamedTuple):
     lam: Array
     doublings: Array
     solves: Array
+    loosened: Array
+    unconverged: Array
 
 
 def lambda_n(params: DantzigParams, d: int, n: Array) -> Array:
@@ -122,18 +129,23 @@ def dantzig_poslr(d: int, k: int = 2, max_k0: int | None = None, gram_mode: str 
 
     def init(key: Array, params: DantzigParams) -> DantzigState:
         del key, params
+        zero = jnp.zeros((), jnp.int32)
         return DantzigState(gram=jnp.zeros((d, d)), xy=jnp.zeros(d), w=jnp.zeros(d),
-                            lam=jnp.zeros(()), doublings=jnp.zeros((), jnp.int32),
-                            solves=jnp.zeros((), jnp.int32))
+                            lam=jnp.zeros(()), doublings=zero, solves=zero, loosened=zero,
+                            unconverged=zero)
 
     def solve(state: DantzigState, n: Array, params: DantzigParams) -> DantzigState:
         g = gram_estimate(state.gram, n, params.k0, d, gram_mode)
         sol = dantzig_lp(g, state.xy / jnp.maximum(n, 1.0), lambda_n(params, d, n),
                          eps=lp_eps, iteration_limit=lp_iterations)
         w = jnp.where(top_k_mask(jnp.abs(sol.w), jnp.int32(k), k), sol.w, 0.0)
-        return state._replace(w=w.astype(state.w.dtype), lam=sol.lam.astype(state.lam.dtype),
+        ok = sol.converged  # a solve cut off by the iteration limit is not used
+        return state._replace(w=jnp.where(ok, w.astype(state.w.dtype), state.w),
+                              lam=jnp.where(ok, sol.lam.astype(state.lam.dtype), state.lam),
                               doublings=state.doublings + sol.doublings,
-                              solves=state.solves + 1)
+                              solves=state.solves + 1,
+                              loosened=state.loosened + (sol.doublings > 0),
+                              unconverged=state.unconverged + ~ok)
 
     def step(key: Array, state: DantzigState, rnd, params: DantzigParams) -> DantzigState:
         t1 = rnd.t + 1  # the paper's 1-based round
@@ -156,12 +168,21 @@ def dantzig_poslr(d: int, k: int = 2, max_k0: int | None = None, gram_mode: str 
                              "correction divides by k0 - 1); use k0 >= 2 or gram_mode='paper'.")
 
     def diagnostics(state: DantzigState, params: DantzigParams) -> dict:
-        return {"lambda": state.lam, "lp_doublings": state.doublings.astype(float_dtype()),
-                "support": jnp.sum(state.w != 0).astype(float_dtype()), "w": state.w}
+        f = float_dtype()
+        # support: entries above the solver's tolerance (PDHG leaves dust of order lp_eps)
+        return {"lambda": state.lam, "lp_doublings": state.doublings.astype(f),
+                "lp_loosened": state.loosened.astype(f),
+                "lp_unconverged": state.unconverged.astype(f),
+                "support": jnp.sum(jnp.abs(state.w) > lp_eps).astype(f), "w": state.w}
 
     return Learner(init=init, step=step, family=PREDICTION, budget=budget, name="dantzig-poslr",
                    check=check, diagnostics=diagnostics,
-                   info={"k": int(k), "gram_mode": gram_mode, "t0": int(t0)})
+                   info={"k": int(k), "gram_mode": gram_mode, "t0": int(t0),
+                         "warn_if_nonzero": {
+                             "lp_unconverged": "LP solves did not converge (iteration limit "
+                                               "or numerical error; the previous w was kept): "
+                                               "raise lp_iterations or lp_eps",
+                             "lp_loosened": "LP solves were infeasible and lam was doubled"}})
 
 
 def default_t0(c: Ctx) -> int:

@@ -8,10 +8,17 @@ with G symmetric (possibly indefinite: a bias-corrected Gram estimate), split w 
     min 1^T u + 1^T v  s.t.  [G, -G; -G, G] [u; v] <= [c + lam 1; lam 1 - c].
 
 mpax (`r2HPDHG`, restarted Halpern PDHG, dense matrices) solves it with `jit` and `vmap`, so a
-study solves the LPs of all its runs at once inside the compiled scan. When the LP is infeasible
-(G indefinite), lam is doubled, up to `max_doublings` times, and the count is returned; so is
-it when the point returned breaks the constraints beyond the tolerance (an iteration limit or a
-numerical breakdown, e.g. G = 0 with ||c||_inf > lam).
+study solves the LPs of all its runs at once inside the compiled scan. Each solve ends in one of
+three ways, told apart (a solver that merely stopped never loosens the LP):
+
+* converged: mpax says OPTIMAL and the point breaks no constraint by more than `100 eps lam`
+  (a tolerance relative to lam, not to ||c||: a small lam is held to its own scale);
+* infeasible: mpax certifies primal infeasibility (G indefinite or singular), or a zero row of G
+  has |c_j| > lam (no w can help; PDHG only stalls there, e.g. on G = 0): lam is doubled, up to
+  `max_doublings` times, and the count is returned;
+* not converged: anything else (the iteration limit, a numerical error, an OPTIMAL point that
+  breaks the constraints beyond the tolerance). `converged` is False; callers keep their
+  previous answer and count it (`dantzig-poslr`'s `lp_unconverged`).
 Tests compare objective values and constraint residuals with `scipy.optimize.linprog(method=
 "highs")` (scipy only in tests).
 """
@@ -27,7 +34,7 @@ from jax import lax
 from oslr.types import Array
 
 #: mpax's TerminationStatus codes (mpax.utils.TerminationStatus) used here.
-OPTIMAL, PRIMAL_INFEASIBLE, NUMERICAL_ERROR = 2, 3, 7
+OPTIMAL, PRIMAL_INFEASIBLE, ITERATION_LIMIT, NUMERICAL_ERROR = 2, 3, 6, 7
 
 
 class DantzigSolution(NamedTuple):
@@ -35,8 +42,11 @@ class DantzigSolution(NamedTuple):
     w: (d,) the solution u - v.
     lam: () the lam of the feasible LP (the input times 2^doublings).
     doublings: () int32 how many times lam was doubled.
-    status: () int32 mpax's termination status of the last solve (2: optimal).
+    status: () int32 mpax's termination status of the last solve (2: optimal, 6: iteration
+      limit).
     iterations: () int32 PDHG iterations of the last solve.
+    converged: () bool, the last solve converged (see the module docstring); when False, `w` is
+      the solver's last iterate and should not be used.
     """
 
     w: Array
@@ -44,6 +54,7 @@ class DantzigSolution(NamedTuple):
     doublings: Array
     status: Array
     iterations: Array
+    converged: Array
 
 
 def dantzig_lp(g: Array, c: Array, lam: Array, eps: float = 1e-4, iteration_limit: int = 20_000,
@@ -79,15 +90,21 @@ def dantzig_lp(g: Array, c: Array, lam: Array, eps: float = 1e-4, iteration_limi
                 jnp.where(trivial, OPTIMAL, res.termination_status).astype(jnp.int32),
                 jnp.asarray(res.iteration_count, jnp.int32))
 
-    def infeasible(res, lam_now) -> Array:
-        # the solver says so, or the point it returns breaks the constraints (an iteration limit
-        # or a numerical breakdown on an infeasible LP: all-zero G with ||c||_inf > lam)
+    # rows of G that are all zero: |c_j| <= lam is a constraint no w can meet or break
+    zero_row = jnp.all(g == 0, axis=-1)
+
+    def violation(res, lam_now) -> Array:
         x = res[0]
         w = x[:d] - x[d:]
-        viol = jnp.max(jnp.abs(c - g @ w)) - lam_now
-        tol = 10.0 * eps * (1.0 + jnp.max(jnp.abs(c)) + lam_now)
-        return ((res[1] == PRIMAL_INFEASIBLE) | (res[1] == NUMERICAL_ERROR)
-                | ~jnp.all(jnp.isfinite(x)) | ~(viol <= tol))
+        return jnp.max(jnp.abs(c - g @ w)) - lam_now
+
+    def infeasible(res, lam_now) -> Array:
+        stuck = jnp.any(zero_row & (jnp.abs(c) > lam_now))
+        return (res[1] == PRIMAL_INFEASIBLE) | stuck
+
+    def converged(res, lam_now) -> Array:
+        return ((res[1] == OPTIMAL) & jnp.all(jnp.isfinite(res[0]))
+                & (violation(res, lam_now) <= 100.0 * eps * lam_now))
 
     def body(carry):
         lam_now, n, _ = carry
@@ -99,11 +116,11 @@ def dantzig_lp(g: Array, c: Array, lam: Array, eps: float = 1e-4, iteration_limi
         return infeasible(res, lam_now) & (n < max_doublings)
 
     lam = jnp.asarray(lam, g.dtype)
-    lam, n, (x, status, iterations) = lax.while_loop(
-        cond, body, (lam, jnp.zeros((), jnp.int32), solve(lam)))
+    lam, n, res = lax.while_loop(cond, body, (lam, jnp.zeros((), jnp.int32), solve(lam)))
+    x, status, iterations = res
     w = x[:d] - x[d:]
     return DantzigSolution(w=jnp.where(jnp.isfinite(w).all(), w, 0.0), lam=lam, doublings=n,
-                           status=status, iterations=iterations)
+                           status=status, iterations=iterations, converged=converged(res, lam))
 
 
 def batched_dantzig_lp(g: Array, c: Array, lam: Array, **kw) -> DantzigSolution:
