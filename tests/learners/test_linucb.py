@@ -11,7 +11,7 @@ from oslr.protocol import play_round
 from oslr.testing import episode_fn
 from oslr.types import BanditExample
 from tests.helpers import learner_keys, stream
-from tests.reference.linucb import flinucb_gd_reference, linucb_reference
+from tests.reference.linucb import flinucb_reference, linucb_reference
 
 T = 300
 
@@ -40,11 +40,13 @@ def test_linucb__pulls_the_float64_reference_argmax_every_round(changing, histor
     assert len(np.unique(arms)) > 1
 
 
-def test_flinucb_gd__matches_float64_reference_with_the_same_history_draws():
+@pytest.mark.parametrize("name", ["flinucb-gd", "flinucb-svrg", "flinucb-sag"])
+def test_flinucb__matches_float64_reference_with_the_same_history_draws(name):
     d, n_arms = 5, 4
     problem, pp = oslr.make_problem("linear-bandit", d=d, n_arms=n_arms)
-    learner, params = oslr.make("flinucb-gd", d=d, n_arms=n_arms, horizon=T, kappa=0.3)
-    state, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(1), 0, params, pp)
+    learner, params = oslr.make(name, d=d, n_arms=n_arms, horizon=T, kappa=0.3)
+    run = jax.jit(episode_fn(learner, problem, T))
+    state, recs = run(jnp.uint32(1), 0, params, pp)
     exs = stream(problem, pp, 1, 0, T)
     n = jnp.arange(T)
 
@@ -54,11 +56,18 @@ def test_flinucb_gd__matches_float64_reference_with_the_same_history_draws():
                 jax.random.randint(k_est, (), 0, n + 1))
 
     i_phi, i_est = jax.vmap(draws)(learner_keys(1, 0, T), n)
-    pulled, thetas = flinucb_gd_reference(np.asarray(exs.arms[0]), np.asarray(exs.rewards),
-                                          np.asarray(i_phi), np.asarray(i_est), 0.3, 1.0, 0.75,
-                                          1.0)
+    tracker = {"flinucb-gd": "frls-gd", "flinucb-svrg": "svrg", "flinucb-sag": "sag"}[name]
+    pulled, thetas = flinucb_reference(np.asarray(exs.arms[0]), np.asarray(exs.rewards),
+                                       np.asarray(i_phi), np.asarray(i_est), 0.3, 1.0, 0.75,
+                                       1.0, tracker, float(params.step_scale))
     np.testing.assert_array_equal(np.asarray(recs.arm), pulled)
     np.testing.assert_allclose(np.asarray(state.est.theta), thetas[-1], rtol=1e-4, atol=1e-5)
+    # early rounds too, before the estimate has converged (the same program, states frozen
+    # after n rounds): a snapshot one round early or late shows there
+    for n_active in (3, 4, 6, 9):
+        early, _ = run(jnp.uint32(1), 0, params, pp, n_active)
+        np.testing.assert_allclose(np.asarray(early.est.theta), thetas[n_active - 1],
+                                   rtol=1e-4, atol=1e-6, err_msg=f"after {n_active} rounds")
 
 
 @pytest.mark.slow  # a regret study; the float64 references check the variants round by round
