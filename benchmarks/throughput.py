@@ -88,22 +88,33 @@ def loop_program(loop, horizon: int):
     return (lambda: loop(horizon)), peak
 
 
-def interleaved(calls: dict, repeats: int, min_seconds: float = 0.3,
-                max_calls: int = 20) -> dict[str, float]:
-    """Median seconds per call of each of `calls`, timed in turn within each of `repeats` rounds
-    (so that every program sees the same machine state: on a shared 2-core VM a loop's speed moves
-    by up to 2x over minutes). Within a round a call repeats until min_seconds / repeats."""
-    times: dict[str, list[float]] = {name: [] for name in calls}
+def timed_in_turn(calls: dict, repeats: int, min_seconds: float = 0.3,
+                  max_calls: int = 20) -> dict[str, dict[str, float]]:
+    """Median wall and process CPU seconds per call of each of `calls`, timed in turn within each
+    of `repeats` rounds (so that every program sees the same machine state: on a shared 2-core VM
+    a loop's speed moves by up to 2x over minutes). Within a round a call repeats until
+    min_seconds / repeats. CPU time counts every thread of the process (XLA's and numba's), so
+    under load it does not flatter a multi-threaded program as wall time does."""
+    times: dict[str, dict[str, list[float]]] = {n: {"wall": [], "cpu": []} for n in calls}
     for _ in range(max(1, repeats)):
         for name, call in calls.items():
-            n, spent = 0, 0.0
+            n, spent, cpu = 0, 0.0, 0.0
             while n == 0 or (spent < min_seconds / max(1, repeats) and n < max_calls):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 call()
                 spent += time.perf_counter() - t0
+                cpu += time.process_time() - c0
                 n += 1
-            times[name].append(spent / n)
-    return {name: statistics.median(v) for name, v in times.items()}
+            times[name]["wall"].append(spent / n)
+            times[name]["cpu"].append(cpu / n)
+    return {name: {k: statistics.median(v) for k, v in t.items()} for name, t in times.items()}
+
+
+def interleaved(calls: dict, repeats: int, min_seconds: float = 0.3,
+                max_calls: int = 20) -> dict[str, float]:
+    """Median wall seconds per call of each of `calls`, timed in turn (`timed_in_turn`)."""
+    return {name: t["wall"] for name, t in
+            timed_in_turn(calls, repeats, min_seconds, max_calls).items()}
 
 
 def time_jax(case: Case, runs: int, horizon: int, repeats: int,
@@ -230,4 +241,5 @@ def bench_all(cases: list[Case], runs: int | None, horizon: int, repeats: int,
 
 
 __all__ = ["bench_all", "bench_case", "build", "interleaved", "jax_program", "loop_program",
-           "markdown_table", "missed_targets", "peer_ratio", "rows_markdown", "time_jax"]
+           "markdown_table", "missed_targets", "peer_ratio", "rows_markdown", "time_jax",
+           "timed_in_turn"]

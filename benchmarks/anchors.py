@@ -1,0 +1,358 @@
+"""What a skilled user writes instead of oslr for a Monte-Carlo study: the same learner on the
+same stream law, vectorised across runs in NumPy (float64 or float32: arrays of shape
+(runs, ...), one Python iteration per round for all runs), or a numba loop (`parallel=True`,
+`prange` over runs). Issue 26's anchors: oslr's run-rounds/s is judged against the best of them.
+
+Per run-round every side computes what the oslr program does: the example (a fresh draw, or the
+run's permutation of the dataset), the learner's decision and update, and the running metrics
+(loss or reward sums, the comparator's statistic where the family has one: Theta = sum y x for
+the linear family), copied into 50 log-spaced checkpoint buffers. What they skip: oslr's key
+schedule (`fold_in` per run and round, which makes results independent of batching and chunk
+size), its compensated float32 sums and its protocol's budget bookkeeping.
+
+  ogd-full on sparse-linear (d = 64, k = 3): x ~ N(0, I), y = x^T w* + 0.1 N(0, 1); projected
+    OGD, eta = 0.5 / d / sqrt(t + 1) on the unit ball; loss and the true model's loss.
+  linucb on linear-bandit (d = 20, K = 10 fixed unit arms, theta* on the unit sphere, rewards
+    mean + U(-1/2, 1/2)): the O(K d) Sherman-Morrison form of `oslr.learners.linucb` (kappa 1,
+    lam0 1); reward and pseudo-regret.
+  ftpsl on a9a (d = 123, k = 10, M = 10 geometric resamples, b = 2, eq. (1) rates, the run's
+    permutation of the rows): Laplace perturbations by the inverse CDF of uniforms (the fastest
+    NumPy draw, and float32 where the side is float32); reward and Theta.
+
+`numpy_batched(name, runs, horizon, dtype)` and `numba_batched(name, runs, horizon)` return a
+`call()` that runs the whole study and returns its final metrics (dict of (runs, ...) arrays).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from oslr.metrics import checkpoint_rounds
+
+NAMES = ("ogd-full", "linucb", "ftpsl")
+OGD_D, BANDIT_D, K_ARMS, FTPSL_K, FTPSL_M = 64, 20, 10, 10, 10
+
+
+def _a9a(dtype):
+    from oslr.problems.datasets import load_dataset
+
+    x, y = load_dataset("a9a")
+    return np.ascontiguousarray(x, dtype), np.ascontiguousarray(y, dtype)
+
+
+def ftpsl_rates(d: int, k: int, horizon: int) -> tuple[float, float]:
+    """eq. (1) with b = 2: eta = sqrt(k^(1/2) ln d / (d^2 T ln T)), gamma = min(d eta ln T, 1/2)."""
+    log_t = max(math.log(horizon), 1.0)
+    eta = math.sqrt(k**0.5 * math.log(d) / (d**2 * horizon * log_t))
+    return eta, min(d * eta * log_t, 0.5)
+
+
+# ----------------------------------------------------------------------------- NumPy, batched
+
+
+def _ogd_numpy(runs, horizon, dtype, seed):
+    rng = np.random.default_rng(seed)
+    d = OGD_D
+    ckpts = checkpoint_rounds(horizon)
+    w_star = np.zeros((runs, d), dtype)
+    support = np.argsort(rng.random((runs, d)), axis=1)[:, :3]
+    np.put_along_axis(w_star, support, rng.standard_normal((runs, 3), dtype), axis=1)
+    w_star /= np.abs(w_star).sum(1, keepdims=True)
+    w = np.zeros((runs, d), dtype)
+    loss, loss_star = np.zeros(runs, dtype), np.zeros(runs, dtype)
+    buf = np.zeros((2, len(ckpts), runs), dtype)
+    eta, c = dtype(0.5 / d), 0
+    for t in range(horizon):
+        x = rng.standard_normal((runs, d), dtype)
+        noise = dtype(0.1) * rng.standard_normal(runs, dtype)
+        y = np.einsum("rd,rd->r", x, w_star) + noise
+        err = np.einsum("rd,rd->r", x, w) - y
+        loss += err * err
+        loss_star += noise * noise
+        w -= (dtype(2.0) * eta / dtype(math.sqrt(t + 1)) * err)[:, None] * x
+        w /= np.maximum(np.sqrt(np.einsum("rd,rd->r", w, w)), dtype(1.0))[:, None]
+        if t + 1 == ckpts[c]:
+            buf[0, c], buf[1, c] = loss, loss_star
+            c += 1
+    return {"loss": loss, "loss_wstar": loss_star, "ckpt": buf}
+
+
+def _linucb_numpy(runs, horizon, dtype, seed):
+    rng = np.random.default_rng(seed)
+    d, n_arms = BANDIT_D, K_ARMS
+    ckpts = checkpoint_rounds(horizon)
+    theta = rng.standard_normal((runs, d), dtype)
+    theta /= np.linalg.norm(theta, axis=1, keepdims=True)
+    arms = rng.standard_normal((runs, n_arms, d), dtype)
+    arms /= np.linalg.norm(arms, axis=2, keepdims=True)
+    means = np.einsum("rkd,rd->rk", arms, theta)
+    best = means.max(1)
+    u = arms.copy()  # A^{-1} x_a with A = I
+    width, mean = np.einsum("rkd,rkd->rk", u, arms), np.zeros((runs, n_arms), dtype)
+    reward, regret = np.zeros(runs, dtype), np.zeros(runs, dtype)
+    buf = np.zeros((2, len(ckpts), runs), dtype)
+    rows, c = np.arange(runs), 0
+    for t in range(horizon):
+        arm = np.argmax(mean + np.sqrt(np.maximum(width, 0.0)), axis=1)
+        r = means[rows, arm] + rng.random(runs, dtype) - dtype(0.5)
+        v = u[rows, arm]  # (runs, d)
+        denom = dtype(1.0) + np.maximum(width[rows, arm], 0.0)
+        cv = np.einsum("rkd,rd->rk", arms, v) / denom[:, None]
+        u -= cv[:, :, None] * v[:, None, :]
+        width -= cv * cv * denom[:, None]
+        mean += cv * (r - mean[rows, arm])[:, None]
+        reward += r
+        regret += best - means[rows, arm]
+        if t + 1 == ckpts[c]:
+            buf[0, c], buf[1, c] = reward, regret
+            c += 1
+    return {"reward": reward, "pseudo_regret": regret, "ckpt": buf}
+
+
+#: the largest float below 1 (2u - 1 is -1 when u = 0: a 2^-24 chance per float32 draw)
+_BELOW_ONE = {np.float64: np.nextafter(1.0, 0.0), np.float32: np.nextafter(np.float32(1), 0)}
+
+
+def _laplace(u):
+    """Laplace(0, 1) by the inverse CDF of uniforms on [0, 1) (|z| = -log(1 - |2u - 1|))."""
+    s = 2.0 * u - 1.0
+    return np.copysign(-np.log1p(-np.minimum(np.abs(s), _BELOW_ONE[s.dtype.type])), s)
+
+
+def _ftpsl_numpy(runs, horizon, dtype, seed):
+    rng = np.random.default_rng(seed)
+    x_all, y_all = _a9a(dtype)
+    n, d = x_all.shape
+    k, m = FTPSL_K, FTPSL_M
+    eta, gamma = (dtype(v) for v in ftpsl_rates(d, k, horizon))
+    ckpts = checkpoint_rounds(horizon)
+    order = np.argsort(rng.random((runs, n)), axis=1)  # each run's permutation of the rows
+    s = np.zeros((runs, d), dtype)
+    reward, theta_sum = np.zeros(runs, dtype), np.zeros((runs, d), dtype)
+    buf_r, buf_t = np.zeros((len(ckpts), runs), dtype), np.zeros((len(ckpts), runs, d), dtype)
+    c, inv_sqrt_k = 0, dtype(k**-0.5)
+    steps = np.arange(1, m + 1)
+    for t in range(horizon):
+        rows = order[:, t % n]
+        x, y = x_all[rows], y_all[rows]
+        u = rng.random((runs, m + 1, d + 1), dtype)
+        z, explore = _laplace(u[..., :d]), u[..., d] < gamma
+        v = eta * s[:, None, :] - z
+        score = np.where(explore[..., None], z, np.abs(v))
+        top = np.argpartition(-score, k - 1, axis=-1)[..., :k]  # (runs, m + 1, k)
+        vq = np.take_along_axis(v[:, 0], top[:, 0], axis=1)
+        wq = np.where(explore[:, :1], inv_sqrt_k, -vq / np.linalg.norm(vq, axis=1, keepdims=True))
+        xq = np.take_along_axis(x, top[:, 0], axis=1)
+        reward += y * np.einsum("rk,rk->r", wq, xq)
+        # geometric resampling: h_i = the first resample that plays i (M if none)
+        inq = (top[:, 1:, :, None] == top[:, :1, None, :]).any(axis=2)  # (runs, m, k)
+        h = np.where(inq.any(1), steps[np.argmax(inq, axis=1)], m).astype(dtype)
+        np.put_along_axis(s, top[:, 0], np.take_along_axis(s, top[:, 0], axis=1)
+                          - y[:, None] * xq * h, axis=1)
+        theta_sum += y[:, None] * x
+        if t + 1 == ckpts[c]:
+            buf_r[c], buf_t[c] = reward, theta_sum
+            c += 1
+    return {"reward": reward, "theta_sum": theta_sum, "ckpt": (buf_r, buf_t)}
+
+
+_NUMPY = {"ogd-full": _ogd_numpy, "linucb": _linucb_numpy, "ftpsl": _ftpsl_numpy}
+
+
+def numpy_batched(name: str, runs: int, horizon: int, dtype=np.float64, seed: int = 0):
+    """`call()` running the study `name` (one of NAMES) in batched NumPy of `dtype`."""
+    fn, dtype = _NUMPY[name], np.dtype(dtype).type
+    return lambda: fn(runs, horizon, dtype, seed)
+
+
+# ------------------------------------------------------------------------------------- numba
+
+
+def _numba_kernels():
+    import numba
+    from numba import njit, prange
+
+    @njit(parallel=True, cache=False)
+    def ogd(runs, horizon, ckpts, seed):
+        d = OGD_D
+        loss, loss_star = np.zeros(runs), np.zeros(runs)
+        buf = np.zeros((2, len(ckpts), runs))
+        for r in prange(runs):
+            np.random.seed(seed + r)
+            w_star, w, x = np.zeros(d), np.zeros(d), np.zeros(d)
+            for j in np.random.permutation(d)[:3]:
+                w_star[j] = np.random.standard_normal()
+            w_star /= np.abs(w_star).sum()
+            c = 0
+            for t in range(horizon):
+                y = 0.0
+                for j in range(d):
+                    x[j] = np.random.standard_normal()
+                    y += x[j] * w_star[j]
+                noise = 0.1 * np.random.standard_normal()
+                y += noise
+                err = -y
+                for j in range(d):
+                    err += w[j] * x[j]
+                loss[r] += err * err
+                loss_star[r] += noise * noise
+                step, nrm = 2.0 * 0.5 / d / math.sqrt(t + 1) * err, 0.0
+                for j in range(d):
+                    w[j] -= step * x[j]
+                    nrm += w[j] * w[j]
+                if nrm > 1.0:
+                    w /= math.sqrt(nrm)
+                if t + 1 == ckpts[c]:
+                    buf[0, c, r], buf[1, c, r] = loss[r], loss_star[r]
+                    c += 1
+        return loss, loss_star, buf
+
+    @njit(parallel=True, cache=False)
+    def linucb(runs, horizon, ckpts, seed):
+        d, n_arms = BANDIT_D, K_ARMS
+        reward, regret = np.zeros(runs), np.zeros(runs)
+        buf = np.zeros((2, len(ckpts), runs))
+        for r in prange(runs):
+            np.random.seed(seed + r)
+            theta = np.random.standard_normal(d)
+            theta /= np.sqrt((theta * theta).sum())
+            arms = np.random.standard_normal((n_arms, d))
+            means = np.zeros(n_arms)
+            for a in range(n_arms):
+                arms[a] /= np.sqrt((arms[a] * arms[a]).sum())
+                means[a] = (arms[a] * theta).sum()
+            best = means.max()
+            u = arms.copy()
+            width, mean = np.ones(n_arms), np.zeros(n_arms)
+            v, cv = np.zeros(d), np.zeros(n_arms)
+            c = 0
+            for t in range(horizon):
+                arm, top = 0, -np.inf
+                for a in range(n_arms):
+                    ucb = mean[a] + math.sqrt(max(width[a], 0.0))
+                    if ucb > top:
+                        arm, top = a, ucb
+                rew = means[arm] + np.random.random() - 0.5
+                v[:] = u[arm]
+                denom = 1.0 + max(width[arm], 0.0)
+                m_arm = mean[arm]
+                for a in range(n_arms):
+                    acc = 0.0
+                    for j in range(d):
+                        acc += arms[a, j] * v[j]
+                    cv[a] = acc / denom
+                for a in range(n_arms):
+                    for j in range(d):
+                        u[a, j] -= cv[a] * v[j]
+                    width[a] -= cv[a] * cv[a] * denom
+                    mean[a] += cv[a] * (rew - m_arm)
+                reward[r] += rew
+                regret[r] += best - means[arm]
+                if t + 1 == ckpts[c]:
+                    buf[0, c, r], buf[1, c, r] = reward[r], regret[r]
+                    c += 1
+        return reward, regret, buf
+
+    @njit(parallel=True, cache=False)
+    def ftpsl(x_all, y_all, runs, horizon, ckpts, eta, gamma, seed):
+        n, d = x_all.shape
+        k, m = FTPSL_K, FTPSL_M
+        reward, theta_sum = np.zeros(runs), np.zeros((runs, d))
+        buf_r, buf_t = np.zeros((len(ckpts), runs)), np.zeros((len(ckpts), runs, d))
+        for r in prange(runs):
+            np.random.seed(seed + r)
+            order = np.random.permutation(n)
+            s = np.zeros(d)
+            score, v = np.zeros(d), np.zeros(d)
+            top = np.zeros((m + 1, k), np.int64)
+            c = 0
+            for t in range(horizon):
+                row = order[t % n]
+                explore0 = False
+                for i in range(m + 1):
+                    explore = np.random.random() < gamma
+                    if i == 0:
+                        explore0 = explore
+                    for j in range(d):
+                        uu = 2.0 * np.random.random() - 1.0
+                        z = math.copysign(-math.log1p(-min(abs(uu), 1.0 - 1e-16)), uu)
+                        v[j] = eta * s[j] - z
+                        score[j] = z if explore else abs(v[j])
+                    # top-k by insertion into a sorted buffer of k (d k comparisons)
+                    vals = np.full(k, -np.inf)
+                    for j in range(d):
+                        if score[j] > vals[k - 1]:
+                            p = k - 1
+                            while p > 0 and vals[p - 1] < score[j]:
+                                vals[p] = vals[p - 1]
+                                top[i, p] = top[i, p - 1]
+                                p -= 1
+                            vals[p] = score[j]
+                            top[i, p] = j
+                    if i == 0:  # the play: weights from this draw's v
+                        nrm = 0.0
+                        for p in range(k):
+                            nrm += v[top[0, p]] ** 2
+                        rw = 0.0
+                        for p in range(k):
+                            wq = k**-0.5 if explore0 else -v[top[0, p]] / math.sqrt(nrm)
+                            rw += wq * x_all[row, top[0, p]]
+                        reward[r] += y_all[row] * rw
+                for p in range(k):
+                    j, h = top[0, p], m
+                    for i in range(1, m + 1):
+                        hit = False
+                        for q in range(k):
+                            if top[i, q] == j:
+                                hit = True
+                                break
+                        if hit:
+                            h = i
+                            break
+                    s[j] -= y_all[row] * x_all[row, j] * h
+                for j in range(d):
+                    theta_sum[r, j] += y_all[row] * x_all[row, j]
+                if t + 1 == ckpts[c]:
+                    buf_r[c, r] = reward[r]
+                    buf_t[c, r] = theta_sum[r]
+                    c += 1
+        return reward, theta_sum, buf_r, buf_t
+
+    del numba
+    return {"ogd-full": ogd, "linucb": linucb, "ftpsl": ftpsl}
+
+
+_KERNELS: dict = {}
+
+
+def numba_batched(name: str, runs: int, horizon: int, seed: int = 0):
+    """`call()` running the study `name` as a float64 numba loop (`prange` over runs), or None
+    when numba is not installed (`pip install -e ".[bench]"`). The first call compiles."""
+    try:
+        if not _KERNELS:
+            _KERNELS.update(_numba_kernels())
+    except ImportError:
+        return None
+    kernel, ckpts = _KERNELS[name], checkpoint_rounds(horizon)
+    if name == "ftpsl":
+        x, y = _a9a(np.float64)
+        eta, gamma = ftpsl_rates(x.shape[1], FTPSL_K, horizon)
+
+        def call():
+            reward, theta_sum, buf_r, buf_t = kernel(x, y, runs, horizon, ckpts, eta, gamma,
+                                                     seed)
+            return {"reward": reward, "theta_sum": theta_sum, "ckpt": (buf_r, buf_t)}
+
+        return call
+    keys = {"ogd-full": ("loss", "loss_wstar"), "linucb": ("reward", "pseudo_regret")}[name]
+
+    def call():
+        a, b, buf = kernel(runs, horizon, ckpts, seed)
+        return {keys[0]: a, keys[1]: b, "ckpt": buf}
+
+    return call
+
+
+__all__ = ["NAMES", "ftpsl_rates", "numba_batched", "numpy_batched"]
