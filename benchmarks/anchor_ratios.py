@@ -6,8 +6,10 @@ for ogd-full, linucb and ftpsl, the oslr program of the throughput row (the comp
 float64 and float32 and in numba (float64, `prange` over runs; its compilation is a warm-up call
 outside the timing), all in this one process, timed in turn, with wall and process CPU time.
 Each row reports run-rounds per second of every side by CPU time and by wall time, the best
-alternative, and oslr / best (by CPU time: the machine is shared, and XLA and numba both use
-every core, so CPU seconds compare the work). Writes anchors.json and ANCHORS.md to DIR.
+alternative, and oslr / best (on a CPU by CPU time: the machine is shared, and XLA and numba both
+use every core, so CPU seconds compare the work; on an accelerator by wall time). Writes
+anchors.json and ANCHORS.md to DIR (`-gpu` etc. off the CPU); `--render FILES` re-renders saved
+rows.
 Nothing is asserted.
 """
 
@@ -45,26 +47,45 @@ def measure(name: str, runs: int, horizon: int, repeats: int) -> dict:
     for side, t in sec.items():
         row[f"{side}_cpu"] = round(work / t["cpu"])
         row[f"{side}_wall"] = round(work / t["wall"])
-    others = [s for s in sec if s != "oslr"]
-    best = max(others, key=lambda s: row[f"{s}_cpu"])
-    row["best_alternative"] = best
-    row["oslr_over_best_cpu"] = round(row["oslr_cpu"] / row[f"{best}_cpu"], 2)
-    row["oslr_over_best_wall"] = round(row["oslr_wall"] / row[f"{best}_wall"], 2)
     if numba_call is None:
         row["note"] = "numba not installed"
     return row
 
 
+def compare(row: dict, clock: str) -> dict:
+    """`row` with the best alternative by `clock` ("cpu" on a CPU: every side uses the same
+    cores; "wall" on an accelerator, where oslr's process CPU time is only the host thread that
+    launches its kernels) and oslr's rate over it by both clocks."""
+    sides = [k[:-4] for k in row if k.endswith("_cpu") and k != "oslr_cpu"]
+    best = max(sides, key=lambda s: row[f"{s}_{clock}"])
+    return {**row, "best_alternative": best, "compared_by": clock,
+            "oslr_over_best_cpu": round(row["oslr_cpu"] / row[f"{best}_cpu"], 2),
+            "oslr_over_best_wall": round(row["oslr_wall"] / row[f"{best}_wall"], 2)}
+
+
 def to_markdown(rows: list[dict], stamp: dict) -> str:
     return "\n".join([
         "# oslr against batched NumPy and numba\n",
-        f"`python -m benchmarks.anchor_ratios`, {stamp}.\n",
+        f"`python -m benchmarks.anchor_ratios`, {_stamp_text(stamp)}.\n",
         "Run-rounds per second of the whole study (stream, learner, running metrics with 50 "
         "checkpoint copies), each side timed in turn in one process, median of the repeats; "
         "`_cpu` by process CPU time, `_wall` by wall time. `benchmarks/anchors.py` says what "
         "every side computes per run-round. oslr_over_best: oslr's rate over the best "
-        "alternative's (chosen by CPU time).\n",
+        "alternative's, chosen by `compared_by` (CPU time on a CPU; wall time on an accelerator, "
+        "where the NumPy and numba sides run on the host's cores).\n",
         markdown_table(rows)])
+
+
+def write(rows: list[dict], stamp: dict, out: Path) -> list[dict]:
+    """Compare every row by the platform's clock and write anchors{suffix}.json and
+    ANCHORS{suffix}.md to `out` (suffix -gpu etc. off the CPU)."""
+    clock = "cpu" if stamp["platform"] == "cpu" else "wall"
+    rows = [compare(r, clock) for r in rows]
+    suffix = "" if stamp["platform"] == "cpu" else f"-{stamp['platform']}"
+    (out / f"anchors{suffix}.json").write_text(json.dumps({"machine": stamp, "rows": rows},
+                                                          indent=1))
+    (out / f"ANCHORS{suffix}.md").write_text(to_markdown(rows, stamp))
+    return rows
 
 
 def main(argv=None) -> list[dict]:
@@ -76,13 +97,19 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--horizon", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", default=None, help="folder for anchors.json and ANCHORS.md")
+    parser.add_argument("--render", nargs="+", default=None, metavar="JSON",
+                        help="measure nothing: merge the rows of these anchors.json files (one "
+                             "machine) and write them to --out")
     args = parser.parse_args(argv)
+    if args.render:
+        saved = [json.loads(Path(p).read_text()) for p in args.render]
+        return write([r for f in saved for r in f["rows"]], saved[0]["machine"],
+                     Path(args.out or "."))
     rows = []
     for name in args.learners.split(","):
         rows.append(measure(name, args.runs or RUNS[name], args.horizon, args.repeats))
         print(json.dumps(rows[-1]), flush=True)
     if args.out:
-        out = Path(args.out)
         stamp = machine()
         try:
             import numba
@@ -90,13 +117,12 @@ def main(argv=None) -> list[dict]:
             stamp["numba"] = numba.__version__
         except ImportError:
             stamp["numba"] = None
-        (out / "anchors.json").write_text(json.dumps({"machine": stamp, "rows": rows}, indent=1))
-        (out / "ANCHORS.md").write_text(to_markdown(rows, _stamp_text(stamp)))
+        rows = write(rows, stamp, Path(args.out))
     return rows
 
 
 def _stamp_text(stamp: dict) -> str:
-    keep = ("cpu", "cores", "platform", "jax", "numpy", "numba", "date")
+    keep = ("cpu", "cores", "device_kind", "platform", "jax", "numpy", "numba", "date")
     return ", ".join(f"{k} {stamp[k]}" for k in keep if k in stamp)
 
 

@@ -50,3 +50,15 @@ def test_anchors__same_learner_and_stream_law_as_oslr(name):
         got = np.asarray(call()[_FINAL[name]], np.float64)
         se = np.sqrt(got.var(ddof=1) / runs + ref.var(ddof=1) / runs)
         assert abs(got.mean() - ref.mean()) < 4 * se, (side, got.mean(), ref.mean(), se)
+
+
+def test_anchor_ratios__best_alternative_by_the_platforms_clock():
+    from benchmarks.anchor_ratios import compare
+
+    # numba runs on every host core: fastest by wall time, not by CPU time
+    row = {"learner": "x", "oslr_cpu": 100, "oslr_wall": 400, "numpy_f32_cpu": 50,
+           "numpy_f32_wall": 50, "numba_cpu": 40, "numba_wall": 200}
+    cpu, wall = compare(row, "cpu"), compare(row, "wall")
+    assert (cpu["best_alternative"], cpu["oslr_over_best_cpu"]) == ("numpy_f32", 2.0)
+    assert (wall["best_alternative"], wall["oslr_over_best_wall"]) == ("numba", 2.0)
+    assert cpu["oslr_over_best_wall"] == 8.0 and wall["oslr_over_best_cpu"] == 2.5
