@@ -3,9 +3,9 @@ learners on the same stream laws as oslr. No speed is asserted."""
 
 import numpy as np
 import pytest
+from benchmarks import anchors
 
 import oslr
-from benchmarks import anchors
 
 _FINAL = {"ogd-full": "loss", "linucb": "pseudo_regret", "ftpsl": "reward"}
 _OSLR = {"ogd-full": ("sparse-linear", {"d": 64, "k": 3}, {}),

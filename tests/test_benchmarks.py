@@ -122,3 +122,14 @@ def test_harness__idle_learner_commits_and_observes_nothing(family):
         assert int(record.n_queried) == 0 and not bool(record.over_budget)
     else:
         assert int(record.arm) == 0
+
+
+def test_harness_parts__every_variant_timed_and_metrics_restored():
+    from benchmarks import harness_parts
+    from oslr import metrics
+
+    update, compensated = metrics.update, metrics.compensated
+    rows = harness_parts.measure("ogd-full", runs=2, horizon=10, repeats=1)
+    assert [r["program"] for r in rows] == ["row", "idle", *harness_parts.VARIANTS]
+    assert all(r["us_wall"] > 0 and r["us_cpu"] >= 0 for r in rows)
+    assert (metrics.update, metrics.compensated) == (update, compensated)
