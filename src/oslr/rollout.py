@@ -1,10 +1,13 @@
 """One rollout: the key schedule and the round body shared by the simulator, the contract suite
 and the tests' references.
 
-Run r of a study with seed s uses `run_keys(s, r) = split(fold_in(key(s), r), 4)`: the streams
+Run r of a study with seed s uses `run_keys(s, r) = split(fold_in(root_key(s), r), 4)`: the streams
 `PROBLEM_INIT`, `PROBLEM_ROUNDS`, `LEARNER_INIT` and `LEARNER_ROUNDS`; round t uses
 `fold_in(stream, t)`. Every learner and every grid point of run r therefore sees the same stream
 (common random numbers), and a run can be replayed alone.
+
+Keys use `oslr.prng.THREEFRY`: JAX's threefry2x32 bit for bit (the same streams as
+`jax.random.key`), with the hash unrolled so that XLA fuses it with the round on a CPU.
 """
 
 from __future__ import annotations
@@ -16,16 +19,24 @@ import jax.numpy as jnp
 from jax import lax
 
 from oslr.primitives.tree import tree_select
+from oslr.prng import THREEFRY
 from oslr.protocol import play_round, problem_lookup
 from oslr.types import Array, Learner, Problem, PyTree
 
 PROBLEM_INIT, PROBLEM_ROUNDS, LEARNER_INIT, LEARNER_ROUNDS = range(4)
 
+#: The key implementation behind every study's keys.
+PRNG_IMPL = THREEFRY
+
+
+def root_key(seed: Any) -> Array:
+    """The typed root key of seed `seed` (a uint32 scalar), on `PRNG_IMPL`."""
+    return jax.random.key(jnp.asarray(seed, jnp.uint32), impl=PRNG_IMPL)
+
 
 def run_keys(seed: Any, run_id: Any) -> Array:
     """(4,) typed keys of run `run_id` under root seed `seed` (uint32 / int32 scalars)."""
-    seed = jnp.asarray(seed, jnp.uint32)
-    return jax.random.split(jax.random.fold_in(jax.random.key(seed), run_id), 4)
+    return jax.random.split(jax.random.fold_in(root_key(seed), run_id), 4)
 
 
 def init_run(learner: Learner, problem: Problem, keys: Array, lp: PyTree,
@@ -105,7 +116,9 @@ __all__ = [
     "episode_fn",
     "init_run",
     "learner_round_keys",
+    "PRNG_IMPL",
     "play",
+    "root_key",
     "run_keys",
     "stream",
 ]

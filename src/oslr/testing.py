@@ -39,6 +39,7 @@ from oslr.rollout import (
     PROBLEM_ROUNDS,
     episode_fn,
     learner_round_keys,
+    root_key,
     run_keys,
     stream,
 )
@@ -261,7 +262,7 @@ def check_blind(learner, params, problem, pp, warmup=4):
                               problem_lookup(problem, pp))[1]
 
     base = step(ex)
-    kp = jax.random.split(jax.random.key(99), 3)
+    kp = jax.random.split(root_key(99), 3)
     if learner.family == BANDIT:
         alt = ex._replace(rewards=_perturb(kp[0], ex.rewards), means=_perturb(kp[1], ex.means))
         if ex.theta is not None:
@@ -357,7 +358,7 @@ def check_float64(learner: Learner, params: Any, problem: Problem, problem_param
     passed = []
     with _x64():
         params, pp = widen(params), widen(problem_params)
-        state = jax.eval_shape(learner.init, jax.random.key(0), params)
+        state = jax.eval_shape(learner.init, root_key(0), params)
         narrow = [i for i, a in enumerate(jax.tree.leaves(state))
                   if jnp.issubdtype(a.dtype, jnp.floating) and a.dtype != jnp.float64]
         if narrow:

@@ -1,0 +1,73 @@
+"""`oslr.prng.THREEFRY`: JAX's threefry2x32 keys bit for bit, with the hash unrolled."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from oslr.prng import THREEFRY, threefry2x32
+from oslr.rollout import root_key, run_keys
+
+# Random123's known answers for Threefry-2x32-20: (key, counter) -> block
+_KAT = [((0x00000000, 0x00000000), (0x00000000, 0x00000000), (0x6B200159, 0x99BA4EFE)),
+        ((0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0xFFFFFFFF), (0x1CB996FC, 0xBB002BE7)),
+        ((0x13198A2E, 0x03707344), (0x243F6A88, 0x85A308D3), (0xC4923A9C, 0x483DF7A0))]
+
+
+@pytest.mark.parametrize("key, ctr, want", _KAT)
+def test_threefry2x32__random123_known_answers(key, ctr, want):
+    got = threefry2x32(*(jnp.uint32(v) for v in key + ctr))
+    assert [int(w) for w in got] == list(want)
+
+
+def _draws(key):
+    kd = jax.random.key_data
+    return {"key": kd(key), "split": kd(jax.random.split(key, 5)),
+            "split_2d": kd(jax.random.split(key, (2, 3))),
+            "fold_in": kd(jax.random.fold_in(key, 77)),
+            "bits32": jax.random.bits(key, (3, 5)),
+            "bits8": jax.random.bits(key, (7,), jnp.uint8),
+            "bits16": jax.random.bits(key, (7,), jnp.uint16),
+            "empty": jax.random.bits(key, (0,)),
+            "uniform": jax.random.uniform(key, (11,)),
+            "normal": jax.random.normal(key, (4, 3)),
+            "laplace": jax.random.laplace(key, (5,)),
+            "permutation": jax.random.permutation(key, 20),
+            "randint": jax.random.randint(key, (9,), 0, 7),
+            "vmapped": jax.vmap(lambda i: jax.random.uniform(jax.random.fold_in(key, i), (3,)))(
+                jnp.arange(4))}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 12345, 2**32 - 1])
+def test_every_draw__equals_jax_default_keys(seed):
+    ours = _draws(jax.random.key(jnp.uint32(seed), impl=THREEFRY))
+    jaxs = _draws(jax.random.key(jnp.uint32(seed)))
+    for name in ours:
+        np.testing.assert_array_equal(np.asarray(ours[name]), np.asarray(jaxs[name]), err_msg=name)
+
+
+def test_64_bit_draws__equal_jax_default_keys_under_x64():
+    with jax.enable_x64(True):
+        for f in (lambda k: jax.random.bits(k, (5,), jnp.uint64),
+                  lambda k: jax.random.uniform(k, (5,), jnp.float64)):
+            np.testing.assert_array_equal(f(jax.random.key(7, impl=THREEFRY)),
+                                          f(jax.random.key(7)))
+        big = 2**40 + 3  # a 64-bit seed: both words used
+        np.testing.assert_array_equal(jax.random.key_data(jax.random.key(big, impl=THREEFRY)),
+                                      jax.random.key_data(jax.random.key(big)))
+
+
+def test_study_keys__use_the_unrolled_hash_with_the_same_values():
+    assert jax.random.key_impl(root_key(3)) == jax.random.key_impl(jax.random.key(0, impl=THREEFRY))
+    want = jax.random.split(jax.random.fold_in(jax.random.key(jnp.uint32(3)), 5), 4)
+    np.testing.assert_array_equal(jax.random.key_data(run_keys(3, 5)), jax.random.key_data(want))
+
+
+def test_a_round_of_draws__compiles_to_no_loop():
+    """What makes it fast on a CPU: JAX's own threefry lowers each hash to a while loop there,
+    which XLA cannot fuse with the round; ours is straight-line code."""
+    def draws(key, t):
+        k = jax.random.fold_in(key, t)
+        return jax.random.uniform(jax.random.split(k)[1], (10,))
+
+    assert "while" not in jax.jit(draws).lower(root_key(0), 3).as_text()
