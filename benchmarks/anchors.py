@@ -15,6 +15,8 @@ size), its compensated float32 sums and its protocol's budget bookkeeping.
   linucb on linear-bandit (d = 20, K = 10 fixed unit arms, theta* on the unit sphere, rewards
     mean + U(-1/2, 1/2)): the O(K d) Sherman-Morrison form of `oslr.learners.linucb` (kappa 1,
     lam0 1); reward and pseudo-regret.
+  ogd-random-subset, uniform-subset (d = 64, k = 8 features a round), eps-greedy (linear-bandit,
+    A^-1 by Sherman-Morrison): batched NumPy only (no numba side).
   ftpsl on a9a (d = 123, k = 10, M = 10 geometric resamples, b = 2, eq. (1) rates, the run's
     permutation of the rows): Laplace perturbations by the inverse CDF of uniforms (the fastest
     NumPy draw, and float32 where the side is float32); reward and Theta.
@@ -31,8 +33,9 @@ import numpy as np
 
 from oslr.metrics import checkpoint_rounds
 
+#: the rows with a numba side; NUMPY_NAMES: the rows with batched NumPy sides
 NAMES = ("ogd-full", "linucb", "ftpsl")
-OGD_D, BANDIT_D, K_ARMS, FTPSL_K, FTPSL_M = 64, 20, 10, 10, 10
+OGD_D, BANDIT_D, K_ARMS, FTPSL_K, FTPSL_M, SUBSET_K = 64, 20, 10, 10, 10, 8
 
 
 def _a9a(dtype):
@@ -52,7 +55,7 @@ def ftpsl_rates(d: int, k: int, horizon: int) -> tuple[float, float]:
 # ----------------------------------------------------------------------------- NumPy, batched
 
 
-def _ogd_numpy(runs, horizon, dtype, seed):
+def _ogd_numpy(runs, horizon, dtype, seed, k=None):
     rng = np.random.default_rng(seed)
     d = OGD_D
     ckpts = checkpoint_rounds(horizon)
@@ -68,6 +71,8 @@ def _ogd_numpy(runs, horizon, dtype, seed):
         x = rng.standard_normal((runs, d), dtype)
         noise = dtype(0.1) * rng.standard_normal(runs, dtype)
         y = np.einsum("rd,rd->r", x, w_star) + noise
+        if k is not None:  # only a uniform k-subset of x is seen
+            x = np.where(_random_subsets(rng, runs, d, k), x, dtype(0))
         err = np.einsum("rd,rd->r", x, w) - y
         loss += err * err
         loss_star += noise * noise
@@ -158,11 +163,84 @@ def _ftpsl_numpy(runs, horizon, dtype, seed):
     return {"reward": reward, "theta_sum": theta_sum, "ckpt": (buf_r, buf_t)}
 
 
-_NUMPY = {"ogd-full": _ogd_numpy, "linucb": _linucb_numpy, "ftpsl": _ftpsl_numpy}
+def _ogd_subset_numpy(runs, horizon, dtype, seed):
+    """ogd-random-subset: as ogd-full on a uniform k = 8 subset of x's coordinates per round
+    (`benchmarks.numpy_loops.ogd_loop(full=False)` across runs)."""
+    return _ogd_numpy(runs, horizon, dtype, seed, k=SUBSET_K)
+
+
+def _random_subsets(rng, runs, d, k):
+    """(runs, d) masks of uniform k-subsets: the k smallest of d uniforms per run."""
+    u = rng.random((runs, d), np.float32)
+    return u <= np.partition(u, k - 1, axis=1)[:, k - 1:k]
+
+
+def _uniform_numpy(runs, horizon, dtype, seed):
+    """uniform-subset: w* ~ N(0, I) / d, a uniform k = 8 subset per round, reward
+    y <x_q, 1 / sqrt(k)> (`numpy_loops.uniform_loop` across runs); the reward sum."""
+    rng = np.random.default_rng(seed)
+    d, k = OGD_D, SUBSET_K
+    ckpts = checkpoint_rounds(horizon)
+    w_star = rng.standard_normal((runs, d), dtype) / dtype(d)
+    reward, buf = np.zeros(runs, dtype), np.zeros((len(ckpts), runs), dtype)
+    c, scale = 0, dtype(k**-0.5)
+    for t in range(horizon):
+        x = rng.standard_normal((runs, d), dtype)
+        y = np.einsum("rd,rd->r", x, w_star) + dtype(0.1) * rng.standard_normal(runs, dtype)
+        mask = _random_subsets(rng, runs, d, k)
+        reward += y * np.where(mask, x, dtype(0)).sum(1) * scale
+        if t + 1 == ckpts[c]:
+            buf[c] = reward
+            c += 1
+    return {"reward": reward, "ckpt": buf}
+
+
+def _eps_greedy_numpy(runs, horizon, dtype, seed):
+    """eps-greedy on linear-bandit (d = 20, K = 10): ridge least squares by Sherman-Morrison on
+    A^-1 (runs, d, d), a uniform arm with probability 0.1, else the greedy one
+    (`numpy_loops.eps_greedy_loop` across runs); reward and pseudo-regret."""
+    rng = np.random.default_rng(seed)
+    d, n_arms = BANDIT_D, K_ARMS
+    ckpts = checkpoint_rounds(horizon)
+    theta = rng.standard_normal((runs, d), dtype)
+    theta /= np.linalg.norm(theta, axis=1, keepdims=True)
+    arms = rng.standard_normal((runs, n_arms, d), dtype)
+    arms /= np.linalg.norm(arms, axis=2, keepdims=True)
+    means = np.einsum("rkd,rd->rk", arms, theta)
+    best = means.max(1)
+    a_inv = np.broadcast_to(np.eye(d, dtype=dtype), (runs, d, d)).copy()
+    b = np.zeros((runs, d), dtype)
+    reward, regret = np.zeros(runs, dtype), np.zeros(runs, dtype)
+    buf = np.zeros((2, len(ckpts), runs), dtype)
+    rows, c = np.arange(runs), 0
+    for t in range(horizon):
+        est = np.einsum("rij,rj->ri", a_inv, b)
+        greedy = np.argmax(np.einsum("rkd,rd->rk", arms, est), axis=1)
+        explore = rng.random(runs, dtype) < dtype(0.1)
+        arm = np.where(explore, rng.integers(0, n_arms, runs), greedy)
+        r = means[rows, arm] + rng.random(runs, dtype) - dtype(0.5)
+        x = arms[rows, arm]
+        u = np.einsum("rij,rj->ri", a_inv, x)
+        a_inv -= u[:, :, None] * (u / (dtype(1.0) + np.einsum("rd,rd->r", x, u))[:, None])[:, None]
+        b += r[:, None] * x
+        reward += r
+        regret += best - means[rows, arm]
+        if t + 1 == ckpts[c]:
+            buf[0, c], buf[1, c] = reward, regret
+            c += 1
+    return {"reward": reward, "pseudo_regret": regret, "ckpt": buf}
+
+
+_NUMPY = {"ogd-full": _ogd_numpy, "ogd-random-subset": _ogd_subset_numpy,
+          "uniform-subset": _uniform_numpy, "eps-greedy": _eps_greedy_numpy,
+          "linucb": _linucb_numpy, "ftpsl": _ftpsl_numpy}
+
+
+NUMPY_NAMES = tuple(_NUMPY)
 
 
 def numpy_batched(name: str, runs: int, horizon: int, dtype=np.float64, seed: int = 0):
-    """`call()` running the study `name` (one of NAMES) in batched NumPy of `dtype`."""
+    """`call()` running the study `name` (one of NUMPY_NAMES) in batched NumPy of `dtype`."""
     fn, dtype = _NUMPY[name], np.dtype(dtype).type
     return lambda: fn(runs, horizon, dtype, seed)
 
@@ -355,4 +433,4 @@ def numba_batched(name: str, runs: int, horizon: int, seed: int = 0):
     return call
 
 
-__all__ = ["NAMES", "ftpsl_rates", "numba_batched", "numpy_batched"]
+__all__ = ["NAMES", "NUMPY_NAMES", "ftpsl_rates", "numba_batched", "numpy_batched"]

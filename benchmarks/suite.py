@@ -100,8 +100,13 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
     if result.get("rows"):
         parts += [
             "## Throughput\n",
-            "run-rounds/s: runs x T / median seconds of the compiled, vmapped scan; NumPy and "
-            "peers: one run, rounds/s. ratio = oslr / NumPy. Peers (LinUCB, d = 20, K = 10, "
+            "oslr_cpu (oslr_wall on an accelerator): run-rounds/s of the compiled, vmapped scan "
+            "by process CPU time (wall time), timed in turn with the same study batched across "
+            "runs in NumPy float64 and float32 and in numba where `benchmarks/anchors.py` has "
+            "them (it says what each side computes per run-round); best_alternative and "
+            "oslr_over_best: the fastest of them and oslr's rate over it (the headline ratio). "
+            "Secondary columns: jax_run_rounds_per_s: runs x T / median wall seconds; NumPy "
+            "and peers: one run, rounds/s. ratio = oslr / the one-run NumPy loop. Peers (LinUCB, d = 20, K = 10, "
             "one unit theta per arm, shared context): river's `bandit.LinUCBDisjoint` (disjoint "
             "LinUCB, one Bayesian linear regression per arm, dict contexts), Vowpal Wabbit "
             "`--cb_explore_adf --squarecb -q sa` (C++; another exploration algorithm, SquareCB, "
@@ -109,7 +114,8 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
             "each is timed in turn with the oslr program and the NumPy loop, and x is oslr's "
             "run-rounds/s over its rounds/s. harness_share: the seconds of the same program "
             "with an idle learner (`benchmarks/harness.py`: the problem's stream and keys, the "
-            "protocol round, the metrics, the loop) over the row's, timed in turn with it. "
+            "protocol round, the metrics, the loop) over the row's, timed in turn with it, by "
+            "wall and by CPU time. "
             "jax_mem_mb: the compiled program's "
             "buffers (arguments, outputs, scratch); numpy_mem_mb: tracemalloc peak of one run. "
             "gflops: the case's cost model (benchmarks/cases.py: flops for `linalg`, random "
@@ -216,7 +222,8 @@ def main(argv=None) -> dict:
     if "throughput" in parts:
         result["rows"] = bench_all(cases, args.runs or cfg["runs"], cfg["horizon"],
                                    cfg["repeats"], peak, cfg.get("loop_seconds", 0.3),
-                                   progress=say)
+                                   progress=say,
+                                   clock="cpu" if info["platform"] == "cpu" else "wall")
         _save(result, out, t0)
     if "scaling" in parts:
         h = min(cfg["horizon"], 200)

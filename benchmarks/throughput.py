@@ -6,7 +6,10 @@ apart), run-rounds per second of the jitted, vmapped scan (median of repeats aft
 memory the compiled program holds (arguments + outputs + scratch, from XLA's buffer assignment),
 achieved GFLOP/s from the case's cost model as a percentage of the matmul peak measured in the
 same run; the same rate and peak allocation (tracemalloc) for the one-run float64 NumPy loop and
-the peer, and the ratios. Nothing here is asserted.
+the peer, and the ratios. Where `benchmarks.anchors` has them (issue 26), the same study batched
+across runs in NumPy float64 and float32 and in numba, timed in turn with the oslr program:
+run-rounds/s of each by process CPU time on a CPU (by wall time on an accelerator, where they run
+on the host), the best alternative and oslr's rate over it. Nothing here is asserted.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ import tracemalloc
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 import oslr
+from benchmarks import anchors
 from benchmarks.cases import Case
 from benchmarks.harness import idle_make
 from oslr import metrics, sim
@@ -126,17 +131,45 @@ def time_jax(case: Case, runs: int, horizon: int, repeats: int,
     return {**prog, "seconds": seconds, "rate": runs * horizon / seconds}
 
 
+def anchor_calls(learner: str, runs: int, horizon: int) -> dict:
+    """The row's batched alternatives (`benchmarks.anchors`), compiled and warmed up: NumPy
+    float64 and float32 where written, numba where written and installed."""
+    calls = {}
+    if learner in anchors.NUMPY_NAMES:
+        calls["numpy_f64"] = anchors.numpy_batched(learner, runs, horizon, np.float64)
+        calls["numpy_f32"] = anchors.numpy_batched(learner, runs, horizon, np.float32)
+    if learner in anchors.NAMES:
+        numba_call = anchors.numba_batched(learner, runs, horizon)
+        if numba_call is not None:
+            calls["numba"] = numba_call
+    for call in calls.values():
+        call()  # warm-up (numba compiles here)
+    return calls
+
+
+#: the alternatives of a row, in the order of its columns; rows of more runs skip them (a NumPy
+#: FTPSL of 65,536 runs would take most of an hour)
+ANCHOR_SIDES = ("numpy_f64", "numpy_f32", "numba")
+ANCHOR_MAX_RUNS = 4096
+
+
 def bench_case(case: Case, runs: int, horizon: int, repeats: int, peak_gflops: float,
-               loop_horizon: int, peer_horizon: int, loop_seconds: float = 0.3) -> dict:
-    """One row of the throughput table (see the module docstring)."""
+               loop_horizon: int, peer_horizon: int, loop_seconds: float = 0.3,
+               clock: str = "cpu") -> dict:
+    """One row of the throughput table (see the module docstring). `clock`: how oslr is compared
+    with its batched alternatives ("cpu": process CPU time, on a CPU where every side uses the
+    same cores; "wall" on an accelerator, where the alternatives run on the host)."""
     prog = jax_program(case, runs, horizon)
     calls = {"jax": prog["call"],
              "harness": jax_program(case, runs, horizon, make=idle_make(case, horizon))["call"]}
+    alternatives = anchor_calls(case.learner, runs, horizon) if runs <= ANCHOR_MAX_RUNS else {}
+    calls.update(alternatives)
     np_call, np_mem = loop_program(case.loop, loop_horizon)
     calls["numpy"] = np_call
     peers = {name: loop_program(loop, peer_horizon) for name, loop in case.peers}
     calls.update({name: prog[0] for name, prog in peers.items() if prog is not None})
-    sec = interleaved(calls, repeats, loop_seconds)
+    both = timed_in_turn(calls, repeats, loop_seconds)
+    sec = {name: t["wall"] for name, t in both.items()}
     jax_rate = runs * horizon / sec["jax"]
     np_rate = loop_horizon / sec["numpy"]
     ops = case.ops(prog["d"])
@@ -148,9 +181,23 @@ def bench_case(case: Case, runs: int, horizon: int, repeats: int, peak_gflops: f
         "numpy_rounds_per_s": round(np_rate, 1), "numpy_mem_mb": round(np_mem, 3),
         "ratio": round(jax_rate / np_rate, 2),
         "harness_share": round(sec["harness"] / sec["jax"], 2),
+        "harness_share_cpu": round(both["harness"]["cpu"] / both["jax"]["cpu"], 2),
         "kind": case.kind, "ops_per_round": round(ops), "gflops": round(gflops, 3),
         "pct_peak": round(100.0 * gflops / peak_gflops, 2),
     }
+    work = runs * horizon
+    row["oslr_" + clock] = round(work / both["jax"][clock])
+    for side in ANCHOR_SIDES:
+        row[f"{side}_{clock}"] = round(work / both[side][clock]) if side in alternatives else None
+    if alternatives:
+        best = max(alternatives, key=lambda s_: row[f"{s_}_{clock}"])
+        row["best_alternative"] = best
+        row["oslr_over_best"] = round(row["oslr_" + clock] / row[f"{best}_{clock}"], 2)
+        numpys = [s_ for s_ in alternatives if s_.startswith("numpy")]
+        row["oslr_over_numpy"] = round(row["oslr_" + clock] / max(
+            row[f"{s_}_{clock}"] for s_ in numpys), 2)
+        if "numba" in alternatives:
+            row["oslr_over_numba"] = round(row["oslr_" + clock] / row[f"numba_{clock}"], 2)
     if case.peers:
         row["peers"] = [
             {"peer": name, "rounds_per_s": None, "mem_mb": None, "ratio": None,
@@ -177,10 +224,19 @@ def _peers_text(row: dict) -> str:
 
 
 def missed_targets(row: dict) -> list[str]:
-    """The issues' targets (2-core CPU) this row misses: >= 10x its NumPy loop for every learner
+    """The issues' targets (2-core CPU) this row misses: >= 1.5x the best batched NumPy
+    (float64 or float32) where written, >= 1x numba where written, a LinUCB harness share (CPU)
+    <= 0.25 (issue 26); >= 10x its one-run NumPy loop for every learner
     (foster-hedge and ftpsl: >= 20x); LinUCB >= 100x NumPy and >= 500x river's LinUCB;
     linear-algebra learners >= 25% of the peak."""
     missed = []
+    over_numpy, over_numba = row.get("oslr_over_numpy"), row.get("oslr_over_numba")
+    if over_numpy is not None and not over_numpy >= 1.5:
+        missed.append(f"{over_numpy}x batched NumPy < 1.5x")
+    if over_numba is not None and not over_numba >= 1.0:
+        missed.append(f"{over_numba}x numba < 1x")
+    if row["learner"] == "linucb" and not row.get("harness_share_cpu", 0.0) <= 0.25:
+        missed.append(f"harness share {row['harness_share_cpu']} > 0.25")
     if not row["ratio"] >= 10:
         missed.append(f"{row['ratio']}x NumPy < 10x")
     elif row["learner"] in ("foster-hedge", "ftpsl") and not row["ratio"] >= 20:
@@ -209,9 +265,12 @@ def markdown_table(rows: list[dict], cols: list[str] | None = None) -> str:
 
 def rows_markdown(rows: list[dict], notes: dict[str, str]) -> str:
     """The throughput table plus, for each row that misses a target, why and what would fix it."""
-    cols = ["learner", "family", "d", "k", "T", "runs", "compile_s", "jax_run_rounds_per_s",
-            "jax_mem_mb", "numpy_rounds_per_s", "numpy_mem_mb", "ratio", "harness_share", "kind",
-            "gflops", "pct_peak", "peers", "targets"]
+    clock = "wall" if any("oslr_wall" in r for r in rows) else "cpu"
+    cols = ["learner", "family", "d", "k", "T", "runs", f"oslr_{clock}",
+            *(f"{side}_{clock}" for side in ANCHOR_SIDES), "best_alternative", "oslr_over_best",
+            "compile_s", "jax_run_rounds_per_s", "jax_mem_mb", "numpy_rounds_per_s",
+            "numpy_mem_mb", "ratio", "harness_share", "harness_share_cpu", "kind", "gflops",
+            "pct_peak", "peers", "targets"]
     table, misses = [], []
     for r in rows:
         missed = missed_targets(r)
@@ -227,8 +286,9 @@ def rows_markdown(rows: list[dict], notes: dict[str, str]) -> str:
 
 
 def bench_all(cases: list[Case], runs: int | None, horizon: int, repeats: int,
-              peak_gflops: float, loop_seconds: float = 0.3, progress=None) -> list[dict]:
-    """Every case's row (runs: the case's own unless given)."""
+              peak_gflops: float, loop_seconds: float = 0.3, progress=None,
+              clock: str = "cpu") -> list[dict]:
+    """Every case's row (runs: the case's own unless given; clock: as `bench_case`)."""
     rows = []
     for case in cases:
         if progress is not None:
@@ -236,10 +296,11 @@ def bench_all(cases: list[Case], runs: int | None, horizon: int, repeats: int,
         h = max(10, round(horizon * case.horizon_scale))
         rows.append(bench_case(case, runs or case.runs, h, repeats, peak_gflops,
                                loop_horizon=max(20, min(h, 2000)),
-                               peer_horizon=max(20, min(h, 300)), loop_seconds=loop_seconds))
+                               peer_horizon=max(20, min(h, 300)), loop_seconds=loop_seconds,
+                               clock=clock))
     return rows
 
 
-__all__ = ["bench_all", "bench_case", "build", "interleaved", "jax_program", "loop_program",
+__all__ = ["ANCHOR_SIDES", "anchor_calls", "bench_all", "bench_case", "build", "interleaved", "jax_program", "loop_program",
            "markdown_table", "missed_targets", "peer_ratio", "rows_markdown", "time_jax",
            "timed_in_turn"]

@@ -29,6 +29,7 @@ def _draws(key):
             "bits8": jax.random.bits(key, (7,), jnp.uint8),
             "bits16": jax.random.bits(key, (7,), jnp.uint16),
             "empty": jax.random.bits(key, (0,)),
+            "large": jax.random.bits(key, (3, 200)),  # above UNROLLED_UP_TO: JAX's own hash
             "uniform": jax.random.uniform(key, (11,)),
             "normal": jax.random.normal(key, (4, 3)),
             "laplace": jax.random.laplace(key, (5,)),

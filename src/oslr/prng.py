@@ -7,7 +7,8 @@ while loop of five iterations), which XLA cannot fuse with the operations around
 On the LinUCB benchmark row (1,024 runs) that made the idle harness (keys, stream, metrics) cost
 0.19 us per run-round, more than the learner itself. Here the same hash is written out as the
 twenty rounds of adds, rotations and xors (what JAX itself emits on a GPU), so XLA fuses it with
-the round.
+the round. Draws of more than `UNROLLED_UP_TO` words per key keep JAX's lowering: there one loop
+serves many words, and the unrolled code measured slower inside FTPSL's round.
 
 Everything else is JAX's "partitionable" threefry (`jax_threefry_partitionable`, the default since
 jax 0.5): the same seed, `fold_in`, `split` and `random_bits` semantics, so every key and every
@@ -28,11 +29,16 @@ import math
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.extend.random import define_prng_impl
+from jax.extend.random import define_prng_impl, threefry2x32_p
 
 from oslr.types import Array
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+#: Largest draw (words per key) hashed by the unrolled code; larger ones use JAX's own lowering
+#: (the same bits). FTPSL's resample draw (10 x 124 words a run) ran 1.4-2.4x slower unrolled
+#: inside its round (its play draw, 124 words, and LinUCB's 10 were faster).
+UNROLLED_UP_TO = 256
 _PARITY = np.uint32(0x1BD11BDA)
 
 
@@ -87,7 +93,8 @@ def _random_bits(key: Array, bit_width: int, shape: tuple[int, ...]) -> Array:
     if bit_width not in (8, 16, 32, 64):
         raise TypeError(f"random bits of width {bit_width}: 8, 16, 32 or 64 only")
     c = _counts(shape)
-    b0, b1 = threefry2x32(key[0], key[1], jnp.zeros_like(c), c)
+    hash_ = threefry2x32 if c.size <= UNROLLED_UP_TO else threefry2x32_p.bind
+    b0, b1 = hash_(key[0], key[1], jnp.zeros_like(c), c)
     if bit_width == 64:
         wide = jnp.uint64
         return (b0.astype(wide) << wide(32)) | b1.astype(wide)
@@ -98,4 +105,4 @@ def _random_bits(key: Array, bit_width: int, shape: tuple[int, ...]) -> Array:
 THREEFRY = define_prng_impl(key_shape=(2,), seed=_seed, split=_split, random_bits=_random_bits,
                             fold_in=_fold_in, name="oslr_threefry2x32", tag="ofry")
 
-__all__ = ["THREEFRY", "threefry2x32"]
+__all__ = ["THREEFRY", "UNROLLED_UP_TO", "threefry2x32"]
