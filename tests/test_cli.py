@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -77,8 +78,19 @@ def test_run__toml_config(tmp_path, capsys):
         (["--set", "eta=nan"], "NaN"),
         (["--grid", "bogus=1"], "'bogus' is not a parameter"),
         (["--problem", "mnist35", "--horizon", "20000"], "allow cycling"),
-        (["--problem", "linear-bandit"], "cannot run on problem"),
+        (["--problem", "linear-bandit", "--learners", "ogd-full"], "cannot run on problem"),
         (["--problem", "a9a", "--d", "5"], "does not take option"),
+        (["--learners", "ogd-ful"], "did you mean 'ogd-full'?"),
+        (["--problem", "sparse-linaer"], "did you mean 'sparse-linear'?"),
+        (["--learners", "ogd-random-subset", "--set", "k=2.5"],
+         "k=2.5 must be a whole number (it counts something); give e.g. k=2 or k=3. Change it "
+         "with --set k=..."),
+        (["--learners", "ogd-random-subset", "--grid", "k=2,3.5"], "k=3.5 must be a whole"),
+        (["--d", "3", "--k", "5"], "Change the problem's options (--d, --k"),
+        (["--d", "3", "--learners", "ogd-random-subset", "--set", "k=5"],
+         "out of range [1, 3]. (k: features queried per round) Change it with --set k=..."),
+        (["--problem", "linear-bandit"], "no learners named, and the default ones (ogd-full, "
+         "ogd-random-subset) cannot run on problem 'linear-bandit'"),
     ],
 )
 def test_run__bad_input_gets_a_clear_error(argv, message, capsys, tmp_path):
@@ -96,6 +108,7 @@ def test_run__bad_input_gets_a_clear_error(argv, message, capsys, tmp_path):
         ("horizon = 2.5\n", "horizon = 2.5 must be an integer"),
         ("learners = [\n", "not valid TOML"),
         ("problem_options = 3\n", "problem_options must be a table"),
+        ('problem = "linear-bandit"\n', "no learners named"),
     ],
 )
 def test_run__bad_toml_names_the_file_key_and_value(toml, message, tmp_path, capsys):
@@ -104,6 +117,113 @@ def test_run__bad_toml_names_the_file_key_and_value(toml, message, tmp_path, cap
     assert main(["run", "--config", str(cfg), "--out", str(tmp_path / "o"), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(cfg) in err and message in err, err
+
+
+def test_run__counts_accept_integral_floats(tmp_path):
+    from oslr.cli import build_study, make_parser
+
+    args = make_parser().parse_args(["run", "--horizon", "1e3", "--runs", "2.0", "--chunk", "500"])
+    assert (args.horizon, args.runs) == (1000, 2)
+    with pytest.raises(SystemExit):
+        make_parser().parse_args(["run", "--horizon", "2.5"])
+    cfg = tmp_path / "study.toml"
+    cfg.write_text("horizon = 1e4\n")
+    study = build_study(make_parser().parse_args(["run", "--config", str(cfg)]))
+    assert study["horizon"] == 10_000 and isinstance(study["horizon"], int)
+
+
+def test_run__default_study_fits_a_small_d(tmp_path, capsys):
+    from oslr.cli import build_study, make_parser
+
+    for d, k in [(3, 3), (2, 2), (16, 4)]:
+        study = build_study(make_parser().parse_args(["run", "--d", str(d)]))
+        assert study["params"]["k"] == k and study["problem_options"]["k"] == min(3, d)
+    study = build_study(make_parser().parse_args(["run", "--d", "3", "--set", "k=2"]))
+    assert study["params"]["k"] == 2  # the user's own k is left alone
+    assert main(["run", "--d", "3", "--runs", "2", "--horizon", "20", "--out", str(tmp_path / "o"),
+                 "--json", "--no-progress", "--no-plot"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["params"] for r in rows if r["learner"] == "ogd-random-subset"} == {"k=3"}
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_run__folder_where_no_file_can_be_created_is_refused_before_any_work(capsys, monkeypatch):
+    import oslr
+
+    monkeypatch.setattr(oslr, "simulate", lambda *a, **k: pytest.fail("simulated anyway"))
+    assert main(["run", "--runs", "2", "--horizon", "20", "--out", "/proc/oslr-out"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--out /proc/oslr-out: cannot write there" in err
+
+
+def test_run__a_study_beyond_memory_is_refused_at_once_with_the_size(tmp_path, capsys):
+    assert main(["run", "--runs", "100000000", "--horizon", "100", "--out", str(tmp_path),
+                 "--no-progress"]) == 2  # shapes only: nothing is allocated or compiled
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("oslr run: sparse-linear (d=16)")  # on screen from the start
+    assert err[1].startswith("oslr: error: this study needs about ")
+    assert "GiB on each device for its state (100,000,000 runs" in err[1]
+
+
+def test_run__one_run_gives_a_result_with_no_interval(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["run", "--learners", "ogd-full", "--runs", "1", "--horizon", "30", "--out",
+                 str(out), "--no-progress"]) == 0
+    rows = json.loads((out / "summary.json").read_text())
+    assert rows and all(r["ci_low"] is None and r["ci_high"] is None and r["sem"] is None
+                        and r["mean"] is not None for r in rows)
+    assert (out / "regret.png").is_file()
+
+
+def test_run__ctrl_c_says_what_was_saved_and_a_rerun_resumes(tmp_path, capsys, monkeypatch):
+    import oslr.sim as sim
+
+    study = ["run", "--learners", "ogd-full", "--runs", "3", "--horizon", "60", "--chunk", "20",
+             "--no-progress", "--no-plot", "--json"]
+    assert main([*study, "--out", str(tmp_path / "whole")]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    real, saves = sim._save_checkpoint, []
+
+    def dying(*args):
+        real(*args)
+        saves.append(args[2])
+        if len(saves) == 2:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(sim, "_save_checkpoint", dying)
+    out = tmp_path / "cut"
+    assert main([*study, "--out", str(out)]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0].startswith("oslr run:") and err[-1].startswith("oslr: interrupted; every "
+                                                                 "finished chunk is saved in")
+    assert len([line for line in err if line]) == 2 and "same --out) to resume" in err[-1]
+    assert not (out / "summary.json").exists() and (out / ".checkpoints").is_dir()
+    monkeypatch.setattr(sim, "_save_checkpoint", real)
+    assert main([*study, "--out", str(out)]) == 0
+    cap = capsys.readouterr()
+    assert "resuming" in cap.err and json.loads(cap.out) == whole
+    assert not (out / ".checkpoints").exists()
+    assert main([*study, "--out", str(out)]) == 2  # a finished study is not overwritten
+    assert "already holds a finished study" in capsys.readouterr().err
+
+
+def test_main__ctrl_c_anywhere_is_one_line_and_exit_130(capsys, monkeypatch):
+    import oslr.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, "cmd_list", interrupted)
+    parser = cli.make_parser
+    monkeypatch.setattr(cli, "make_parser", lambda: _with_func(parser(), interrupted))
+    assert main(["list"]) == 130
+    assert capsys.readouterr().err.strip().count("\n") == 0
+
+
+def _with_func(parser, func):
+    parser.set_defaults(func=func)
+    for action in parser._subparsers._group_actions:
+        for sub in action.choices.values():
+            sub.set_defaults(func=func)
+    return parser
 
 
 def test_run__output_folder_under_a_file_is_refused_before_any_work(tmp_path, capsys,

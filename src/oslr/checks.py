@@ -41,6 +41,33 @@ def check_positive_int(name: str, value) -> int:
     return int(value)
 
 
+def check_integral(name: str, value, dtype, where: str = "") -> None:
+    """ValueError when `value` is for an integer leaf of `dtype` but holds a non-integer
+    (k=2.5 would otherwise be cast to 2 while every label says 2.5)."""
+    if not np.issubdtype(np.dtype(dtype), np.integer):
+        return
+    a = np.atleast_1d(np.asarray(value))
+    if a.dtype.kind != "f":
+        return
+    bad = a[~(np.isfinite(a) & (a == np.round(a)))]
+    if bad.size:
+        x = float(bad.flat[0])
+        hint = (f"give e.g. {name}={int(np.floor(x))} or {name}={int(np.ceil(x))}"
+                if np.isfinite(x) else "give a whole number")
+        raise ValueError(f"{where}parameter {name}={value!r} must be a whole number (it "
+                         f"counts something); {hint}.")
+
+
+def unknown_name(kind: str, name: str, names) -> str:
+    """"unknown KIND 'nmae'; did you mean 'name'? available: ..." (the closest names first)."""
+    import difflib
+
+    names = sorted(names)
+    close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.6)
+    guess = f" did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return f"unknown {kind} {name!r};{guess} available: {', '.join(names)}."
+
+
 def check_seed(seed) -> int:
     """`seed` as an int; ValueError unless it is an integer in [0, 2^32) (bools refused)."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not (

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from oslr.checks import check_seed
+from oslr.checks import check_seed, unknown_name
 from oslr.problems.datasets import DataError
 
 DEFAULT_STUDY: dict[str, Any] = {
@@ -35,6 +35,10 @@ DEFAULT_STUDY: dict[str, Any] = {
 }
 
 
+#: the folder under `--out` where `oslr run` keeps the chunks of an unfinished study
+CHECKPOINTS = ".checkpoints"
+
+
 class UsageError(ValueError):
     """Bad command-line input."""
 
@@ -48,6 +52,21 @@ def _parse_value(text: str) -> Any:
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
     return text
+
+
+def _whole(text: str) -> int:
+    """An argparse type for counts: an integer, also written as an integral float ("1e6")."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    return int(value)
 
 
 def _parse_assignments(items: list[str] | None, multi: bool) -> dict[str, Any]:
@@ -101,6 +120,8 @@ def _check_config_types(path: str, cfg: dict[str, Any]) -> None:
             raise UsageError(f"{path}: [grid] {name} = {values!r} must be a non-empty list of "
                              f"values, e.g. {name} = [{values!r}].")
     for key in ("horizon", "runs", "seed", "chunk", "comparator_k"):
+        if isinstance(cfg.get(key), float) and cfg[key].is_integer():
+            cfg[key] = int(cfg[key])  # horizon = 1e6
         if key in cfg and (isinstance(cfg[key], bool) or not isinstance(cfg[key], int)):
             raise UsageError(f"{path}: {key} = {cfg[key]!r} must be an integer.")
     for key in ("problem", "out"):
@@ -138,6 +159,9 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
         study["problem_options"]["cycle"] = True
     if args.learners:
         study["learners"] = [s.strip() for s in args.learners.split(",") if s.strip()]
+    elif study["learners"] == DEFAULT_STUDY["learners"]:
+        # prepare says so if they cannot run on the problem
+        study["_default_learners"] = args.config or "--problem"
     for key in ("horizon", "runs", "seed", "chunk", "out", "comparator_k"):
         value = getattr(args, key, None)
         if value is not None:
@@ -149,6 +173,13 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
             flag = {"runs": "--runs", "horizon": "--horizon", "chunk": "--chunk"}[key]
             raise UsageError(f"{flag} (or {key} in the config) must be a positive integer, "
                              f"got {value!r}.")
+    # the default study's sparsities fit a small d (a k the user gives is checked, not changed)
+    d, opts = study["problem_options"].get("d"), study["problem_options"]
+    if isinstance(d, int) and d >= 1:
+        if args.k is None and opts.get("k") == DEFAULT_STUDY["problem_options"]["k"]:
+            opts["k"] = min(opts["k"], d)
+        if study["params"].get("k") == DEFAULT_STUDY["params"]["k"]:
+            study["params"]["k"] = min(study["params"]["k"], d)
     study["grid"] = {**study.get("grid", {}), **_parse_assignments(args.grid, multi=True)}
     study["params"] = {**study.get("params", {}), **_parse_assignments(args.set, multi=False)}
     return study
@@ -162,17 +193,26 @@ def prepare(study: dict[str, Any]):
 
     name = study["problem"]
     if name not in PROBLEMS:
-        raise UsageError(f"unknown problem {name!r}; available: {', '.join(sorted(PROBLEMS))}.")
-    problem, pp = oslr.make_problem(name, **dict(study.get("problem_options", {})))
+        raise UsageError(unknown_name("problem", name, PROBLEMS))
+    try:
+        problem, pp = oslr.make_problem(name, **dict(study.get("problem_options", {})))
+    except ValueError as err:
+        flags = ", ".join(f"--{k.replace('_', '-')}" for k in study.get("problem_options", {}))
+        raise UsageError(f"{err.args[0] if err.args else err} Change the problem's options "
+                         f"({flags or 'none given'}, or problem_options in the config).") from None
     if not study["learners"]:
         raise UsageError("no learners given.")
     plans = []
     for lname in study["learners"]:
         if lname not in LEARNERS:
-            raise UsageError(
-                f"unknown learner {lname!r}; available: {', '.join(sorted(LEARNERS))}."
-            )
+            raise UsageError(unknown_name("learner", lname, LEARNERS))
         spec = LEARNERS[lname]
+        if not problem.supports(spec.family) and study.get("_default_learners"):
+            raise UsageError(
+                f"{study['_default_learners']}: no learners named, and the default ones "
+                f"({', '.join(study['learners'])}) "
+                f"cannot run on problem {name!r} ({problem.kind}): add --learners A,B or "
+                f"learners = [...] to the config (`oslr list` shows each learner's family).")
         if not problem.supports(spec.family):
             raise UsageError(
                 f"learner {lname!r} ({spec.family}) cannot run on problem {name!r} "
@@ -190,8 +230,12 @@ def prepare(study: dict[str, Any]):
         n_arms = problem.n_arms if "n_arms" in spec.option_names else None
         # a learner that enumerates k-subsets has a static k: --set k, else the problem's k
         static_k = _static_k(lname, spec, study, pp)
-        learner, base = oslr.make(lname, d=problem.d, max_k=max_k, horizon=study["horizon"],
-                                  max_delay=max_delay, n_arms=n_arms, **static_k, **fixed)
+        try:
+            learner, base = oslr.make(lname, d=problem.d, max_k=max_k,
+                                      horizon=study["horizon"], max_delay=max_delay,
+                                      n_arms=n_arms, **static_k, **fixed)
+        except ValueError as err:
+            raise UsageError(_with_flag_hint(err, study)) from None
         prep = None
         if spec.prepare is not None:
             def prep(point, _spec=spec):
@@ -199,8 +243,11 @@ def prepare(study: dict[str, Any]):
         labels, params = grid_params(base, grid, prepare=prep)
         # values fixed with --set (or the config's params) label every row and legend entry
         labels = [{**fixed, **label} for label in labels]
-        validate(learner, problem, params, pp, study["horizon"], study["runs"],
-                 study.get("seed", 0), study.get("comparator_k"))
+        try:
+            validate(learner, problem, params, pp, study["horizon"], study["runs"],
+                     study.get("seed", 0), study.get("comparator_k"))
+        except ValueError as err:
+            raise UsageError(_with_flag_hint(err, study)) from None
         plans.append((learner, labels, params))
     for key in set(study.get("grid", {})) | set(study.get("params", {})):
         if not any(key in LEARNERS[n].sweepable or (key == "k" and "k" in
@@ -210,6 +257,16 @@ def prepare(study: dict[str, Any]):
                 f"({', '.join(study['learners'])}); see `oslr list`."
             )
     return problem, pp, plans
+
+
+def _with_flag_hint(err: ValueError, study: dict[str, Any]) -> str:
+    """The message of `err` and, for a parameter the user set, the flag that sets it."""
+    msg = err.args[0] if err.args else str(err)
+    for key in sorted(set(study.get("params", {})) | set(study.get("grid", {}))):
+        if f"parameter {key}=" in msg:
+            flag = "--grid" if key in study.get("grid", {}) else "--set"
+            return f"{msg} Change it with {flag} {key}=... (or params/grid in the config)."
+    return msg
 
 
 def _static_k(name: str, spec, study: dict[str, Any], pp) -> dict[str, int]:
@@ -255,14 +312,22 @@ def _show(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 def _check_out_dir(out: Path) -> None:
-    """Refuse an output folder that cannot be created, before any work."""
+    """Refuse an output folder where the results could not be written, before any work: create
+    it (and its parents) and a file in it, then remove the file. A permission check alone
+    passes on folders where no file can be created (a read-only or virtual file system)."""
     for parent in [out, *out.parents]:
         if parent.exists():
             if not parent.is_dir():
                 raise UsageError(f"--out {out}: {parent} exists and is not a folder.")
-            if not os.access(parent, os.W_OK):
-                raise UsageError(f"--out {out}: cannot write into {parent}.")
-            return
+            break
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".oslr-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        raise UsageError(f"--out {out}: cannot write there ({err.strerror or err}); give a "
+                         "folder you can write to.") from None
 
 
 def _add_distributed(parser: argparse.ArgumentParser) -> None:
@@ -274,8 +339,8 @@ def _add_distributed(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--coordinator", metavar="HOST:PORT",
                    help="address of process 0 (default: JAX's detection or "
                         "JAX_COORDINATOR_ADDRESS)")
-    g.add_argument("--num-processes", dest="num_processes", type=int, metavar="N")
-    g.add_argument("--process-id", dest="process_id", type=int, metavar="I",
+    g.add_argument("--num-processes", dest="num_processes", type=_whole, metavar="N")
+    g.add_argument("--process-id", dest="process_id", type=_whole, metavar="I",
                    help="this process's index, 0 .. N - 1")
 
 
@@ -302,33 +367,47 @@ def _start_distributed(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     study = build_study(args)
     out = Path(study.get("out") or Path("oslr-results") / time.strftime("run-%Y%m%d-%H%M%S"))
+    saved = out / CHECKPOINTS
+    if (out / "config.json").exists() and not saved.exists():
+        raise UsageError(f"--out {out} already holds a finished study; give another --out (or "
+                         "none: each study then gets its own oslr-results/run-<time> folder).")
     _check_out_dir(out)
     rank = _start_distributed(args)
     problem, pp, plans = prepare(study)  # every check happens here, before tracing
+    study.pop("_default_learners", None)
 
     import oslr
     from oslr import report
     log = sys.stderr if rank == 0 else open(os.devnull, "w")
     print(f"oslr run: {problem.name} (d={problem.d}), {len(plans)} learner(s), "
           f"T={study['horizon']}, {study['runs']} runs, seed {study['seed']}", file=log)
+    if saved.exists():
+        print(f"  resuming from the chunks saved in {saved}", file=log)
     results = []
     t0 = time.perf_counter()
-    for learner, labels, params in plans:
-        t1 = time.perf_counter()
-        res = oslr.simulate(
-            learner, problem, params, pp, horizon=study["horizon"], n_runs=study["runs"],
-            seed=study["seed"], grid=labels, chunk_size=study.get("chunk"),
-            comparator_k=study.get("comparator_k"),
-            comparator_radius=study.get("comparator_radius"),
-            progress=not args.no_progress and rank == 0,
-        )
-        res.info["wall_seconds"] = round(time.perf_counter() - t1, 3)
-        results.append(res)
-        print(f"  {learner.name}: {len(labels)} grid point(s) x {study['runs']} runs in "
-              f"{res.info['wall_seconds']:.1f} s", file=log)
+    try:
+        for i, (learner, labels, params) in enumerate(plans):
+            t1 = time.perf_counter()
+            res = oslr.simulate(
+                learner, problem, params, pp, horizon=study["horizon"], n_runs=study["runs"],
+                seed=study["seed"], grid=labels, chunk_size=study.get("chunk"),
+                comparator_k=study.get("comparator_k"),
+                comparator_radius=study.get("comparator_radius"),
+                progress=not args.no_progress and rank == 0,
+                checkpoint_path=saved / f"{i}-{learner.name}",
+            )
+            res.info["wall_seconds"] = round(time.perf_counter() - t1, 3)
+            results.append(res)
+            print(f"  {learner.name}: {len(labels)} grid point(s) x {study['runs']} runs in "
+                  f"{res.info['wall_seconds']:.1f} s", file=log)
+    except KeyboardInterrupt:
+        print(f"\noslr: interrupted; every finished chunk is saved in {saved}: run the same "
+              "command again (same --out) to resume.", file=log)
+        return 130
     if rank != 0:  # every process holds the gathered results; process 0 writes them
         return 0
     files = report.save_study(results, out, config=study, plot=not args.no_plot, axes=args.axes)
+    shutil.rmtree(saved, ignore_errors=True)  # the study is complete: its files say it all
     summary = report.summary_frame(results)
     if args.json:
         print(summary.to_json(orient="records", indent=1))
@@ -484,7 +563,7 @@ def make_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p_list = sub.add_parser("list", help="list registered learners and problems")
     p_list.add_argument("--json", action="store_true", help="print JSON")
-    p_list.add_argument("--d", type=int, default=16,
+    p_list.add_argument("--d", type=_whole, default=16,
                         help="dimension at which to evaluate d-dependent defaults (default 16)")
     p_list.add_argument("--import", dest="imports", action="append", metavar="MODULE",
                         help="import a module that registers learners (oslr.register_learner)")
@@ -496,27 +575,27 @@ def make_parser() -> argparse.ArgumentParser:
                        help="import a module that registers learners (oslr.register_learner)")
     p_run.add_argument("--problem", help="problem name (oslr list)")
     p_run.add_argument("--learners", help="comma-separated learner names")
-    p_run.add_argument("--horizon", type=int, help="rounds T")
-    p_run.add_argument("--runs", type=int, help="independent runs per grid point")
-    p_run.add_argument("--seed", type=int, help="root seed")
+    p_run.add_argument("--horizon", type=_whole, help="rounds T")
+    p_run.add_argument("--runs", type=_whole, help="independent runs per grid point")
+    p_run.add_argument("--seed", type=_whole, help="root seed")
     p_run.add_argument("--grid", action="append", metavar="NAME=V1,V2",
                        help="sweep a learner parameter (repeatable; cartesian product)")
     p_run.add_argument("--set", action="append", metavar="NAME=V",
                        help="fix a learner parameter (repeatable)")
-    p_run.add_argument("--d", type=int, help="feature dimension (synthetic problems)")
-    p_run.add_argument("--k", type=int, help="sparsity of w* and of the comparator")
+    p_run.add_argument("--d", type=_whole, help="feature dimension (synthetic problems)")
+    p_run.add_argument("--k", type=_whole, help="sparsity of w* and of the comparator")
     p_run.add_argument("--sigma", type=float, help="label noise (synthetic problems)")
     p_run.add_argument("--design", help="gaussian, rademacher or sphere (synthetic problems)")
-    p_run.add_argument("--n-redundant", dest="n_redundant", type=int,
+    p_run.add_argument("--n-redundant", dest="n_redundant", type=_whole,
                        help="append this many standard-normal features")
-    p_run.add_argument("--n-arms", dest="n_arms", type=int, help="arms (bandit problems)")
+    p_run.add_argument("--n-arms", dest="n_arms", type=_whole, help="arms (bandit problems)")
     p_run.add_argument("--delays", help="feedback delay schedule: fixed, random or batched")
-    p_run.add_argument("--max-delay", dest="max_delay", type=int, help="largest delay D_t")
+    p_run.add_argument("--max-delay", dest="max_delay", type=_whole, help="largest delay D_t")
     p_run.add_argument("--cycle", action="store_true",
                        help="allow horizons longer than a dataset (rows repeat)")
-    p_run.add_argument("--comparator-k", dest="comparator_k", type=int,
+    p_run.add_argument("--comparator-k", dest="comparator_k", type=_whole,
                        help="sparsity of the best-in-hindsight comparator (prediction family)")
-    p_run.add_argument("--chunk", type=int, help="rounds per jitted chunk")
+    p_run.add_argument("--chunk", type=_whole, help="rounds per jitted chunk")
     p_run.add_argument("--out", help="output folder (default oslr-results/run-<time>)")
     p_run.add_argument("--json", action="store_true", help="print the summary as JSON")
     p_run.add_argument("--no-plot", action="store_true", help="skip the regret plot")
@@ -534,11 +613,11 @@ def make_parser() -> argparse.ArgumentParser:
     p_exp.add_argument("--dataset", default=None,
                        help="wll-*: a9a (default), connect4, covtype or mnist35; kpm-tracking / "
                             "kpm-replay: the OBD campaign all (default), men or women")
-    p_exp.add_argument("--runs", type=int, default=None,
+    p_exp.add_argument("--runs", type=_whole, default=None,
                        help="shuffles per point (default 5 as in the paper; 100 for wll-rates)")
     p_exp.add_argument("--hold-rates", action="store_true",
                        help="wll-redundant: keep eta and gamma at their values for the original d")
-    p_exp.add_argument("--seed", type=int, default=0)
+    p_exp.add_argument("--seed", type=_whole, default=0)
     p_exp.add_argument("--quick", action="store_true",
                        help="3 k/d points (or 2 rho, or a 2x2 rate grid), 5000 rounds (1000 "
                             "for wll-rates): minutes instead of hours")
@@ -578,6 +657,11 @@ def main(argv: list[str] | None = None) -> int:
         msg = err.args[0] if err.args else str(err)
         print(f"oslr: error: {msg}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # one line, not JAX's stack
+        print("\noslr: interrupted. `oslr run` and the arena experiments resume from their "
+              "saved parts when run again with the same --out; other experiments start over.",
+              file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

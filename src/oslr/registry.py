@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from importlib import metadata
 from typing import Any, Iterator
 
+from oslr.checks import unknown_name
 from oslr.spec import LearnerSpec, ProblemSpec
 from oslr.types import Learner, Problem
 
@@ -162,6 +163,8 @@ def make(name: str, d: int, horizon: int | None = None, **options) -> tuple[Lear
     Example:
       learner, params = oslr.make("ogd-random-subset", d=20, k=4, max_k=8)
     """
+    if name not in LEARNERS:
+        raise ValueError(unknown_name("learner", name, LEARNERS))
     return LEARNERS[name].make(d, horizon, **options)
 
 
@@ -172,6 +175,8 @@ def spec(name: str) -> LearnerSpec:
 
 def make_problem(name: str, **options) -> tuple[Problem, Any]:
     """Build problem `name` and its default params (`oslr list` shows each problem's options)."""
+    if name not in PROBLEMS:
+        raise ValueError(unknown_name("problem", name, PROBLEMS))
     p = PROBLEMS[name]
     bad = set(options) - set(p.options)
     if bad:

@@ -33,11 +33,12 @@ def t_quantile(df: int) -> float:
 
 
 def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean, standard error and half-width of the 95% t interval along `axis`."""
+    """Mean, standard error and half-width of the 95% t interval along `axis` (NaN, of the mean's
+    type, for a single run: no interval, written as null in JSON)."""
     v = np.asarray(values, np.float64)
     n = v.shape[axis]
     mean = v.mean(axis=axis)
-    sem = v.std(axis=axis, ddof=1) / np.sqrt(n) if n > 1 else np.full_like(mean, np.nan)
+    sem = v.std(axis=axis, ddof=1) / np.sqrt(n) if n > 1 else mean * np.nan
     return mean, sem, t_quantile(n - 1) * sem
 
 

@@ -40,7 +40,7 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from oslr import atomic, metrics
-from oslr.checks import check_positive_int, check_seed
+from oslr.checks import check_integral, check_positive_int, check_seed
 from oslr.result import SimResult
 from oslr.rollout import init_run, play, run_keys
 from oslr.types import NO_REQUIREMENTS, PREDICTION, Learner, Problem, PyTree
@@ -84,6 +84,7 @@ def grid_params(base: PyTree, grid: dict[str, Sequence[Any]] | None,
         for k, v in label.items():
             if isinstance(v, (str, bytes)) or np.asarray(v).dtype.kind not in "biuf":
                 raise ValueError(f"grid value {k}={v!r} must be a number.")
+            check_integral(k, v, getattr(base, k).dtype, "grid: ")
         repl = {k: jnp.asarray(v, getattr(base, k).dtype) for k, v in label.items()}
         labels.append(label)
         point = dataclasses.replace(base, **repl)
@@ -451,10 +452,13 @@ def simulate(
         )
     stats = bool(track_stats and family == PREDICTION)
 
+    devices = list(devices) if devices is not None else jax.devices()
+    _check_memory(learner, problem, params, problem_params, len(ckpts), stats, n_total,
+                  len(devices), devices[0])
+
     # flat batch: element i is grid point i // R, run run_offset + i % R
     run_ids = np.tile(np.arange(n_runs), n_grid) + run_offset
     pidx = np.repeat(np.arange(n_grid), n_runs)
-    devices = list(devices) if devices is not None else jax.devices()
     n_dev = len(devices)
     pad = (-n_total) % n_dev
     run_ids = np.concatenate([run_ids, np.repeat(run_ids[-1:], pad)]).astype(np.int32)
@@ -535,6 +539,49 @@ def simulate(
         realizable=problem.realizable,
         info=info,
     )
+
+
+def run_bytes(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
+              n_ckpt: int, stats: bool) -> int:
+    """Bytes of one run's carry (learner state, problem state, metrics) and params, from shapes
+    alone (nothing is compiled or allocated)."""
+    init_one, _ = make_run_fns(learner, problem, n_ckpt, stats)
+    lp = jax.tree.map(lambda a: jax.ShapeDtypeStruct(np.shape(a)[1:], jnp.asarray(a).dtype),
+                      params)
+    shapes = jax.eval_shape(init_one, jnp.uint32(0), jnp.int32(0), lp, problem_params)
+    leaves = jax.tree.leaves(shapes) + jax.tree.leaves(lp)
+    return int(sum(np.prod(a.shape) * np.dtype(a.dtype).itemsize for a in leaves))
+
+
+def _available_bytes(device) -> int | None:
+    """Memory a study may use on `device`: the accelerator's limit, or the host's physical
+    memory for a CPU; None when unknown."""
+    try:
+        stats = device.memory_stats() or {}
+    except Exception:  # noqa: BLE001 - not every backend reports
+        stats = {}
+    if stats.get("bytes_limit"):
+        return int(stats["bytes_limit"])
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _check_memory(learner, problem, params, problem_params, n_ckpt: int, stats: bool,
+                  n_total: int, n_dev: int, device) -> None:
+    """Refuse, before anything is allocated or compiled, a study whose carry cannot fit: a
+    chunk holds its input and output carry (2x the state) on each device."""
+    need = 2 * run_bytes(learner, problem, params, problem_params, n_ckpt, stats) * (
+        -(-n_total // n_dev))
+    have = _available_bytes(device)
+    if have is not None and need > have:
+        raise ValueError(
+            f"this study needs about {need / 2**30:.1f} GiB on each device for its state "
+            f"({n_total:,} runs x grid points, {need // max(1, 2 * -(-n_total // n_dev)):,} bytes "
+            f"a run, twice), more than the {have / 2**30:.1f} GiB of {device.platform}; run fewer "
+            f"runs at a time (run_offset splits a study, and the results combine), or fewer "
+            f"checkpoints.")
 
 
 def _warn_diagnostics(learner: Learner, final: dict) -> None:

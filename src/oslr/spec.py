@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from oslr.checks import check_positive_int, check_range
+from oslr.checks import check_integral, check_positive_int, check_range
 from oslr.types import Learner, float_dtype
 
 #: The horizon used by horizon-dependent defaults when `make` is given none.
@@ -166,6 +166,7 @@ def _as_leaf(cls, name: str, p: Param, raw, ctx: Ctx):
         raise ValueError(f"parameter {name}={raw!r} must be numeric ({err}).") from None
     if a.dtype.kind not in "biuf":
         raise ValueError(f"parameter {name}={raw!r} must be numeric, got dtype {a.dtype}.")
+    check_integral(name, raw, p.dtype, f"{cls.__name__}: ")
     if p.shape == "d" and a.shape != (ctx.d,):
         raise ValueError(f"parameter {name} must have shape ({ctx.d},), got {a.shape}.")
     # a float leaf follows the mode: float32, or float64 under jax_enable_x64

@@ -29,6 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from oslr.checks import unknown_name
 from oslr.primitives.permutation import permutation_keys, permute
 from oslr.problems.delays import maybe_delayed
 from oslr.problems.synthetic import add_redundant_features
@@ -127,7 +128,7 @@ def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
       x: (n, d) float32; y: (n,) float32. Read-only arrays (cached).
     """
     if name not in DATASETS:
-        raise ValueError(f"unknown dataset {name!r}; available: {', '.join(DATASETS)}.")
+        raise ValueError(unknown_name("dataset", name, DATASETS))
     if name == "a9a":
         x, y = _svmlight([data_path("a9a/a9a.gz"), data_path("a9a/a9a.t.gz")], 123)
     elif name == "connect4":
