@@ -273,7 +273,7 @@ def test_experiment__unknown_set_name_and_list(capsys):
 
 @pytest.mark.slow  # moved behind -m slow to keep the default run under 5 min
 def test_experiment__wll_k_writes_table_and_figure(tmp_path, capsys, monkeypatch):
-    import oslr.experiments as ex
+    import oslr.experiments.wll as ex
 
     real = ex.wll_reward_vs_k
 
@@ -297,12 +297,12 @@ def test_experiment__unknown_name_is_refused(capsys):
 
 @pytest.mark.slow
 def test_experiment__kpm_replay_and_pege_write_their_tables(tmp_path, capsys, monkeypatch):
-    import oslr.experiments as ex
+    import oslr.experiments.kpm as kpm
 
-    real_replay, real_pege = ex.kpm.kpm_replay, ex.kpm.kpm_pege
-    monkeypatch.setattr(ex.kpm, "kpm_replay", lambda campaign, kappas, runs, **kw: real_replay(
+    real_replay, real_pege = kpm.kpm_replay, kpm.kpm_pege
+    monkeypatch.setattr(kpm, "kpm_replay", lambda campaign, kappas, runs, **kw: real_replay(
         campaign, (1.0,), runs, learners=("flinucb-sag",), **{**kw, "horizon": 2040}))
-    monkeypatch.setattr(ex.kpm, "kpm_pege", lambda ds, horizon, runs, seed, progress: real_pege(
+    monkeypatch.setattr(kpm, "kpm_pege", lambda ds, horizon, runs, seed, progress: real_pege(
         (3,), 300, runs, seed, progress))
     assert main(["experiment", "kpm-replay", "--dataset", "men", "--quick", "--runs", "2",
                  "--out", str(tmp_path), "--json", "--no-progress"]) == 0
@@ -322,7 +322,7 @@ def test_experiment__kale_and_ito_refuse_unknown_settings_and_datasets(capsys):
     assert main(["experiment", "kale-greedy", "--set", "k0=3"]) == 2
     assert "sets ['k0'] itself" in capsys.readouterr().err
     assert main(["experiment", "ito-table1", "--dataset", "a9a"]) == 2
-    assert "runs on its own synthetic streams" in capsys.readouterr().err
+    assert "runs on its own streams; drop --dataset a9a" in capsys.readouterr().err
     assert main(["experiment", "--list"]) == 0
     out = capsys.readouterr().out
     assert "kale-calibrate" in out and "ito-real" in out
@@ -330,7 +330,7 @@ def test_experiment__kale_and_ito_refuse_unknown_settings_and_datasets(capsys):
 
 def test_experiment__arena_refuses_bad_settings_before_any_work(capsys, tmp_path):
     assert main(["experiment", "arena", "--dataset", "a9a"]) == 2
-    assert "chooses its own streams" in capsys.readouterr().err
+    assert "runs on its own streams" in capsys.readouterr().err
     assert main(["experiment", "arena", "--runs", "7", "--out", str(tmp_path / "o")]) == 2
     assert "multiple of 5" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
@@ -347,7 +347,7 @@ def test_experiment__arena_refuses_bad_settings_before_any_work(capsys, tmp_path
 @pytest.mark.slow
 def test_experiment__arena_writes_leaderboard_curves_and_figures(tmp_path, capsys,
                                                                  monkeypatch):
-    import oslr.experiments as ex
+    import oslr.experiments.arena as ex
     from oslr.experiments.arena import ENTRANTS
 
     ogd = tuple(e for e in ENTRANTS if e.learner.startswith("ogd"))
@@ -363,7 +363,7 @@ def test_experiment__arena_writes_leaderboard_curves_and_figures(tmp_path, capsy
 
 @pytest.mark.slow
 def test_experiment__arena_k_one_arena_per_k(tmp_path, capsys, monkeypatch):
-    import oslr.experiments as ex
+    import oslr.experiments.arena as ex
     from oslr.experiments.arena import ENTRANTS
     from oslr.experiments.doc_tables import arena_k
 

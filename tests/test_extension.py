@@ -93,3 +93,45 @@ def test_entry_point_learner__found_by_oslr_list_and_run(tmp_path):
     names = {r["name"] for r in json.loads(listing)["learners"]}
     assert "demo-half" in names and "ogd-full" in names
     assert {r["learner"] for r in json.loads("[" + run)} == {"demo-half"}
+
+
+def _toy_run(args):
+    """A toy experiment: one row per `--set` value, written as toy-DATASET.csv."""
+    import pandas as pd
+
+    df = pd.DataFrame([{"dataset": args.dataset, "runs": args.runs or 3, "seed": args.seed,
+                        "quick": args.quick, **args.options}])
+    args.out.mkdir(parents=True, exist_ok=True)
+    df.to_csv(args.out / f"toy-{args.dataset}.csv", index=False)
+    return df
+
+
+def test_a_toy_experiment_registered_from_outside__runs_and_is_listed(monkeypatch, tmp_path,
+                                                                      capsys):
+    monkeypatch.setattr(registry.EXPERIMENTS, "_entries", dict(registry.EXPERIMENTS._entries))
+    oslr.register_experiment(oslr.ExperimentSpec(
+        "toy-exp", "a toy experiment", _toy_run, sizes="one row", files=("toy-{dataset}.csv",),
+        learners=("ogd-full",), sets_itself=("horizon",), datasets=("small", "large")))
+    assert main(["experiment", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "toy-exp         a toy experiment" in listed and "--dataset small | large" in listed
+    assert main(["experiment", "toy-exp", "--set", "eta=0.5", "--quick", "--out",
+                 str(tmp_path), "--json", "--no-progress"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows == [{"dataset": "small", "runs": 3, "seed": 0, "quick": True, "eta": 0.5}]
+    assert (tmp_path / "toy-small.csv").is_file()
+    for argv, message in [(["--set", "zzz=1"], "does not take ['zzz']; it takes:"),
+                          (["--set", "horizon=5"], "sets ['horizon'] itself"),
+                          (["--dataset", "smal"], "did you mean 'small'?")]:
+        assert main(["experiment", "toy-exp", *argv, "--out", str(tmp_path / "x")]) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+    # by entry point string, loaded on first use
+    oslr.register_experiment("toy-lazy", "tests.test_extension:TOY_LAZY")
+    assert main(["experiment", "toy-lazy", "--dataset", "large", "--out", str(tmp_path),
+                 "--no-progress"]) == 0
+    assert (tmp_path / "toy-large.csv").is_file()
+
+
+TOY_LAZY = oslr.ExperimentSpec("toy-lazy", "the same, loaded lazily", _toy_run,
+                               datasets=("small", "large"))

@@ -426,78 +426,75 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    from oslr.experiments import EXPERIMENTS, check_options, run_experiment
+    from oslr.experiments import EXPERIMENTS, run_experiment
 
     if args.list or args.name is None:
+        specs = [EXPERIMENTS[name] for name in EXPERIMENTS]
         if args.json:
-            print(json.dumps(EXPERIMENTS, indent=1))
-        else:
-            print("Experiments (oslr experiment NAME [--quick]):")
-            for name, text in EXPERIMENTS.items():
-                print(f"  {name:<15} {text}")
+            print(json.dumps([spec.describe() for spec in specs], indent=1))
+            return 0
+        print("Experiments (oslr experiment NAME [--quick]; sizes: full, then --quick):")
+        for spec in specs:
+            print(f"  {spec.name:<15} {spec.description}")
+            details = [spec.sizes, ", ".join(spec.files)]
+            if spec.datasets:
+                details.append(f"--dataset {' | '.join(spec.datasets)}")
+            if spec.docs:
+                details.append(spec.docs)
+            for line in filter(None, details):
+                print(f"  {'':<15}   {line}")
         return 0
     if args.name not in EXPERIMENTS:
-        raise UsageError(f"unknown experiment {args.name!r}; available: {', '.join(EXPERIMENTS)}.")
+        raise UsageError(unknown_name("experiment", args.name, EXPERIMENTS))
+    spec = EXPERIMENTS[args.name]
     if args.runs is not None:
         _check_run_count(args.runs)
     check_seed(args.seed)  # before any folder is made or anything compiled
-    # own streams (the arena chooses its own datasets), no --dataset
-    synthetic = args.name.startswith(("foster-", "kale-", "ito-", "arena"))
-    if synthetic and args.dataset is not None:
-        which = ("chooses its own streams (synthetic and datasets)" if args.name.startswith(
-            "arena") else "runs on its own synthetic streams")
-        raise UsageError(f"experiment {args.name} {which}; drop --dataset {args.dataset}.")
-    if args.dataset is None:
-        args.dataset = "all" if args.name.startswith("kpm-") else "a9a"
+    dataset = spec.check_dataset(args.dataset)
     out = Path(args.out or Path("oslr-results") / (
-        args.name if synthetic else f"{args.name}-{args.dataset}"))
+        args.name if dataset is None else f"{args.name}-{dataset}"))
     options = _parse_assignments(args.set, multi=False)
     if args.hold_rates:
-        if args.name != "wll-redundant":
-            raise UsageError("--hold-rates applies to wll-redundant only.")
+        if "hold_rates" not in spec.extra_options:
+            raise UsageError(f"--hold-rates does not apply to {args.name}.")
         options["hold_rates"] = True
-    check_options(args.name, options)  # unknown names stop here, before any work
+    spec.check_options(options)  # unknown names stop here, before any work
     rank = _start_distributed(args)
     if rank != 0:
         # the same work in lockstep with process 0 (resumable cells included) into a scratch
         # folder of its own, removed at the end: only process 0's files are the results
         scratch = out / f".process-{rank}"
-        run_experiment(args.name, args.dataset, args.runs, args.seed, scratch, args.quick,
+        run_experiment(args.name, dataset, args.runs, args.seed, scratch, args.quick,
                        False, **options)
         shutil.rmtree(scratch, ignore_errors=True)
         return 0
-    df = run_experiment(args.name, args.dataset, args.runs, args.seed, out, args.quick,
+    df = run_experiment(args.name, dataset, args.runs, args.seed, out, args.quick,
                         not args.no_progress, **options)
     if args.json:
         print(df.to_json(orient="records", indent=1))
+        return 0
+    shown = spec.summary(df) if spec.summary is not None else df
+    if isinstance(shown, str):
+        print(shown)
     else:
-        if args.name.startswith("arena"):
-            from oslr.experiments.arena import leaderboard_markdown
-
-            print(leaderboard_markdown(df))
-            print(f"\nwrote {args.name}.csv/.json/.md, {args.name}-curves.csv, "
-                  f"{args.name}-tuning.csv and {args.name}-*.png to {out}")
-            return 0
-        if args.name == "foster-hard":
-            from oslr.experiments.foster import hard_decisions
-
-            df = hard_decisions(df)
-        elif "n" in df:  # curves: show the last checkpoint of each line
-            df = df[df["n"] == df["n"].max()]
-        cols = [c for c in ("learner", "d", "k", "k_query", "budget", "horizon", "satisfiable",
-                            "ratio", "rho", "eta_scale", "c0", "kappa",
-                            "reward_mean", "reward_ci_low", "reward_ci_high",
-                            "comparator_reward_mean", "ctr_mean", "ctr_ci_low", "ctr_ci_high",
-                            "accepted_mean", "ms_per_round", "slope", "tracking_error",
-                            "regret_over_sqrt_n", "regret", "loss", "ci_low", "ci_high",
-                            "threshold", "says_satisfiable", "theorem_1_order", "exponent",
-                            "design", "k0", "metric", "mean", "n", "solved", "c_quantile",
-                            "c_all", "bound", "method", "k_prime", "regret_5", "paper", "wall_s",
-                            "paper_s", "final_regret")
-                if c in df]
-        print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-        print(f"\nwrote {args.name}-*.csv/.png to {out}")
+        if "n" in shown:  # curves: show the last checkpoint of each line
+            shown = shown[shown["n"] == shown["n"].max()]
+        cols = [c for c in _SUMMARY_COLUMNS if c in shown]
+        print(shown[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    files = ", ".join(f.format(dataset=dataset) for f in spec.files)
+    print(f"\nwrote {files} to {out}")
     return 0
+
+
+#: the columns `oslr experiment` prints, when a result has them, in this order
+_SUMMARY_COLUMNS = (
+    "learner", "d", "k", "k_query", "budget", "horizon", "satisfiable", "ratio", "rho",
+    "eta_scale", "c0", "kappa", "reward_mean", "reward_ci_low", "reward_ci_high",
+    "comparator_reward_mean", "ctr_mean", "ctr_ci_low", "ctr_ci_high", "accepted_mean",
+    "ms_per_round", "slope", "tracking_error", "regret_over_sqrt_n", "regret", "loss", "ci_low",
+    "ci_high", "threshold", "says_satisfiable", "theorem_1_order", "exponent", "design", "k0",
+    "metric", "mean", "n", "solved", "c_quantile", "c_all", "bound", "method", "k_prime",
+    "regret_5", "paper", "wall_s", "paper_s", "final_regret")
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -607,12 +604,13 @@ def make_parser() -> argparse.ArgumentParser:
 
     p_exp = sub.add_parser("experiment", help="reproduce a paper figure (oslr experiment --list)")
     p_exp.add_argument("--list", action="store_true", help="list the experiments and exit")
-    p_exp.add_argument("name", nargs="?",
-                       help="wll-k, wll-redundant, wll-rates, kpm-tracking, kpm-runtime, "
-                                    "kpm-replay or kpm-pege")
+    from oslr.registry import EXPERIMENTS  # names only: no experiment module is imported
+
+    p_exp.add_argument("name", nargs="?", help="one of: " + ", ".join(EXPERIMENTS))
     p_exp.add_argument("--dataset", default=None,
-                       help="wll-*: a9a (default), connect4, covtype or mnist35; kpm-tracking / "
-                            "kpm-replay: the OBD campaign all (default), men or women")
+                       help="wll-*: a9a (default), connect4, covtype, mnist35 or kegg; "
+                            "kpm-tracking / kpm-replay: the OBD campaign all (default), men or "
+                            "women (oslr experiment --list says which experiment takes which)")
     p_exp.add_argument("--runs", type=_whole, default=None,
                        help="shuffles per point (default 5 as in the paper; 100 for wll-rates)")
     p_exp.add_argument("--hold-rates", action="store_true",

@@ -19,11 +19,12 @@ from importlib import metadata
 from typing import Any, Iterator
 
 from oslr.checks import unknown_name
-from oslr.spec import LearnerSpec, ProblemSpec
+from oslr.spec import ExperimentSpec, LearnerSpec, ProblemSpec
 from oslr.types import Learner, Problem
 
-#: Entry-point group through which installed packages add learners.
+#: Entry-point groups through which installed packages add learners and experiments.
 ENTRY_POINT_GROUP = "oslr.learners"
+EXPERIMENT_ENTRY_POINT_GROUP = "oslr.experiments"
 
 _LEARNERS = {
     "ogd-full": "oslr.learners.ogd:OGD_FULL",
@@ -67,6 +68,27 @@ _PROBLEMS = {
 }
 
 
+_EXPERIMENTS = {
+    "wll-k": "oslr.experiments.wll:WLL_K",
+    "wll-redundant": "oslr.experiments.wll:WLL_REDUNDANT",
+    "wll-rates": "oslr.experiments.wll:WLL_RATES",
+    "kpm-tracking": "oslr.experiments.kpm:KPM_TRACKING",
+    "kpm-runtime": "oslr.experiments.kpm:KPM_RUNTIME",
+    "kpm-replay": "oslr.experiments.kpm:KPM_REPLAY",
+    "kpm-pege": "oslr.experiments.kpm:KPM_PEGE",
+    "foster-rate": "oslr.experiments.foster:FOSTER_RATE",
+    "foster-hard": "oslr.experiments.foster:FOSTER_HARD",
+    "ito-table1": "oslr.experiments.ito:ITO_TABLE1",
+    "ito-real": "oslr.experiments.ito:ITO_REAL",
+    "kale-calibrate": "oslr.experiments.kale:KALE_CALIBRATE",
+    "kale-dantzig": "oslr.experiments.kale:KALE_DANTZIG",
+    "kale-greedy": "oslr.experiments.kale:KALE_GREEDY",
+    "arena": "oslr.experiments.arena:ARENA_SPEC",
+    "arena-k": "oslr.experiments.arena:ARENA_K_SPEC",
+    "arena-long": "oslr.experiments.arena:ARENA_LONG_SPEC",
+}
+
+
 def _load(target: str) -> Any:
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
@@ -100,7 +122,7 @@ class _Lazy(Mapping):
             entry = _load(entry)
         elif isinstance(entry, metadata.EntryPoint):
             entry = entry.load()
-        if callable(entry) and not isinstance(entry, (LearnerSpec, ProblemSpec)):
+        if callable(entry) and not isinstance(entry, (LearnerSpec, ProblemSpec, ExperimentSpec)):
             entry = entry()  # an entry point may name a function that returns the spec
         if getattr(entry, "name", name) != name:
             raise ValueError(f"{self.kind} entry {name!r} loads a spec named {entry.name!r}.")
@@ -122,10 +144,12 @@ class _Lazy(Mapping):
 
 LEARNERS: Mapping[str, LearnerSpec] = _Lazy("learner", _LEARNERS, ENTRY_POINT_GROUP)
 PROBLEMS: Mapping[str, ProblemSpec] = _Lazy("problem", _PROBLEMS)
+EXPERIMENTS: Mapping[str, ExperimentSpec] = _Lazy("experiment", _EXPERIMENTS,
+                                                  EXPERIMENT_ENTRY_POINT_GROUP)
 
 
 def _unknown(kind: str, name: str, table) -> ValueError:
-    return ValueError(f"unknown {kind} {name!r}; available: {', '.join(sorted(table))}.")
+    return ValueError(unknown_name(kind, name, table))
 
 
 def register_learner(spec: LearnerSpec | str, entry: str | None = None) -> None:
@@ -141,6 +165,19 @@ def register_learner(spec: LearnerSpec | str, entry: str | None = None) -> None:
         LEARNERS.add(spec, entry)  # type: ignore[attr-defined]
     else:
         raise TypeError("register_learner takes a LearnerSpec, or a name and a "
+                        "'module:attribute' entry.")
+
+
+def register_experiment(spec: ExperimentSpec | str, entry: str | None = None) -> None:
+    """Register an experiment: an `ExperimentSpec`, or a name and a lazy "module:attribute"
+    entry; it then runs as `oslr experiment NAME` and shows in `oslr experiment --list`.
+    Installed packages can use the entry-point group `oslr.experiments` instead."""
+    if isinstance(spec, ExperimentSpec):
+        EXPERIMENTS.add(spec.name, spec)  # type: ignore[attr-defined]
+    elif isinstance(spec, str) and isinstance(entry, str) and ":" in entry:
+        EXPERIMENTS.add(spec, entry)  # type: ignore[attr-defined]
+    else:
+        raise TypeError("register_experiment takes an ExperimentSpec, or a name and a "
                         "'module:attribute' entry.")
 
 

@@ -1,4 +1,5 @@
-"""Learner specs: what a learner module declares about itself, and the one generic params builder.
+"""Specs: what a learner, problem or experiment module declares about itself, and the one generic
+params builder.
 
 A learner module states, next to its factory (gymnax `default_params`, jumanji entry points):
 
@@ -368,9 +369,106 @@ class ProblemSpec:
         self.options = {n: p.default for n, p in inspect.signature(factory).parameters.items()}
 
 
+@dataclass(frozen=True)
+class ExperimentArgs:
+    """What `oslr experiment NAME` passes to an experiment's `run`.
+
+    Attributes:
+      dataset: the `--dataset` value (the spec's first dataset by default; None for an
+        experiment on its own streams); runs: `--runs` (None: the experiment's own default);
+      seed; out: the folder to write into; quick: the quick size; progress: show progress bars;
+      options: the `--set` values (checked against the spec's learners before `run`).
+    """
+
+    dataset: str | None
+    runs: int | None
+    seed: int
+    out: Any
+    quick: bool
+    progress: bool
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """A registered experiment (`oslr experiment NAME`), declared beside its code.
+
+    Attributes:
+      name, description: the registry name and the one line `oslr experiment --list` shows.
+      run: `run(ExperimentArgs) -> pandas.DataFrame`; writes `files` into `args.out`.
+      sizes: the full and the quick sizes, in words (e.g. "T = 20,000, 10 runs; quick: ...").
+      files: the names it writes (`{dataset}` filled in), and `docs`: the docs page using them.
+      learners: the learners whose params and static options `--set` may name (None: every
+        prediction learner); sets_itself: the names it sets itself (refused in `--set`);
+        extra_options: other `--set` names it takes.
+      datasets: the `--dataset` values it accepts, the first the default; () when it runs on
+        its own streams (then `--dataset` is refused).
+      summary: `summary(df) -> DataFrame or str`, what the command prints (default: the
+        frame's main columns).
+    """
+
+    name: str
+    description: str
+    run: Callable[[ExperimentArgs], Any]
+    sizes: str = ""
+    files: tuple[str, ...] = ()
+    docs: str | None = None
+    learners: tuple[str, ...] | None = ()
+    sets_itself: tuple[str, ...] = ()
+    extra_options: tuple[str, ...] = ()
+    datasets: tuple[str, ...] = ()
+    summary: Callable[[Any], Any] | None = None
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Refuse, before any work, `--set` names that no learner of the experiment takes."""
+        from oslr.registry import LEARNERS
+        from oslr.types import PREDICTION
+
+        learners = self.learners
+        if learners is None:
+            learners = [n for n in LEARNERS if LEARNERS[n].family == PREDICTION]
+        known = set(self.extra_options)
+        for learner in learners:
+            known |= set(LEARNERS[learner].param_names) | set(LEARNERS[learner].option_names)
+        clash = sorted(set(options) & set(self.sets_itself))
+        if clash:
+            raise ValueError(f"experiment {self.name} sets {clash} itself; remove them from "
+                             "--set.")
+        unknown = sorted(set(options) - known)
+        if unknown:
+            takes = ", ".join(sorted(known - set(self.sets_itself))) or "no options"
+            raise ValueError(f"experiment {self.name} does not take {unknown}; it takes: "
+                             f"{takes}.")
+
+    def check_dataset(self, dataset: str | None) -> str | None:
+        """The dataset to run on (the default when None); ValueError for one it does not take."""
+        from oslr.checks import unknown_name
+
+        if not self.datasets:
+            if dataset is not None:
+                raise ValueError(f"experiment {self.name} runs on its own streams; drop "
+                                 f"--dataset {dataset}.")
+            return None
+        if dataset is None:
+            return self.datasets[0]
+        if dataset not in self.datasets:
+            raise ValueError(unknown_name(f"dataset of {self.name}", dataset, self.datasets))
+        return dataset
+
+    def describe(self) -> dict:
+        """A JSON-ready description (`oslr experiment --list --json`)."""
+        return {"name": self.name, "description": self.description, "sizes": self.sizes,
+                "files": list(self.files), "docs": self.docs,
+                "datasets": list(self.datasets),
+                "learners": None if self.learners is None else list(self.learners),
+                "sets_itself": list(self.sets_itself)}
+
+
 __all__ = [
     "DEFAULT_HORIZON",
     "Ctx",
+    "ExperimentArgs",
+    "ExperimentSpec",
     "LearnerSpec",
     "Option",
     "Param",

@@ -45,6 +45,7 @@ from oslr.learners.foster import theorem_1_order
 from oslr.registry import make_problem
 from oslr.report import draw_bound, growth_exponent, mean_ci
 from oslr.sim import clear_compiled, simulate, stack_params
+from oslr.spec import ExperimentArgs, ExperimentSpec
 
 #: Factors applied to each entrant's step-size constants (the same grid for every entrant).
 TUNING_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
@@ -492,6 +493,96 @@ def plot_arena(curves: pd.DataFrame, problem: str, budget: int, path: str | Path
     return fig
 
 
-__all__ = ["ENTRANTS", "PROBLEMS", "TUNING_FACTORS", "ArenaProblem", "Entrant", "arena",
+# ----------------------------------------------------------------------------- experiments
+
+#: The arena's sizes: full (docs/arena.md, about an hour and a half on a 2-core CPU), --quick
+#: (the nine entrants on `rip`: under 2 minutes there, most of it compiling, about 10 s a cell;
+#: with kegg too it took 3 min 24 s) and arena-long.
+ARENA_FULL = dict(problems=("rip", "agnostic", "drifting", "correlated", "kegg", "a9a"), d=20,
+                  k=2, budgets=(5, 10), horizon=20_000, runs=10)
+ARENA_QUICK = dict(problems=("rip",), d=10, k=2, budgets=(5,), horizon=1000, runs=10)
+ARENA_LONG = dict(problems=("rip",), d=20, k=2, budgets=(5,), horizon=100_000, runs=10)
+#: The k/d grid: one arena per comparator sparsity k (`ks`), k = 2 as in ARENA_FULL.
+ARENA_K = dict(problems=("rip",), d=20, ks=(1, 2, 4), budgets=(10,), horizon=20_000, runs=10)
+
+
+def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: bool,
+              name: str = "arena", sizes: dict | None = None) -> pd.DataFrame:
+    """`oslr experiment arena`: write NAME.csv / .json / .md, NAME-curves.csv, NAME-tuning.csv
+    and one NAME-PROBLEM-bB.png per problem and budget into `out` (NAME: arena, arena-long or
+    arena-k; arena-k runs one arena per k in sizes["ks"], its figures named
+    NAME-PROBLEM-bB-kK.png)."""
+    kw = dict(sizes or (ARENA_QUICK if quick else ARENA_FULL))
+    if runs is not None:
+        kw["runs"] = runs
+    check_runs(kw["runs"])  # before the output folder is made
+    out.mkdir(parents=True, exist_ok=True)
+    ks, k_one = kw.pop("ks", None), kw.pop("k", 2)
+    parts = []
+    for k in ks or (k_one,):
+        # finished cells are kept under out/NAME-cells: a rerun after an interruption resumes
+        parts.append(arena(seed=seed, progress=progress, k=k,
+                                     cells_dir=out / f"{name}-cells", **kw))
+    board, curves, tuning = (pd.concat(frames, ignore_index=True) for frames in zip(*parts))
+    if ks is not None:
+        curves["k"] = np.concatenate([np.full(len(p[1]), k) for p, k in zip(parts, ks)])
+    board.to_csv(out / f"{name}.csv", index=False)
+    (out / f"{name}.json").write_text(board.to_json(orient="records", indent=1))
+    (out / f"{name}.md").write_text(leaderboard_markdown(board))
+    curves.to_csv(out / f"{name}-curves.csv", index=False)
+    tuning.to_csv(out / f"{name}-tuning.csv", index=False)
+    try:
+        import matplotlib.pyplot as plt
+
+        for (problem, budget, k), part in board[~_skipped(board)].groupby(
+                ["problem", "budget", "k"], sort=False):
+            first = part.iloc[0]
+            title = (f"{problem}: d={first['d']}, k={k}, budget {budget}, "
+                     f"{first['runs']} runs, 95% bands; dashed: bounds")
+            own = curves if ks is None else curves[curves["k"] == k]
+            stem = f"{name}-{problem}-b{budget}" + ("" if ks is None else f"-k{k}")
+            plt.close(plot_arena(own, problem, budget, out / f"{stem}.png", title))
+    except ImportError:  # pragma: no cover - plotting is optional
+        pass
+    return board
+
+
+def _run_spec(name: str):
+    def run(a: ExperimentArgs) -> pd.DataFrame:
+        sizes = {"arena": None,
+                 "arena-long": ARENA_LONG if not a.quick else dict(ARENA_QUICK, horizon=3000),
+                 "arena-k": ARENA_K if not a.quick else dict(ARENA_QUICK, ks=(1, 2))}[name]
+        return run_arena(a.runs, a.seed, a.out, a.quick, a.progress, name=name, sizes=sizes)
+
+    return run
+
+
+def _files(name: str, figures: str) -> tuple[str, ...]:
+    return (f"{name}.csv", f"{name}.json", f"{name}.md", f"{name}-curves.csv",
+            f"{name}-tuning.csv", figures)
+
+
+ARENA_SPEC = ExperimentSpec(
+    "arena", "every limited-feature regressor on the same streams, equal tuning budget: "
+    "leaderboard, regret curves with the theorems' bounds, growth exponents", _run_spec("arena"),
+    sizes="6 problems x 2 budgets, d = 20, T = 20,000, 10 runs (about 1.5 h on 2 cores); "
+    "quick: rip, d = 10, T = 1,000", files=_files("arena", "arena-PROBLEM-bBUDGET.png"),
+    docs="docs/arena.md", summary=leaderboard_markdown)
+ARENA_K_SPEC = ExperimentSpec(
+    "arena-k", "the arena's RIP stream over a k/d grid (k = 1, 2, 4 at d = 20, budget 10)",
+    _run_spec("arena-k"), sizes="k = 1, 2, 4, T = 20,000, 10 runs; quick: k = 1, 2 at quick sizes",
+    files=_files("arena-k", "arena-k-rip-bBUDGET-kK.png"), docs="docs/arena.md",
+    summary=leaderboard_markdown)
+ARENA_LONG_SPEC = ExperimentSpec(
+    "arena-long", "the arena's RIP stream at T = 1e5 (budget 5): growth exponents over three "
+    "decades beside the theorems'", _run_spec("arena-long"),
+    sizes="T = 100,000, budget 5, 10 runs; quick: T = 3,000",
+    files=_files("arena-long", "arena-long-rip-b5.png"), docs="docs/arena.md",
+    summary=leaderboard_markdown)
+
+
+__all__ = ["ARENA_FULL", "ARENA_K", "ARENA_K_SPEC", "ARENA_LONG", "ARENA_LONG_SPEC", "ARENA_QUICK",
+           "ARENA_SPEC", "ENTRANTS", "PROBLEMS", "TUNING_FACTORS", "ArenaProblem", "Entrant",
+           "arena", "run_arena",
            "arena_problem", "check_runs", "leaderboard_markdown", "plot_arena", "rank",
            "run_entrant", "skip_reason"]

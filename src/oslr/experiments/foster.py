@@ -21,11 +21,13 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from oslr.experiments.output import write_table_and_figure
 from oslr.learners.foster import theorem_1_order
 from oslr.problems.set_cover import decision_threshold
 from oslr.registry import LEARNERS, make, make_problem
 from oslr.report import draw_bound, finish_figure, growth_exponent, mean_ci
 from oslr.sim import simulate, sweep
+from oslr.spec import ExperimentArgs, ExperimentSpec
 from oslr.types import PREDICTION
 
 HORIZONS = (1_000, 3_000, 10_000, 30_000, 100_000)
@@ -218,3 +220,42 @@ def plot_hard(df: pd.DataFrame, path: str | Path | None = None, title: str = "")
     ax.set_ylabel("cumulative square loss")
     ax.set_title(title, fontsize=10)
     return finish_figure(fig, ax, path)
+
+
+# ----------------------------------------------------------------------------- experiments
+
+
+def _run_rate(a: ExperimentArgs) -> pd.DataFrame:
+    runs = a.runs or 50
+    df = foster_rate((1_000, 3_000, 10_000) if a.quick else HORIZONS,
+                     (4, 6) if a.quick else K_QUERIES, runs=runs, seed=a.seed,
+                     progress=a.progress, **a.options)
+    write_table_and_figure(a.out, "foster-rate", df, lambda p, t: plot_rate(df, p, t),
+                           f"E5 stream (d=8, k=2, ||x||=1, ||w*||=1, sigma=0.1): {runs} runs "
+                           "per T, 95% bands")
+    return df
+
+
+def _run_hard(a: ExperimentArgs) -> pd.DataFrame:
+    runs = a.runs or 20
+    df = foster_hard(horizon=2_000 if a.quick else 20_000, runs=runs,
+                     instances=1 if a.quick else 3, seed=a.seed, progress=a.progress, **a.options)
+    write_table_and_figure(a.out, "foster-hard", df, lambda p, t: plot_hard(df, p, t),
+                           f"planted set cover (d=8, k=2, m=10, rho=0.3): {runs} runs, 95% bands")
+    hard_decisions(df).to_csv(a.out / "foster-hard-decisions.csv", index=False)
+    return df
+
+
+_SETS = ("k", "k_query", "horizon")
+FOSTER_RATE = ExperimentSpec(
+    "foster-rate", "foster-hedge regret at T = 1e3..1e5 (k' sweep) vs sqrt(T) and Theorem 1, "
+    "beside the OGD references (E5)", _run_rate,
+    sizes="T = 1e3 ... 1e5, k' in {4, 5, 6, 8}, 50 runs; quick: T <= 1e4, k' in {4, 6}",
+    files=("foster-rate.csv", "foster-rate.png"), docs="docs/foster-results.md",
+    learners=RATE_LEARNERS, sets_itself=_SETS)
+FOSTER_HARD = ExperimentSpec(
+    "foster-hard", "every prediction learner on planted yes / no set-cover streams: loss vs the "
+    "T/(2mdk) decision line ([FKK] Alg. 2)", _run_hard,
+    sizes="T = 20,000, 3 instances, 20 runs; quick: T = 2,000, 1 instance",
+    files=("foster-hard.csv", "foster-hard.png", "foster-hard-decisions.csv"),
+    docs="docs/foster-results.md", learners=None, sets_itself=_SETS, summary=hard_decisions)

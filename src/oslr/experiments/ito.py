@@ -29,11 +29,13 @@ import numpy as np
 import pandas as pd
 from jax import lax
 
+from oslr.experiments.output import write_table_and_figure
 from oslr.primitives.projections import projection_matrix
 from oslr.rollout import PROBLEM_INIT, PROBLEM_ROUNDS, run_keys
 from oslr.registry import make, make_problem
 from oslr.report import finish_figure, mean_ci
 from oslr.sim import simulate
+from oslr.spec import ExperimentArgs, ExperimentSpec
 
 SETTINGS = ((10, 2, 4), (10, 2, 8), (10, 5, 8))
 METHODS = ("alg2", "alg3", "kklp", "kklp_a", "alg1")
@@ -218,3 +220,38 @@ def plot_real(df: pd.DataFrame, path: str | Path | None = None, title: str = "")
 
 __all__ = ["LABELS", "METHODS", "PAPER", "PAPER_SECONDS", "SETTINGS", "ito_real", "ito_table1",
            "method", "plot_fig1a", "plot_real"]
+
+
+# ----------------------------------------------------------------------------- experiments
+
+
+def _run_table1(a: ExperimentArgs) -> pd.DataFrame:
+    table, curves = ito_table1(settings=SETTINGS[:1] if a.quick else SETTINGS,
+                               horizon=1000 if a.quick else 5000, runs=a.runs or 100,
+                               seed=a.seed, progress=a.progress)
+    write_table_and_figure(a.out, "ito-table1", table,
+                           lambda path, title: plot_fig1a(curves, path, title), "")
+    curves.to_csv(a.out / "ito-table1-curves.csv", index=False)
+    return table
+
+
+def _run_real(a: ExperimentArgs) -> pd.DataFrame:
+    runs = a.runs or 5
+    df = ito_real(ks=(4,) if a.quick else (4, 8, 13), horizon=5000 if a.quick else None,
+                  runs=runs, seed=a.seed, progress=a.progress)
+    write_table_and_figure(a.out, "ito-real", df, lambda path, title: plot_real(df, path, title),
+                           f"kegg (for CT), {runs} shuffles, 95% bands:")
+    return df
+
+
+ITO_TABLE1 = ExperimentSpec(
+    "ito-table1", "[ITO] Table 1: Alg 2, Alg 3, KKLP, KKLP_A (and Alg 1) regret at T = 5000, "
+    "5 and 100 instances, Fig. 1a, runtimes (E3)", _run_table1,
+    sizes="every setting, T = 5,000, 100 runs; quick: the first setting, T = 1,000",
+    files=("ito-table1.csv", "ito-table1.png", "ito-table1-curves.csv"),
+    docs="docs/ito-results.md")
+ITO_REAL = ExperimentSpec(
+    "ito-real", "[ITO] Fig. 1b on kegg (standing in for CT): cumulative loss vs rounds, "
+    "k in {4, 8, 13}, k' = k - 1, runtimes", _run_real,
+    sizes="k in {4, 8, 13}, the whole dataset, 5 shuffles; quick: k = 4, T = 5,000",
+    files=("ito-real.csv", "ito-real.png"), docs="docs/ito-results.md")

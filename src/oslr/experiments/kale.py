@@ -31,13 +31,14 @@ import numpy as np
 import pandas as pd
 from jax import lax
 
+from oslr.experiments.output import write_table_and_figure
 from oslr.learners.dantzig import default_t0, gram_estimate, lambda_n
 from oslr.primitives import random_subset_mask
 from oslr.registry import make, make_problem
 from oslr.report import draw_bound, finish_figure, growth_exponent, mean_ci
 from oslr.rollout import LEARNER_ROUNDS, PROBLEM_INIT, PROBLEM_ROUNDS, run_keys
 from oslr.sim import simulate, sweep
-from oslr.spec import Ctx
+from oslr.spec import Ctx, ExperimentArgs, ExperimentSpec
 
 K0S = (10, 20, 50)
 DESIGNS = ("rademacher", "correlated")
@@ -362,3 +363,50 @@ def plot_greedy(df: pd.DataFrame, path: str | Path | None = None, title: str = "
 
 __all__ = ["calibrate_c", "kale_dantzig", "kale_greedy", "plot_dantzig", "plot_greedy",
            "slack_ratios", "theorem_2_order", "theorem_9_order"]
+
+
+# ----------------------------------------------------------------------------- experiments
+
+
+def _run_calibrate(a: ExperimentArgs) -> pd.DataFrame:
+    df = calibrate_c(horizon=2**10 if a.quick else 2**14, draws=a.runs or 200,
+                     seed=CALIBRATION_SEED + a.seed, progress=a.progress)
+    write_table_and_figure(a.out, "kale-calibrate", df)
+    return df
+
+
+def _run_dantzig(a: ExperimentArgs) -> pd.DataFrame:
+    runs = a.runs or 100
+    df = kale_dantzig(horizon=2**10 if a.quick else 2**14, runs=runs, seed=a.seed,
+                      progress=a.progress, lp_share=not a.quick, **a.options)
+    write_table_and_figure(a.out, "kale-dantzig", df, lambda p, t: plot_dantzig(df, p, t),
+                           f"E4 (d=100, k=5, sigma=0.1): {runs} runs, 95% bands; dotted: "
+                           "correlated design")
+    return df
+
+
+def _run_greedy(a: ExperimentArgs) -> pd.DataFrame:
+    runs = a.runs or (10 if a.quick else 50)
+    df = kale_greedy(horizons=(300, 1_000, 3_000) if a.quick else GREEDY_HORIZONS, runs=runs,
+                     seed=a.seed, progress=a.progress, **a.options)
+    write_table_and_figure(a.out, "kale-greedy", df, lambda p, t: plot_greedy(df, p, t),
+                           f"agnostic (10% flips): {runs} runs,")
+    return df
+
+
+KALE_CALIBRATE = ExperimentSpec(
+    "kale-calibrate", "the constant C of dantzig-poslr's lam_n: w* feasible at every solve in 95% "
+    "of E4 draws, per k0", _run_calibrate, sizes="200 draws, T = 2^14; quick: T = 2^10",
+    files=("kale-calibrate.csv",), docs="docs/kale-results.md")
+KALE_DANTZIG = ExperimentSpec(
+    "kale-dantzig", "dantzig-poslr regret vs log T and ||w_t - w*||_1 vs t, k0 in {10, 20, 50}, "
+    "RIP and correlated designs, LP share of the runtime (E4)", _run_dantzig,
+    sizes="T = 2^14, 100 runs; quick: T = 2^10, no LP share",
+    files=("kale-dantzig.csv", "kale-dantzig.png"), docs="docs/kale-results.md",
+    learners=("dantzig-poslr",), sets_itself=("k", "k0", "horizon"))
+KALE_GREEDY = ExperimentSpec(
+    "kale-greedy", "online-greedy regret vs T (T^(2/3), Theorem 9) on agnostic streams, "
+    "d = 100 (R2) and d = 20 (R1) (E4)", _run_greedy,
+    sizes="T = 1e3 ... 3e4, 50 runs; quick: T <= 3,000, 10 runs",
+    files=("kale-greedy.csv", "kale-greedy.png"), docs="docs/kale-results.md",
+    learners=("online-greedy",), sets_itself=("k", "k0", "horizon"))

@@ -22,9 +22,12 @@ import jax
 import numpy as np
 import pandas as pd
 
+from oslr.experiments.output import write_table_and_figure
+from oslr.problems.obd import CAMPAIGNS
 from oslr.registry import make, make_problem
 from oslr.report import draw_bound, finish_figure, mean_ci
 from oslr.sim import simulate, sweep
+from oslr.spec import ExperimentArgs, ExperimentSpec
 
 FAST = ("flinucb-gd", "flinucb-svrg", "flinucb-sag")
 KAPPAS = (0.1, 0.3, 1.0, 3.0)
@@ -212,3 +215,65 @@ def plot_runtime(df: pd.DataFrame, path: str | Path | None = None, title: str = 
     ax.set_ylabel("ms per round (one run)")
     ax.set_title(title)
     return finish_figure(fig, ax, path)
+
+
+# ----------------------------------------------------------------------------- experiments
+
+
+def _run_tracking(a: ExperimentArgs) -> pd.DataFrame:
+    runs = a.runs or 2
+    df = kpm_tracking(a.dataset, runs, 1000 if a.quick else None, seed=a.seed,
+                      progress=a.progress, **a.options)
+    write_table_and_figure(a.out, f"kpm-tracking-{a.dataset}", df,
+                           lambda p, t: plot_curves(df, "tracking_error", p, t),
+                           f"OBD {a.dataset}, stream mode: {runs} runs")
+    return df
+
+
+def _run_runtime(a: ExperimentArgs) -> pd.DataFrame:
+    df = kpm_runtime((10, 30, 100) if a.quick else (10, 30, 100, 300, 1000),
+                     horizon=200 if a.quick else 500)
+    write_table_and_figure(a.out, "kpm-runtime-synthetic", df,
+                           lambda p, t: plot_runtime(df, p, t), "linear bandit, K = 10")
+    return df
+
+
+def _run_replay(a: ExperimentArgs) -> pd.DataFrame:
+    df = kpm_replay(a.dataset, (0.3, 1.0) if a.quick else KAPPAS, a.runs or 10, seed=a.seed,
+                    progress=a.progress, **a.options)
+    write_table_and_figure(a.out, f"kpm-replay-{a.dataset}", df)
+    return df
+
+
+def _run_pege(a: ExperimentArgs) -> pd.DataFrame:
+    runs = a.runs or 20
+    df = kpm_pege((5, 10) if a.quick else (5, 10, 20, 50), 10_000 if a.quick else 100_000, runs,
+                  a.seed, a.progress)
+    write_table_and_figure(
+        a.out, "kpm-pege-sphere", df,
+        lambda p, t: plot_curves(df, "regret_over_sqrt_n", p, t, by=("learner", "d"),
+                                 logy=False, bound_label=PEGE_BOUND_LABEL),
+        f"unit sphere: {runs} runs")
+    return df
+
+
+KPM_TRACKING = ExperimentSpec(
+    "kpm-tracking", "tracking error of fLinUCB-GD/-SVRG/-SAG on OBD, stream mode ([KPM] Fig. 2a-c)",
+    _run_tracking, sizes="the whole campaign, 2 runs; quick: T = 1,000",
+    files=("kpm-tracking-{dataset}.csv", "kpm-tracking-{dataset}.png"),
+    docs="docs/kpm-results.md", learners=FAST, sets_itself=("n_arms", "horizon", "history",
+                                                             "track"), datasets=CAMPAIGNS)
+KPM_RUNTIME = ExperimentSpec(
+    "kpm-runtime", "ms per round of LinUCB (Sherman-Morrison) vs the SGD variants as d grows",
+    _run_runtime, sizes="d = 10 ... 1,000, T = 500; quick: d <= 100, T = 200",
+    files=("kpm-runtime-synthetic.csv", "kpm-runtime-synthetic.png"),
+    docs="docs/kpm-results.md")
+KPM_REPLAY = ExperimentSpec(
+    "kpm-replay", "CTR of the SGD variants (and LinUCB) under OBD replay over a kappa grid",
+    _run_replay, sizes="4 kappas, 10 runs, the whole log; quick: 2 kappas",
+    files=("kpm-replay-{dataset}.csv",), docs="docs/kpm-results.md", learners=FAST,
+    sets_itself=("n_arms", "horizon", "history", "kappa"), datasets=CAMPAIGNS)
+KPM_PEGE = ExperimentSpec(
+    "kpm-pege", "PEGE vs fPEGE-GD pseudo-regret / sqrt(n) on the unit sphere", _run_pege,
+    sizes="d = 5 ... 50, T = 100,000, 20 runs; quick: d = 5, 10, T = 10,000",
+    files=("kpm-pege-sphere.csv", "kpm-pege-sphere.png"), docs="docs/kpm-results.md")

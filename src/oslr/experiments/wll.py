@@ -20,9 +20,11 @@ import numpy as np
 import pandas as pd
 
 from oslr import regret
+from oslr.experiments.output import write_table_and_figure
 from oslr.registry import LEARNERS, make, make_problem
 from oslr.report import draw_bound, finish_figure, mean_ci
 from oslr.sim import sweep
+from oslr.spec import ExperimentArgs, ExperimentSpec
 
 WLL_LEARNERS = ("ftpsl", "ftpl-random-subset", "ftpl-oracle-subset")
 WLL_RATIOS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -200,7 +202,70 @@ def plot_experiment(df: pd.DataFrame, x: str, path: str | Path | None = None, ti
     draw_bound(ax, first[x], first["comparator_reward_mean"] - order,
                f"best - [WLL] Thm 3 order term{below}", color="0.4", order_only=True,
                rescale=False)
-    ax.set_xlabel(x)
+    ax.set_xlabel(_X_LABELS.get(x, x))
     ax.set_ylabel("cumulative reward")
     ax.set_title(title)
     return finish_figure(fig, ax, path)
+
+
+_X_LABELS = {"ratio": "k / d (features played a round, as a share of d)",
+             "rho": "rho (appended N(0, 1) features, as a share of d)"}
+
+
+# ----------------------------------------------------------------------------- experiments
+
+_WLL_DATASETS = ("a9a", "covtype", "connect4", "mnist35", "kegg")
+
+
+def _shuffles_title(dataset: str, runs: int, df: pd.DataFrame) -> str:
+    return f"{dataset}: {runs} shuffles, T={df['horizon'].iloc[0]}"
+
+
+def _run_k(a: ExperimentArgs) -> pd.DataFrame:
+    runs = a.runs or 5
+    df = wll_reward_vs_k(a.dataset, (0.1, 0.3, 0.5) if a.quick else WLL_RATIOS, runs, a.seed,
+                         5000 if a.quick else None, progress=a.progress, **a.options)
+    write_table_and_figure(a.out, f"wll-k-{a.dataset}", df,
+                           lambda path, title: plot_experiment(df, "ratio", path, title),
+                           _shuffles_title(a.dataset, runs, df))
+    return df
+
+
+def _run_redundant(a: ExperimentArgs) -> pd.DataFrame:
+    runs = a.runs or 5
+    df = wll_redundant(a.dataset, (0.5, 1.5) if a.quick else WLL_RHOS, runs=runs, seed=a.seed,
+                       horizon=5000 if a.quick else None, progress=a.progress, **a.options)
+    write_table_and_figure(a.out, f"wll-redundant-{a.dataset}", df,
+                           lambda path, title: plot_experiment(df, "rho", path, title),
+                           _shuffles_title(a.dataset, runs, df))
+    return df
+
+
+def _run_rates(a: ExperimentArgs) -> pd.DataFrame:
+    runs = a.runs or 100
+    grids = {"eta_scales": (1.0, 30.0), "c0s": (0.01, 1.0)} if a.quick else {}
+    df = wll_rate_sweep(a.dataset, runs=runs, seed=a.seed, horizon=1000 if a.quick else 5000,
+                        progress=a.progress, **grids, **a.options)
+    write_table_and_figure(a.out, f"wll-rates-{a.dataset}", df,
+                           lambda path, title: plot_rate_sweep(df, path, title),
+                           _shuffles_title(a.dataset, runs, df))
+    return df
+
+
+_WLL_SETS = (WLL_LEARNERS, ("k", "max_k", "horizon"))
+WLL_K = ExperimentSpec(
+    "wll-k", "FTPSL vs random/oracle-subset FTPL: cumulative reward against k/d ([WLL] Fig. 1a-d)",
+    _run_k, sizes="11 ratios k/d, 5 shuffles, the whole dataset; quick: 3 ratios, T = 5,000",
+    files=("wll-k-{dataset}.csv", "wll-k-{dataset}.png"), docs="docs/wll-results.md",
+    learners=_WLL_SETS[0], sets_itself=_WLL_SETS[1], datasets=_WLL_DATASETS)
+WLL_REDUNDANT = ExperimentSpec(
+    "wll-redundant", "the same against appended N(0,1) features ([WLL] Fig. 1e-f)",
+    _run_redundant, sizes="5 shares rho, 5 shuffles; quick: 2 shares, T = 5,000",
+    files=("wll-redundant-{dataset}.csv", "wll-redundant-{dataset}.png"),
+    docs="docs/wll-results.md", learners=_WLL_SETS[0], sets_itself=_WLL_SETS[1],
+    extra_options=("hold_rates",), datasets=_WLL_DATASETS)
+WLL_RATES = ExperimentSpec(
+    "wll-rates", "eta x gamma grid at k = 0.2 d, 100 shuffles per point, one vmapped call each",
+    _run_rates, sizes="5 x 4 rate points, 100 shuffles, T = 5,000; quick: 2 x 2, T = 1,000",
+    files=("wll-rates-{dataset}.csv", "wll-rates-{dataset}.png"), docs="docs/wll-results.md",
+    learners=_WLL_SETS[0], sets_itself=_WLL_SETS[1], datasets=_WLL_DATASETS)
