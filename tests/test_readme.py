@@ -15,5 +15,15 @@ def test_readme__python_example_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     namespace: dict = {}
     exec(compile(small, "README.md", "exec"), namespace)
-    assert len(namespace["result"].grid) == 4
+    results = namespace["results"]
+    assert [r.learner for r in results] == ["ogd-random-subset", "ito-dual-averaging"]
+    assert all([p["k"] for p in r.grid] == [2, 4, 8] for r in results)
+    assert all(r.n_runs == 4 and r.horizon == 100 for r in results)
     assert (tmp_path / "regret.png").is_file()
+
+
+def test_readme__names_no_file_a_clone_lacks():
+    text = README.read_text()
+    assert "../shared" not in text and "ALGORITHMS.md" not in text and "the issues" not in text
+    for page in re.findall(r"`(docs/[\w-]+\.md)`", text):
+        assert (README.parent / page).is_file(), page

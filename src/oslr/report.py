@@ -117,6 +117,15 @@ def runs_frame(results: Sequence[SimResult]) -> pd.DataFrame:
 AXES = ("loglog", "linear", "logx")
 
 
+#: axis labels of the regret quantities (`oslr/regret.py`)
+METRIC_LABELS = {
+    "regret": "regret against the best k-sparse comparator in hindsight",
+    "regret_wstar": "regret against the true w*",
+    "regret_lb_greedy": "regret against a greedy k-sparse comparator (lower bound)",
+    "pseudo_regret": "pseudo-regret (best arm's mean minus the pulled arm's, summed)",
+}
+
+
 def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax=None,
                 metric: str | None = None, axes: str = "loglog"):
     """Plot mean regret against rounds with 95% confidence bands, one line per learner x params.
@@ -165,7 +174,7 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
         else:
             ax.set_yscale("symlog", linthresh=1.0)
     ax.set_xlabel("round t")
-    ax.set_ylabel(" / ".join(sorted(set(labels))) or "regret")
+    ax.set_ylabel(" / ".join(METRIC_LABELS.get(n, n) for n in sorted(set(labels))) or "regret")
     ax.set_title(plot_title(results), fontsize=10)
     return finish_figure(fig, ax, path)
 
@@ -247,7 +256,9 @@ def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict |
     files["curves.csv"] = out / "curves.csv"
     runs_frame(results).to_csv(out / "runs.csv", index=False)
     files["runs.csv"] = out / "runs.csv"
-    meta = dict(config or {})
+    from oslr.provenance import stamp
+
+    meta = {**dict(config or {}), **stamp()}
     meta["results"] = [
         {"learner": r.learner, "problem": r.problem, "family": r.family, "horizon": r.horizon,
          "n_runs": r.n_runs, "seed": r.seed, "grid": r.grid, "comparator_k": r.comparator_k,

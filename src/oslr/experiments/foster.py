@@ -191,35 +191,41 @@ def hard_decisions(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_hard(df: pd.DataFrame, path: str | Path | None = None, title: str = ""):
-    """Cumulative loss against T (log-log), yes instances solid and no instances dashed
-    (instance 0), with the decision lines T / (2 m d k)."""
+    """Cumulative loss against T (log-log) on instance 0, one panel for the "yes" (satisfiable)
+    instance and one for the "no" instance, one line per learner (same colour in both panels,
+    legend once) with 95% bands, and each panel's decision line T / (2 m d k)."""
     import matplotlib
 
     if path is not None:
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), sharey=True)
     part0 = df[df["instance"] == 0]
-    colors = {}
-    for (name, sat), part in part0.groupby(["learner", "satisfiable"], sort=False):
-        style = "-" if sat else "--"
-        (line,) = ax.plot(part["n"], part["loss"], linestyle=style, color=colors.get(name),
-                          label=f"{name} ({'yes' if sat else 'no'})")
-        colors[name] = line.get_color()
-        ax.fill_between(part["n"], part["ci_low"], part["ci_high"], color=line.get_color(),
-                        alpha=0.15, linewidth=0)
-    for sat, part in part0.groupby("satisfiable"):
-        one = part[part["learner"] == part["learner"].iloc[0]]
-        ax.plot(one["n"], one["threshold"], color="black", linestyle="-" if sat else "--",
-                linewidth=0.8,
-                label=f"T/(2mdk), m={one['rows'].iloc[0]} ({'yes' if sat else 'no'})")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("round t")
-    ax.set_ylabel("cumulative square loss")
-    ax.set_title(title, fontsize=10)
-    return finish_figure(fig, ax, path)
+    colors: dict = {}
+    for ax, sat in zip(axes, (True, False)):
+        panel = part0[part0["satisfiable"] == sat]
+        for name, part in panel.groupby("learner", sort=False):
+            (line,) = ax.plot(part["n"], part["loss"], color=colors.get(name), label=name)
+            colors[name] = line.get_color()
+            ax.fill_between(part["n"], part["ci_low"], part["ci_high"], color=line.get_color(),
+                            alpha=0.15, linewidth=0)
+        if len(panel):
+            one = panel[panel["learner"] == panel["learner"].iloc[0]]
+            ax.plot(one["n"], one["threshold"], color="black", linestyle="--", linewidth=1.0,
+                    label=f"decision line T/(2mdk), m={one['rows'].iloc[0]}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("round t")
+        ax.set_title(f"{'yes' if sat else 'no'} instance (satisfiable: {sat})", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("cumulative square loss")
+    axes[0].legend(fontsize=7, loc="upper left")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
 
 
 # ----------------------------------------------------------------------------- experiments

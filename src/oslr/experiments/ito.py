@@ -210,7 +210,11 @@ def plot_real(df: pd.DataFrame, path: str | Path | None = None, title: str = "")
         ax.plot(first["n"], first["comparator_loss"], color="black", linestyle="--",
                 label=f"{which} {k}-sparse LS in hindsight")
         ax.set_xscale("log")
-        ax.set_yscale("log")
+        if (sub["ci_low"] > 0).all():
+            ax.set_yscale("log")
+        else:  # a band of few runs reaches below zero: symmetric-log keeps it visible
+            positive = sub["loss"][sub["loss"] > 0]
+            ax.set_yscale("symlog", linthresh=float(positive.min()) if len(positive) else 1.0)
         ax.set_xlabel("round t")
         ax.set_ylabel("cumulative square loss")
         ax.set_title(f"{title} k={k}, k'={k - 1}", fontsize=9)

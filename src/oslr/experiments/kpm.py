@@ -208,7 +208,8 @@ def plot_runtime(df: pd.DataFrame, path: str | Path | None = None, title: str = 
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for name, part in df.groupby("learner", sort=False):
         slope = part["slope"].iloc[0] if "slope" in part else float("nan")
-        ax.plot(part["d"], part["ms_per_round"], marker="o", label=f"{name} (slope {slope:.2f})")
+        fitted = f" (slope {slope:.2f})" if np.isfinite(slope) else " (no slope: d < 100 only)"
+        ax.plot(part["d"], part["ms_per_round"], marker="o", label=name + fitted)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("d")

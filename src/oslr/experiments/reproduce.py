@@ -17,7 +17,6 @@ docs' numbers) to check that the whole chain works.
 from __future__ import annotations
 
 import datetime
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from oslr import atomic, sim
+from oslr.provenance import commit
 
 
 @dataclass(frozen=True)
@@ -196,21 +196,6 @@ def select(only: Sequence[str] | None) -> list[Step]:
         raise ValueError(f"reproduce: unknown steps {unknown}; steps and pages: "
                          f"{', '.join(sorted(known))}.")
     return [s for s in STEPS if s.name in only or s.doc in only]
-
-
-def commit() -> dict:
-    """The git commit of the source tree (and whether it has uncommitted changes), or unknown."""
-    here = Path(__file__).resolve().parent
-    try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
-                             text=True, check=True).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "."], cwd=here,
-                                    capture_output=True, text=True, check=True).stdout.strip())
-    except (OSError, subprocess.CalledProcessError):
-        from oslr import __version__
-
-        return {"commit": f"unknown (oslr {__version__}, not a git checkout)", "dirty": None}
-    return {"commit": sha, "dirty": dirty}
 
 
 def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
