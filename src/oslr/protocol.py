@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 
+from oslr.primitives.prefix import prefix_sums
 from oslr.types import (
     BANDIT,
     LINEAR,
@@ -88,7 +89,7 @@ def _round_index(t: Array | None) -> Array:
 
 def _truncate(mask: Array, allowed: Array) -> Array:
     """Keep the first `allowed` True entries of `mask` (index order)."""
-    return mask & (jnp.cumsum(mask.astype(jnp.int32)) <= allowed)
+    return mask & (prefix_sums(mask) <= allowed)
 
 
 class PredictionRound:

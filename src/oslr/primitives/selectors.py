@@ -31,6 +31,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from oslr.primitives.prefix import prefix_sums
 from oslr.types import Array, float_dtype
 
 
@@ -100,12 +101,10 @@ def _init(n_arms: int) -> Callable[[Array], SelectorState]:
 
 
 def _prefix_sums(v: Array) -> Array:
-    """Inclusive prefix sums of a short vector (b,) as a matmul with an upper-triangular ones
-    matrix: on XLA:CPU `jnp.cumsum` costs several times more than the whole draw."""
-    b = v.shape[-1]
-    if b > 4096:
-        return jnp.cumsum(v)
-    return v @ jnp.triu(jnp.ones((b, b), v.dtype))
+    """Inclusive prefix sums of a short vector (b,) (`oslr.primitives.prefix`: on XLA:CPU
+    `jnp.cumsum` costs several times more than the whole draw); one triangular product up to
+    b = 4096, as these draws were measured."""
+    return prefix_sums(v, block=4096)
 
 
 def _invert(cdf: Array, weights: Array, u: Array) -> Array:
