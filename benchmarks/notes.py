@@ -21,7 +21,7 @@ _STREAM = (
 )
 
 _SUBSET_FTPL = (
-    _STREAM + "Here about 0.3: the learner's part is 10 Laplace perturbations, the Lemma 1 "
+    _STREAM + "Here about 0.25: the learner's part is 10 Laplace perturbations, the Lemma 1 "
     "oracle on the 10 slots of its subset and the scatter of w into d = 123, a few small "
     "passes per run-round; the NumPy loop does the same on k = 10 numbers (it reads x on the "
     "subset only), while the harness hands every learner the d-vector round (static shapes). "
@@ -30,16 +30,21 @@ _SUBSET_FTPL = (
 
 NOTES: dict[str, str] = {
     "ogd-full": (
-        _STREAM + "Here about 0.75: the sparse-linear stream draws 64 Gaussian features and a "
-        "noise per run-round with threefry (20-30 ns a number on this CPU), which the NumPy "
-        "loop draws with PCG64 at a few ns; the OGD step is two passes over d = 64. Fix: a "
-        "cheaper generator for the stream, which would move every study on it; a GPU (328x "
-        "there)."
+        _STREAM + "Against batched NumPy (issue 26, process CPU time per run-round, timed in "
+        "turn on the 2-core AMD EPYC, 2026-11-27): the row 0.76 us, its idle learner 0.40; the "
+        "stream's 65 normals alone 0.36 us (NumPy's float32 normals alone 0.53 us, so our "
+        "draws are not the bound) and the OGD arithmetic alone 0.02 us; the protocol's budget "
+        "truncation of the query costs 0.24 us (the row with it removed: 0.52 us): x_obs = "
+        "where(keep, x, 0) with a keep that depends on the traced budget stops XLA from fusing "
+        "the stream into the prediction, whatever computes the prefix counts (jnp.cumsum or "
+        "the triangular product, equal here). NumPy float32's whole round: 0.62 us. Fix: a "
+        "protocol fast path for requests within the budget that XLA can fold (not found yet); "
+        "a GPU (328x NumPy there)."
     ),
     "ogd-random-subset": (
-        _STREAM + "Here about 0.45: the stream as for ogd-full, plus the k = 8 Floyd draws of "
-        "the queried subset (8 threefry integers) and the OGD step. Fix: as for ogd-full (647x "
-        "on the GPU)."
+        _STREAM + "The stream and the budget truncation as for ogd-full (see there), plus the "
+        "k = 8 Floyd draws of the queried subset (8 threefry integers). Fix: as for ogd-full "
+        "(647x NumPy on the GPU)."
     ),
     "ftpl-random-subset": _SUBSET_FTPL,
     "ftpl-oracle-subset": _SUBSET_FTPL,
@@ -70,53 +75,50 @@ NOTES: dict[str, str] = {
         "NumPy target is met); a matmul peak is out of reach by construction."
     ),
     "uniform-subset": (
-        "random numbers are the round: for 256 runs the stream's 64 normals per run take about "
-        "0.47 ms and the k = 8 Floyd draws 0.37 ms (each timed apart, with its call overhead) "
-        "against a 0.5-0.8 ms round; "
-        "threefry costs 20-30 ns per number here against a few ns for NumPy's PCG64, and the "
-        "NumPy loop is little else than those draws (harness_share about 0.55). The ratio moved "
-        "7-22x across five invocations (oslr 2.4e5-5.1e5 run-rounds/s, NumPy 23k-47k "
-        "rounds/s). Tried: the `rbg` key implementation is no faster under vmap (uniforms 0.45 "
-        "vs 0.76 ms, Laplace 3x slower). Fix: a GPU (401x there), or fewer random numbers per "
-        "round in the stream."
+        _STREAM + "The round is the stream, the k = 8 Floyd draws of the subset and the "
+        "protocol's truncation of the play's support (as for ogd-full, see there); the NumPy "
+        "loop is little else than its draws. Fix: as for ogd-full (401x NumPy on the GPU)."
     ),
     "ftpsl": (
         "the table \"FTPSL's round, piece by piece\" (`python -m benchmarks.ftpsl_round 256`, "
-        "a 6.9 ms round of 256 runs there, harness_share 0.03) splits it: the M + 1 = 11 "
-        "perturbation draws' threefry words and Laplace transform 3.3 ms; one resample draw "
-        "0.43 ms (its noise 0.30 ms, the rest its score and the rank test of the 10 selected "
-        "coordinates, 10 x 123 comparisons); a round of ftpl-random-subset on the same stream "
-        "(the harness and a cheap play) 0.89 ms. Of three exact "
-        "membership tests the rank test is the fastest (a 6.9 ms round, against 12.7 ms by "
-        "`lax.top_k`'s indices and 13.6 ms by whole masks). Tried: dropping the tie term (no "
-        "faster); the `rbg` keys (no faster under vmap, see uniform-subset, and their batching "
-        "rule draws a batch from one key, so vmap would no longer equal a loop). Fix: fewer "
-        "resamples where the theory allows (M enters linearly) or a GPU; on this CPU the "
-        "threefry words and the comparisons bound the round."
+        "2026-11-27, wall time of a round of 256 runs: 1.83 ms, harness_share 0.03) splits it: "
+        "the M + 1 = 11 perturbation draws' words and Laplace transform 0.62 ms; one resample "
+        "draw 0.068 ms (its noise, its score and the rank test of the 10 selected coordinates, "
+        "10 x 123 comparisons); a round of ftpl-random-subset on the same stream (the harness "
+        "and a cheap play) 0.28 ms. Of three exact membership tests the rank test is the "
+        "fastest (1.84 ms, against 4.49 ms by `lax.top_k`'s indices and 4.96 ms by whole "
+        "masks). Against batched NumPy float32 (the fastest alternative; numba is 3x slower) "
+        "oslr is 1.05x by CPU time: NumPy draws its 11 x 124 float32 uniforms with PCG64 and "
+        "selects by argpartition, about what our threefry words, Laplace transform and rank "
+        "tests cost. Tried: dropping the tie term (no faster); the `rbg` keys (no faster under "
+        "vmap, and their batching rule draws a batch from one key, so vmap would no longer "
+        "equal a loop); the unrolled hash for the resample draws (1,240 words a run: 1.4-2.4x "
+        "slower inside the round than JAX's loop, so `oslr.prng` keeps JAX's for draws above "
+        "256 words). Fix: fewer resamples where the theory allows (M enters linearly) or a GPU."
     ),
     "ftpsl-delayed": (
-        "the same round as ftpsl (the play's selection, 10 resample draws of 124 threefry words "
-        "and a rank test each) plus an (8, 123) ring-buffer update per run. Fix: as for ftpsl."
+        "the same round as ftpsl (the play's selection, 10 resample draws of 124 words and a "
+        "rank test each) plus an (8, 123) ring-buffer update per run. Fix: as for ftpsl."
     ),
     "linucb": (
         "on these fixed arms LinUCB runs its O(K d) form (u_a = A^-1 x_a, widths and means "
-        "updated by Sherman-Morrison; no d x d state), and so does the NumPy loop. A round of "
-        "1024 runs takes about 1 ms: measured apart, the update 0.47-0.52 ms (a gather of u_j, "
-        "c = X v and the (K, d) rank-1 step: elementwise passes over the (runs, K, d) state, "
-        "memory-bound at a few GFLOP/s; one-hot forms of the gathers measured 0.58-0.82 ms), the "
-        "UCB argmax 0.11 ms, and the stream and the harness the rest (threefry numbers for the "
-        "K noises and the keys of each run-round). The 500x river target is met; 100x NumPy is "
-        "not: the NumPy loop in the same O(K d) form runs 28k-30k rounds/s (14k-25k in the "
-        "A^-1 form), and the harness alone is 0.6 of the round (harness_share): with a learner "
-        "that cost nothing the ratio would be 1 / 0.6 = 1.7 times what it is, still short of "
-        "100x. Fix: fewer random numbers per round in the stream, or a GPU."
+        "updated by Sherman-Morrison; no d x d state), and so do the NumPy loop, the batched "
+        "NumPy and the numba anchors. Process CPU time per run-round (1,024 runs, timed in "
+        "turn, 2026-11-27): the row 0.20 us, its idle learner 0.043 (harness share 0.22, the "
+        "target 0.25 met; it was 0.19 us, 0.55 of the round, before the key hash was unrolled, "
+        "`oslr/prng.py`), so the learner's update is 0.16 us, about numba's whole round "
+        "(0.16 us). The update is a gather of u_j, c = X v and the (K, d) rank-1 step, "
+        "elementwise passes over the (runs, K, d) state; measured alternatives inside the row: "
+        "c as an elementwise product and sum 1.2x slower, one-hot gathers and scatters 1.6x "
+        "slower. So oslr runs at 0.83-0.93x numba and 1.2-1.3x batched NumPy float32 here, "
+        "bounded by XLA's CPU code for these small batched passes. The 500x river target is "
+        "met. Fix: a fused kernel of the update; a GPU (1.35x numba on 16 host cores there)."
     ),
     "eps-greedy": (
-        "one Sherman-Morrison update and one A^-1 b per round (6 d^2 + 2 K d flops, 2.8k at "
-        "d = 20): "
-        + _RANK_ONE
-        + "Fix: Woodbury block updates every B rounds (rank-B, BLAS-3); the 10x NumPy target is "
-        "met."
+        "one Sherman-Morrison update of A^-1 (runs, d, d) and one A^-1 b per round (6 d^2 + "
+        "2 K d flops, 2.8k at d = 20): " + _RANK_ONE + "Batched NumPy float32 makes the same "
+        "passes with einsum (oslr 1.1-1.3x it). Fix: Woodbury block updates every B rounds "
+        "(rank-B, BLAS-3)."
     ),
     "flinucb-gd": _SGD,
     "flinucb-svrg": _SGD + "SVRG adds an O(n d) full gradient at rounds 1, 2, 4, 8, ...",
