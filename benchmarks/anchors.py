@@ -16,7 +16,9 @@ size), its compensated float32 sums and its protocol's budget bookkeeping.
     mean + U(-1/2, 1/2)): the O(K d) Sherman-Morrison form of `oslr.learners.linucb` (kappa 1,
     lam0 1); reward and pseudo-regret.
   ogd-random-subset, uniform-subset (d = 64, k = 8 features a round), eps-greedy (linear-bandit,
-    A^-1 by Sherman-Morrison): batched NumPy only (no numba side).
+    A^-1 by Sherman-Morrison), ftpl-random-subset and ftpl-oracle-subset (a9a, k = 10),
+    ito-dual-averaging ([ITO] E3, d = 10, k = 4), pege and fpege-gd (unit sphere, d = 20):
+    batched NumPy only (no numba side); each function's docstring says what it computes.
   ftpsl on a9a (d = 123, k = 10, M = 10 geometric resamples, b = 2, eq. (1) rates, the run's
     permutation of the rows): Laplace perturbations by the inverse CDF of uniforms (the fastest
     NumPy draw, and float32 where the side is float32); reward and Theta.
@@ -36,6 +38,7 @@ from oslr.metrics import checkpoint_rounds
 #: the rows with a numba side; NUMPY_NAMES: the rows with batched NumPy sides
 NAMES = ("ogd-full", "linucb", "ftpsl")
 OGD_D, BANDIT_D, K_ARMS, FTPSL_K, FTPSL_M, SUBSET_K = 64, 20, 10, 10, 10, 8
+ITO_D, ITO_K, PEGE_D = 10, 4, 20
 
 
 def _a9a(dtype):
@@ -192,7 +195,7 @@ def _uniform_numpy(runs, horizon, dtype, seed):
         if t + 1 == ckpts[c]:
             buf[c] = reward
             c += 1
-    return {"reward": reward, "ckpt": buf}
+    return {"reward": reward, "ckpt": buf[None]}
 
 
 def _eps_greedy_numpy(runs, horizon, dtype, seed):
@@ -231,9 +234,139 @@ def _eps_greedy_numpy(runs, horizon, dtype, seed):
     return {"reward": reward, "pseudo_regret": regret, "ckpt": buf}
 
 
+def _ftpl_subset_numpy(runs, horizon, dtype, seed, oracle=False):
+    """FTPL on a k = 10 subset of a9a fixed before round 1 (uniform per run, or the offline
+    oracle subset, the k largest |sum y x|), eq. (1) rate, Laplace noise on the k slots only,
+    as `numpy_loops.ftpl_subset_loop` across runs; reward and Theta = sum y x."""
+    rng = np.random.default_rng(seed)
+    x_all, y_all = _a9a(dtype)
+    n, d = x_all.shape
+    k = FTPSL_K
+    eta = dtype(ftpsl_rates(d, k, horizon)[0])
+    ckpts = checkpoint_rounds(horizon)
+    if oracle:
+        q = np.broadcast_to(np.argsort(-np.abs(y_all @ x_all), kind="stable")[:k], (runs, k))
+    else:
+        q = np.argsort(rng.random((runs, d), np.float32), axis=1)[:, :k]
+    order = np.argsort(rng.random((runs, n), np.float32), axis=1)
+    s = np.zeros((runs, k), dtype)
+    reward, theta_sum = np.zeros(runs, dtype), np.zeros((runs, d), dtype)
+    buf_r, buf_t = np.zeros((len(ckpts), runs), dtype), np.zeros((len(ckpts), runs, d), dtype)
+    c = 0
+    for t in range(horizon):
+        rows = order[:, t % n]
+        x, y = x_all[rows], y_all[rows]
+        v = eta * s - _laplace(rng.random((runs, k), dtype))
+        w = -v / np.linalg.norm(v, axis=1, keepdims=True)
+        xq = np.take_along_axis(x, q, axis=1)
+        reward += y * np.einsum("rk,rk->r", w, xq)
+        s -= y[:, None] * xq
+        theta_sum += y[:, None] * x
+        if t + 1 == ckpts[c]:
+            buf_r[c], buf_t[c] = reward, theta_sum
+            c += 1
+    return {"reward": reward, "theta_sum": theta_sum, "ckpt": (buf_r, buf_t)}
+
+
+def _ftpl_oracle_numpy(runs, horizon, dtype, seed):
+    return _ftpl_subset_numpy(runs, horizon, dtype, seed, oracle=True)
+
+
+def _ito_da_numpy(runs, horizon, dtype, seed):
+    """[ITO] Alg. 2 on the E3 stream (d = 10, k = 4: x uniform on the sphere, y = <w*, x> +
+    0.1 N(0, 1) clipped to [-1, 1]): dual averaging on the (k - 1)-coordinate estimate, as
+    `numpy_loops.ito_dual_averaging_loop` across runs; loss and the true model's loss."""
+    rng = np.random.default_rng(seed)
+    d, k = ITO_D, ITO_K
+    ckpts = checkpoint_rounds(horizon)
+    w_star = np.where(_random_subsets(rng, runs, d, k), rng.standard_normal((runs, d), dtype),
+                      dtype(0))
+    w_star /= np.linalg.norm(w_star, axis=1, keepdims=True)
+    h = np.zeros((runs, d), dtype)
+    loss, loss_star = np.zeros(runs, dtype), np.zeros(runs, dtype)
+    buf = np.zeros((2, len(ckpts), runs), dtype)
+    c, scale = 0, dtype(2.0 * d / (k - 1))
+    for t in range(horizon):
+        lam = dtype(math.sqrt(8.0 * d * (t + 1) / (k - 1)))
+        w = -h / np.maximum(lam, np.linalg.norm(h, axis=1))[:, None]
+        seen = _random_subsets(rng, runs, d, k - 1)
+        x = rng.standard_normal((runs, d), dtype)
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        clean = np.einsum("rd,rd->r", x, w_star)
+        y = np.clip(clean + dtype(0.1) * rng.standard_normal(runs, dtype), -1, 1)
+        err = np.einsum("rd,rd->r", w, x) - y
+        loss += err * err
+        loss_star += (clean - y) ** 2
+        h += np.where(seen, (scale * err)[:, None] * x, dtype(0))
+        if t + 1 == ckpts[c]:
+            buf[0, c], buf[1, c] = loss, loss_star
+            c += 1
+    return {"loss": loss, "loss_wstar": loss_star, "ckpt": buf}
+
+
+def _pege_numpy(runs, horizon, dtype, seed, fast=False):
+    """PEGE (or, `fast`, fPEGE-GD) on the unit sphere (d = 20, rewards <x, theta> + U(-1, 1)):
+    phases of d exploration rounds on e_1 .. e_d then m exploitation rounds of the normalised
+    estimate (m = 1, 2, ...), the same schedule in every run, as `numpy_loops.pege_loop`
+    across runs; reward and pseudo-regret. fPEGE-GD moves its estimate by one fOLS-GD step on
+    a uniformly drawn past exploration sample (step c / (4 (c + n)), c = 6 d, as `fpege-gd`)."""
+    rng = np.random.default_rng(seed)
+    d = PEGE_D
+    ckpts = checkpoint_rounds(horizon)
+    theta = rng.standard_normal((runs, d), dtype)
+    theta /= np.linalg.norm(theta, axis=1, keepdims=True)
+    sums, counts = np.zeros((runs, d), dtype), np.zeros(d, dtype)
+    est_gd, c6 = np.zeros((runs, d), dtype), 6 * d
+    hist_i, hist_r = np.zeros(horizon, np.int64), np.zeros((runs, horizon), dtype)
+    rows = np.arange(runs)
+    reward, regret = np.zeros(runs, dtype), np.zeros(runs, dtype)
+    buf = np.zeros((2, len(ckpts), runs), dtype)
+    t, m, c, n = 0, 1, 0, 0
+    x = np.zeros((runs, d), dtype)
+    while t < horizon:
+        for phase in ("explore", "exploit"):
+            steps = d if phase == "explore" else m
+            for j in range(steps):
+                if t == horizon:
+                    break
+                noise = dtype(2) * rng.random(runs, dtype) - dtype(1)
+                if phase == "explore":
+                    mean = theta[:, j]
+                    r = mean + noise
+                    sums[:, j] += r
+                    counts[j] += 1
+                    if fast:
+                        hist_i[n], hist_r[:, n] = j, r
+                        n += 1
+                        pick = rng.integers(0, n, runs)
+                        i = hist_i[pick]
+                        est_gd[rows, i] += dtype(c6 / (4.0 * (c6 + n))) * (
+                            hist_r[rows, pick] - est_gd[rows, i])
+                else:
+                    mean = np.einsum("rd,rd->r", x, theta)
+                    r = mean + noise
+                reward += r
+                regret += dtype(1) - mean
+                t += 1
+                if t == ckpts[c]:
+                    buf[0, c], buf[1, c] = reward, regret
+                    c += 1
+            if phase == "explore":
+                est = est_gd if fast else sums / np.maximum(counts, 1)
+                x = est / np.maximum(np.linalg.norm(est, axis=1, keepdims=True), dtype(1e-12))
+        m += 1
+    return {"reward": reward, "pseudo_regret": regret, "ckpt": buf}
+
+
+def _fpege_numpy(runs, horizon, dtype, seed):
+    return _pege_numpy(runs, horizon, dtype, seed, fast=True)
+
+
 _NUMPY = {"ogd-full": _ogd_numpy, "ogd-random-subset": _ogd_subset_numpy,
           "uniform-subset": _uniform_numpy, "eps-greedy": _eps_greedy_numpy,
-          "linucb": _linucb_numpy, "ftpsl": _ftpsl_numpy}
+          "linucb": _linucb_numpy, "ftpsl": _ftpsl_numpy,
+          "ftpl-random-subset": _ftpl_subset_numpy, "ftpl-oracle-subset": _ftpl_oracle_numpy,
+          "ito-dual-averaging": _ito_da_numpy, "pege": _pege_numpy, "fpege-gd": _fpege_numpy}
 
 
 NUMPY_NAMES = tuple(_NUMPY)
@@ -407,7 +540,10 @@ _KERNELS: dict = {}
 
 def numba_batched(name: str, runs: int, horizon: int, seed: int = 0):
     """`call()` running the study `name` as a float64 numba loop (`prange` over runs), or None
-    when numba is not installed (`pip install -e ".[bench]"`). The first call compiles."""
+    when numba is not installed (`pip install -e ".[bench]"`) or the row has no numba side
+    (not in NAMES). The first call compiles."""
+    if name not in NAMES:
+        return None
     try:
         if not _KERNELS:
             _KERNELS.update(_numba_kernels())

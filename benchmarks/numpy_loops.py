@@ -257,12 +257,13 @@ def flinucb_loop(d: int, n_arms: int, horizon: int, tracker: str = "gd", kappa: 
 
 def pege_loop(d: int, horizon: int, seed: int = 0, fast: bool = False) -> float:
     """PEGE on the unit sphere with basis e_i (float64); `fast`: fPEGE-GD, the estimate moved by
-    one fOLS-GD step per exploration sample (step c / (4 (c + n)), c = 3d). Returns the regret."""
+    one fOLS-GD step per exploration sample (step c / (4 (c + n)), c = 6d, as `fpege-gd`).
+    Returns the regret."""
     rng = np.random.default_rng(seed)
     theta = rng.normal(size=d)
     theta /= np.linalg.norm(theta)
     sums, counts = np.zeros(d), np.zeros(d)
-    hist_i, hist_r, n, est_gd, c = np.zeros(horizon, int), np.zeros(horizon), 0, np.zeros(d), 3 * d
+    hist_i, hist_r, n, est_gd, c = np.zeros(horizon, int), np.zeros(horizon), 0, np.zeros(d), 6 * d
     regret, t, m = 0.0, 0, 1
     while t < horizon:
         for i in range(d):

@@ -170,3 +170,19 @@ def test_sweep__labels_every_grid_point_in_one_call():
     queries = res.final["queries"][:, 0] / 50
     np.testing.assert_allclose(queries, [1, 1, 3, 3])
     assert set(res.curves_table()["t"]) == set(res.ckpts)
+
+
+def test_simulate__arguments_in_the_wrong_order_get_one_clear_line():
+    import oslr
+
+    problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)
+    learner, params = oslr.make("ogd-full", d=4)
+    made = oslr.make("ogd-full", d=4)
+    for args, message in [((problem, learner, params, pp), "the learner and the problem are "
+                                                           "swapped"),
+                          ((learner, problem, made, pp), "params is a tuple, not a params "
+                                                        "pytree"),
+                          ((params, problem, params, pp), "the first argument must be a Learner"),
+                          ((learner, pp, params, pp), "the second argument must be a Problem")]:
+        with pytest.raises(ValueError, match=message):
+            oslr.simulate(*args, horizon=5, n_runs=2)

@@ -106,9 +106,31 @@ def _check_finite(name: str, tree: PyTree) -> None:
             raise ValueError(f"{name}{where} contains NaN or inf; give finite values.")
 
 
+def _check_types(learner, problem, params, problem_params) -> None:
+    """The arguments in the order `simulate(learner, problem, params, problem_params)` takes
+    them (a swapped pair otherwise fails deep inside JAX with a dtype error)."""
+    order = "simulate(learner, problem, params, problem_params, horizon=..., n_runs=...)"
+    if isinstance(learner, Problem) and isinstance(problem, Learner):
+        raise ValueError(f"the learner and the problem are swapped: {order}.")
+    if not isinstance(learner, Learner):
+        raise ValueError(f"the first argument must be a Learner (from oslr.make), got "
+                         f"{type(learner).__name__}: {order}.")
+    if not isinstance(problem, Problem):
+        raise ValueError(f"the second argument must be a Problem (from oslr.make_problem), got "
+                         f"{type(problem).__name__}: {order}.")
+    for what, value in (("params", params), ("problem_params", problem_params)):
+        if isinstance(value, (Learner, Problem)) or (
+                isinstance(value, tuple) and any(isinstance(v, (Learner, Problem))
+                                                 for v in value)):
+            raise ValueError(f"{what} is a {type(value).__name__}, not a params pytree: "
+                             f"`learner, params = oslr.make(...)` and `problem, problem_params "
+                             f"= oslr.make_problem(...)` return pairs; {order}.")
+
+
 def validate(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
              horizon: int, n_runs: int, seed: int = 0, comparator_k: int | None = None) -> None:
     """Raise ValueError with a clear message for bad input, before any tracing."""
+    _check_types(learner, problem, params, problem_params)
     check_positive_int("horizon", horizon)
     check_positive_int("n_runs", n_runs)
     check_seed(seed)
@@ -426,6 +448,7 @@ def simulate(
     Returns:
       A `SimResult`.
     """
+    _check_types(learner, problem, params, problem_params)  # before anything touches them
     if grid is None:
         grid = [{}]
         params = stack_params([params])
