@@ -21,3 +21,18 @@ def test_notebook__executes_at_small_size(path, monkeypatch):
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook__saved_with_its_outputs_and_figures(path):
+    """A reader on GitHub sees what each cell printed and drew without running it."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type != "code" or not cell.source.strip():
+            continue
+        outputs = cell.get("outputs", [])
+        assert cell.get("execution_count") is not None, (path.name, cell.source[:60])
+        assert not any(o.get("output_type") == "error" for o in outputs), path.name
+        if "plt.show()" in cell.source:
+            assert any("image/png" in o.get("data", {}) for o in outputs), (
+                path.name, cell.source[:60])

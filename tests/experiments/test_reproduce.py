@@ -125,3 +125,13 @@ def test_reproduce__a_kill_while_files_are_put_in_place_leaves_no_stale_stamp(tm
     (out / "STAMPS.json").write_text("{")
     with pytest.raises(ValueError, match=r"stamps file .*STAMPS\.json cannot be read .*delete it"):
         rep.reproduce([step], out, log=lambda *a: None)
+
+
+def test_manifest__each_experiment_step_feeds_the_page_its_spec_names():
+    from oslr.experiments.reproduce import STEPS
+    from oslr.registry import EXPERIMENTS
+
+    for step in STEPS:
+        name = step.name if step.name in EXPERIMENTS else step.name.rsplit("-", 1)[0]
+        if name in EXPERIMENTS and EXPERIMENTS[name].docs:
+            assert f"docs/{step.doc}.md" == EXPERIMENTS[name].docs, step.name

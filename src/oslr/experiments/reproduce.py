@@ -56,6 +56,16 @@ def _experiment(name: str, dataset: str | None = None) -> Callable[[Path, bool, 
     return run
 
 
+def _spec_step(name: str, files: tuple[str, ...], dataset: str | None = None,
+               produced: tuple[str, ...] = ()) -> Step:
+    """The step that runs experiment `name` at its preset; its docs page is the spec's."""
+    from oslr.registry import EXPERIMENTS
+
+    doc = Path(EXPERIMENTS[name].docs or "").stem
+    return Step(name if dataset is None else f"{name}-{dataset}", doc, files,
+                _experiment(name, dataset), produced)
+
+
 _TUNED = {"eta_scale": 30.0, "c0": 0.01}
 _WLL_TITLES = {"a9a": 48842, "covtype": 58100, "connect4": 61108, "mnist35": 13454}
 
@@ -130,6 +140,11 @@ _K_RATIOS = {"a9a": _RATIOS, "covtype": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7
              "connect4": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
              "mnist35": (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)}
 
+def _arena_tables(name: str) -> tuple[str, ...]:
+    return (f"{name}.csv", f"{name}.json", f"{name}.md", f"{name}-curves.csv",
+            f"{name}-tuning.csv")
+
+
 #: The arena's figures: one per problem and budget (the datasets' budgets scale with their d).
 _ARENA_PNGS = [(p, b) for p in ("rip", "agnostic", "drifting", "correlated") for b in (5, 10)] + [
     ("kegg", 6), ("kegg", 13), ("a9a", 31), ("a9a", 62)]
@@ -156,33 +171,22 @@ STEPS: tuple[Step, ...] = (
          _wll_redundant("wll-redundant-a9a-held", True)),
     Step("kpm-tracking", "kpm-results", _pair("kpm-tracking-all"),
          _experiment("kpm-tracking", "all")),
-    Step("kpm-replay-all", "kpm-results", ("kpm-replay-all.csv",),
-         _experiment("kpm-replay", "all")),
+    _spec_step("kpm-replay", ("kpm-replay-all.csv",), "all"),
     Step("kpm-replay-men", "kpm-results", ("kpm-replay-men.csv",), _kpm_replay_men),
-    Step("kpm-runtime", "kpm-results", _pair("kpm-runtime"), _experiment("kpm-runtime"),
-         produced=_pair("kpm-runtime-synthetic")),
-    Step("kpm-pege", "kpm-results", _pair("kpm-pege"), _experiment("kpm-pege"),
-         produced=_pair("kpm-pege-sphere")),
-    Step("foster-rate", "foster-results", _pair("foster-rate"), _experiment("foster-rate")),
-    Step("foster-hard", "foster-results", (*_pair("foster-hard"), "foster-hard-decisions.csv"),
-         _experiment("foster-hard")),
-    Step("kale-calibrate", "kale-results", ("kale-calibrate.csv",),
-         _experiment("kale-calibrate")),
-    Step("kale-dantzig", "kale-results", _pair("kale-dantzig"), _experiment("kale-dantzig")),
-    Step("kale-greedy", "kale-results", _pair("kale-greedy"), _experiment("kale-greedy")),
-    Step("ito-table1", "ito-results", (*_pair("ito-table1"), "ito-table1-curves.csv"),
-         _experiment("ito-table1")),
-    Step("ito-real", "ito-results", _pair("ito-real"), _experiment("ito-real")),
-    Step("arena", "arena", ("arena.csv", "arena.json", "arena.md", "arena-curves.csv",
-                            "arena-tuning.csv", *(f"arena-{p}-b{b}.png" for p, b in _ARENA_PNGS)),
-         _experiment("arena")),
-    Step("arena-long", "arena", ("arena-long.csv", "arena-long.json", "arena-long.md",
-                                 "arena-long-curves.csv", "arena-long-tuning.csv",
-                                 "arena-long-rip-b5.png"), _experiment("arena-long")),
-    Step("arena-k", "arena", ("arena-k.csv", "arena-k.json", "arena-k.md", "arena-k-curves.csv",
-                              "arena-k-tuning.csv",
-                              *(f"arena-k-rip-b10-k{k}.png" for k in (1, 2, 4))),
-         _experiment("arena-k")),
+    _spec_step("kpm-runtime", _pair("kpm-runtime"), produced=_pair("kpm-runtime-synthetic")),
+    _spec_step("kpm-pege", _pair("kpm-pege"), produced=_pair("kpm-pege-sphere")),
+    _spec_step("foster-rate", _pair("foster-rate")),
+    _spec_step("foster-hard", (*_pair("foster-hard"), "foster-hard-decisions.csv")),
+    _spec_step("kale-calibrate", ("kale-calibrate.csv",)),
+    _spec_step("kale-dantzig", _pair("kale-dantzig")),
+    _spec_step("kale-greedy", _pair("kale-greedy")),
+    _spec_step("ito-table1", (*_pair("ito-table1"), "ito-table1-curves.csv")),
+    _spec_step("ito-real", _pair("ito-real")),
+    _spec_step("arena", (*_arena_tables("arena"),
+                         *(f"arena-{p}-b{b}.png" for p, b in _ARENA_PNGS))),
+    _spec_step("arena-long", (*_arena_tables("arena-long"), "arena-long-rip-b5.png")),
+    _spec_step("arena-k", (*_arena_tables("arena-k"),
+                           *(f"arena-k-rip-b10-k{k}.png" for k in (1, 2, 4)))),
 )
 
 
