@@ -89,6 +89,8 @@ def test_run__toml_config(tmp_path, capsys):
         (["--d", "3", "--k", "5"], "Change the problem's options (--d, --k"),
         (["--d", "3", "--learners", "ogd-random-subset", "--set", "k=5"],
          "out of range [1, 3]. (k: features queried per round) Change it with --set k=..."),
+        (["--d", "3", "--learners", "foster-hedge"], "came from the problem's k=3: give another "
+         "with --set k=K (or the problem's with --k K)."),
         (["--problem", "linear-bandit"], "no learners named, and the default ones (ogd-full, "
          "ogd-random-subset) cannot run on problem 'linear-bandit'"),
     ],

@@ -235,7 +235,11 @@ def prepare(study: dict[str, Any]):
                                       horizon=study["horizon"], max_delay=max_delay,
                                       n_arms=n_arms, **static_k, **fixed)
         except ValueError as err:
-            raise UsageError(_with_flag_hint(err, study)) from None
+            msg = _with_flag_hint(err, study)
+            if static_k and "k" not in study.get("params", {}) and msg == str(err.args[0]):
+                msg += (f" Its k is static and came from the problem's k={static_k['k']}: "
+                        "give another with --set k=K (or the problem's with --k K).")
+            raise UsageError(msg) from None
         prep = None
         if spec.prepare is not None:
             def prep(point, _spec=spec):
