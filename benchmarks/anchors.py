@@ -87,16 +87,22 @@ def _ogd_numpy(runs, horizon, dtype, seed, k=None):
     return {"loss": loss, "loss_wstar": loss_star, "ckpt": buf}
 
 
+def _bandit(rng, runs, dtype):
+    """The linear-bandit instance of each run: K = 10 unit arms in d = 20, theta* on the unit
+    sphere; returns the arms (runs, K, d), the arm means (runs, K) and the best mean (runs,)."""
+    theta = rng.standard_normal((runs, BANDIT_D), dtype)
+    theta /= np.linalg.norm(theta, axis=1, keepdims=True)
+    arms = rng.standard_normal((runs, K_ARMS, BANDIT_D), dtype)
+    arms /= np.linalg.norm(arms, axis=2, keepdims=True)
+    means = np.einsum("rkd,rd->rk", arms, theta)
+    return arms, means, means.max(1)
+
+
 def _linucb_numpy(runs, horizon, dtype, seed):
     rng = np.random.default_rng(seed)
     d, n_arms = BANDIT_D, K_ARMS
     ckpts = checkpoint_rounds(horizon)
-    theta = rng.standard_normal((runs, d), dtype)
-    theta /= np.linalg.norm(theta, axis=1, keepdims=True)
-    arms = rng.standard_normal((runs, n_arms, d), dtype)
-    arms /= np.linalg.norm(arms, axis=2, keepdims=True)
-    means = np.einsum("rkd,rd->rk", arms, theta)
-    best = means.max(1)
+    arms, means, best = _bandit(rng, runs, dtype)
     u = arms.copy()  # A^{-1} x_a with A = I
     width, mean = np.einsum("rkd,rkd->rk", u, arms), np.zeros((runs, n_arms), dtype)
     reward, regret = np.zeros(runs, dtype), np.zeros(runs, dtype)
@@ -205,12 +211,7 @@ def _eps_greedy_numpy(runs, horizon, dtype, seed):
     rng = np.random.default_rng(seed)
     d, n_arms = BANDIT_D, K_ARMS
     ckpts = checkpoint_rounds(horizon)
-    theta = rng.standard_normal((runs, d), dtype)
-    theta /= np.linalg.norm(theta, axis=1, keepdims=True)
-    arms = rng.standard_normal((runs, n_arms, d), dtype)
-    arms /= np.linalg.norm(arms, axis=2, keepdims=True)
-    means = np.einsum("rkd,rd->rk", arms, theta)
-    best = means.max(1)
+    arms, means, best = _bandit(rng, runs, dtype)
     a_inv = np.broadcast_to(np.eye(d, dtype=dtype), (runs, d, d)).copy()
     b = np.zeros((runs, d), dtype)
     reward, regret = np.zeros(runs, dtype), np.zeros(runs, dtype)

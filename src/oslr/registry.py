@@ -152,6 +152,16 @@ def _unknown(kind: str, name: str, table) -> ValueError:
     return ValueError(unknown_name(kind, name, table))
 
 
+def _register(table, cls: type, what: str, spec, entry: str | None) -> None:
+    if isinstance(spec, cls):
+        table.add(spec.name, spec)
+    elif isinstance(spec, str) and isinstance(entry, str) and ":" in entry:
+        table.add(spec, entry)
+    else:
+        raise TypeError(f"register_{what} takes a {cls.__name__}, or a name and a "
+                        "'module:attribute' entry.")
+
+
 def register_learner(spec: LearnerSpec | str, entry: str | None = None) -> None:
     """Register a learner: a `LearnerSpec`, or a name and a lazy "module:attribute" entry.
 
@@ -159,26 +169,14 @@ def register_learner(spec: LearnerSpec | str, entry: str | None = None) -> None:
       oslr.register_learner(MY_SPEC)                       # from user code
       oslr.register_learner("my-ogd", "my_pkg.ogd:SPEC")   # loaded on first use
     """
-    if isinstance(spec, LearnerSpec):
-        LEARNERS.add(spec.name, spec)  # type: ignore[attr-defined]
-    elif isinstance(spec, str) and isinstance(entry, str) and ":" in entry:
-        LEARNERS.add(spec, entry)  # type: ignore[attr-defined]
-    else:
-        raise TypeError("register_learner takes a LearnerSpec, or a name and a "
-                        "'module:attribute' entry.")
+    _register(LEARNERS, LearnerSpec, "learner", spec, entry)
 
 
 def register_experiment(spec: ExperimentSpec | str, entry: str | None = None) -> None:
     """Register an experiment: an `ExperimentSpec`, or a name and a lazy "module:attribute"
     entry; it then runs as `oslr experiment NAME` and shows in `oslr experiment --list`.
     Installed packages can use the entry-point group `oslr.experiments` instead."""
-    if isinstance(spec, ExperimentSpec):
-        EXPERIMENTS.add(spec.name, spec)  # type: ignore[attr-defined]
-    elif isinstance(spec, str) and isinstance(entry, str) and ":" in entry:
-        EXPERIMENTS.add(spec, entry)  # type: ignore[attr-defined]
-    else:
-        raise TypeError("register_experiment takes an ExperimentSpec, or a name and a "
-                        "'module:attribute' entry.")
+    _register(EXPERIMENTS, ExperimentSpec, "experiment", spec, entry)
 
 
 def register_problem(spec: ProblemSpec) -> None:

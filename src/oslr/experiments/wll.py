@@ -221,24 +221,19 @@ def _shuffles_title(dataset: str, runs: int, df: pd.DataFrame) -> str:
     return f"{dataset}: {runs} shuffles, T={df['horizon'].iloc[0]}"
 
 
-def _run_k(a: ExperimentArgs) -> pd.DataFrame:
-    runs = a.runs or 5
-    df = wll_reward_vs_k(a.dataset, (0.1, 0.3, 0.5) if a.quick else WLL_RATIOS, runs, a.seed,
-                         5000 if a.quick else None, progress=a.progress, **a.options)
-    write_table_and_figure(a.out, f"wll-k-{a.dataset}", df,
-                           lambda path, title: plot_experiment(df, "ratio", path, title),
-                           _shuffles_title(a.dataset, runs, df))
-    return df
+def _run_curve(name: str, study: str, x: str, full, quick):
+    """`run(args)` of an experiment that sweeps `x` over `full` (`quick`) values with the
+    function named `study` (looked up when it runs)."""
+    def run(a: ExperimentArgs) -> pd.DataFrame:
+        runs = a.runs or 5
+        df = globals()[study](a.dataset, quick if a.quick else full, runs=runs, seed=a.seed,
+                   horizon=5000 if a.quick else None, progress=a.progress, **a.options)
+        write_table_and_figure(a.out, f"{name}-{a.dataset}", df,
+                               lambda path, title: plot_experiment(df, x, path, title),
+                               _shuffles_title(a.dataset, runs, df))
+        return df
 
-
-def _run_redundant(a: ExperimentArgs) -> pd.DataFrame:
-    runs = a.runs or 5
-    df = wll_redundant(a.dataset, (0.5, 1.5) if a.quick else WLL_RHOS, runs=runs, seed=a.seed,
-                       horizon=5000 if a.quick else None, progress=a.progress, **a.options)
-    write_table_and_figure(a.out, f"wll-redundant-{a.dataset}", df,
-                           lambda path, title: plot_experiment(df, "rho", path, title),
-                           _shuffles_title(a.dataset, runs, df))
-    return df
+    return run
 
 
 def _run_rates(a: ExperimentArgs) -> pd.DataFrame:
@@ -255,12 +250,14 @@ def _run_rates(a: ExperimentArgs) -> pd.DataFrame:
 _WLL_SETS = (WLL_LEARNERS, ("k", "max_k", "horizon"))
 WLL_K = ExperimentSpec(
     "wll-k", "FTPSL vs random/oracle-subset FTPL: cumulative reward against k/d ([WLL] Fig. 1a-d)",
-    _run_k, sizes="11 ratios k/d, 5 shuffles, the whole dataset; quick: 3 ratios, T = 5,000",
+    _run_curve("wll-k", "wll_reward_vs_k", "ratio", WLL_RATIOS, (0.1, 0.3, 0.5)),
+    sizes="11 ratios k/d, 5 shuffles, the whole dataset; quick: 3 ratios, T = 5,000",
     files=("wll-k-{dataset}.csv", "wll-k-{dataset}.png"), docs="docs/wll-results.md",
     learners=_WLL_SETS[0], sets_itself=_WLL_SETS[1], datasets=_WLL_DATASETS)
 WLL_REDUNDANT = ExperimentSpec(
     "wll-redundant", "the same against appended N(0,1) features ([WLL] Fig. 1e-f)",
-    _run_redundant, sizes="5 shares rho, 5 shuffles; quick: 2 shares, T = 5,000",
+    _run_curve("wll-redundant", "wll_redundant", "rho", WLL_RHOS, (0.5, 1.5)),
+    sizes="5 shares rho, 5 shuffles; quick: 2 shares, T = 5,000",
     files=("wll-redundant-{dataset}.csv", "wll-redundant-{dataset}.png"),
     docs="docs/wll-results.md", learners=_WLL_SETS[0], sets_itself=_WLL_SETS[1],
     extra_options=("hold_rates",), datasets=_WLL_DATASETS)
