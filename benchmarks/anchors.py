@@ -17,7 +17,8 @@ size), its compensated float32 sums and its protocol's budget bookkeeping.
     lam0 1); reward and pseudo-regret.
   ogd-random-subset, uniform-subset (d = 64, k = 8 features a round), eps-greedy (linear-bandit,
     A^-1 by Sherman-Morrison), ftpl-random-subset and ftpl-oracle-subset (a9a, k = 10),
-    ito-dual-averaging ([ITO] E3, d = 10, k = 4), pege and fpege-gd (unit sphere, d = 20):
+    ito-dual-averaging ([ITO] E3, d = 10, k = 4), pege and fpege-gd (unit sphere, d = 20),
+    ftpsl-delayed (ftpsl under fixed delays D = 8):
     batched NumPy only (no numba side); each function's docstring says what it computes.
   ftpsl on a9a (d = 123, k = 10, M = 10 geometric resamples, b = 2, eq. (1) rates, the run's
     permutation of the rows): Laplace perturbations by the inverse CDF of uniforms (the fastest
@@ -38,7 +39,7 @@ from oslr.metrics import checkpoint_rounds
 #: the rows with a numba side; NUMPY_NAMES: the rows with batched NumPy sides
 NAMES = ("ogd-full", "linucb", "ftpsl")
 OGD_D, BANDIT_D, K_ARMS, FTPSL_K, FTPSL_M, SUBSET_K = 64, 20, 10, 10, 10, 8
-ITO_D, ITO_K, PEGE_D = 10, 4, 20
+ITO_D, ITO_K, PEGE_D, FTPSL_DELAY = 10, 4, 20, 8
 
 
 def _a9a(dtype):
@@ -48,11 +49,12 @@ def _a9a(dtype):
     return np.ascontiguousarray(x, dtype), np.ascontiguousarray(y, dtype)
 
 
-def ftpsl_rates(d: int, k: int, horizon: int) -> tuple[float, float]:
-    """eq. (1) with b = 2: eta = sqrt(k^(1/2) ln d / (d^2 T ln T)), gamma = min(d eta ln T, 1/2)."""
+def ftpsl_rates(d: int, k: int, horizon: int, c0: float = 1.0) -> tuple[float, float]:
+    """eq. (1) with b = 2: eta = sqrt(k^(1/2) ln d / (d^2 T ln T)), gamma = min(c0 d eta ln T,
+    1/2) (c0 = 1 for ftpsl, 2 for ftpsl-delayed, as their specs' defaults)."""
     log_t = max(math.log(horizon), 1.0)
     eta = math.sqrt(k**0.5 * math.log(d) / (d**2 * horizon * log_t))
-    return eta, min(d * eta * log_t, 0.5)
+    return eta, min(c0 * d * eta * log_t, 0.5)
 
 
 # ----------------------------------------------------------------------------- NumPy, batched
@@ -135,18 +137,19 @@ def _laplace(u):
     return np.copysign(-np.log1p(-np.minimum(np.abs(s), _BELOW_ONE[s.dtype.type])), s)
 
 
-def _ftpsl_numpy(runs, horizon, dtype, seed):
+def _ftpsl_numpy(runs, horizon, dtype, seed, delay=1, c0=1.0):
     rng = np.random.default_rng(seed)
     x_all, y_all = _a9a(dtype)
     n, d = x_all.shape
     k, m = FTPSL_K, FTPSL_M
-    eta, gamma = (dtype(v) for v in ftpsl_rates(d, k, horizon))
+    eta, gamma = (dtype(v) for v in ftpsl_rates(d, k, horizon, c0))
     ckpts = checkpoint_rounds(horizon)
     order = np.argsort(rng.random((runs, n)), axis=1)  # each run's permutation of the rows
     s = np.zeros((runs, d), dtype)
     reward, theta_sum = np.zeros(runs, dtype), np.zeros((runs, d), dtype)
     buf_r, buf_t = np.zeros((len(ckpts), runs), dtype), np.zeros((len(ckpts), runs, d), dtype)
     c, inv_sqrt_k = 0, dtype(k**-0.5)
+    pending = np.zeros((runs, delay, d), dtype)  # delayed estimates, by the round they apply
     steps = np.arange(1, m + 1)
     for t in range(horizon):
         rows = order[:, t % n]
@@ -163,13 +166,27 @@ def _ftpsl_numpy(runs, horizon, dtype, seed):
         # geometric resampling: h_i = the first resample that plays i (M if none)
         inq = (top[:, 1:, :, None] == top[:, :1, None, :]).any(axis=2)  # (runs, m, k)
         h = np.where(inq.any(1), steps[np.argmax(inq, axis=1)], m).astype(dtype)
-        np.put_along_axis(s, top[:, 0], np.take_along_axis(s, top[:, 0], axis=1)
-                          - y[:, None] * xq * h, axis=1)
+        if delay == 1:
+            np.put_along_axis(s, top[:, 0], np.take_along_axis(s, top[:, 0], axis=1)
+                              - y[:, None] * xq * h, axis=1)
+        else:  # the estimate of round t is used from the end of round t + D - 1 on
+            slot = pending[:, (t + delay - 1) % delay]
+            np.put_along_axis(slot, top[:, 0], np.take_along_axis(slot, top[:, 0], axis=1)
+                              - y[:, None] * xq * h, axis=1)
+            s += pending[:, t % delay]
+            pending[:, t % delay] = 0
         theta_sum += y[:, None] * x
         if t + 1 == ckpts[c]:
             buf_r[c], buf_t[c] = reward, theta_sum
             c += 1
     return {"reward": reward, "theta_sum": theta_sum, "ckpt": (buf_r, buf_t)}
+
+
+def _ftpsl_delayed_numpy(runs, horizon, dtype, seed):
+    """ftpsl-delayed on a9a under the fixed schedule D_t = 8: FTPSL whose estimate of round t
+    enters s at the end of round t + 7 (a (runs, 8, d) ring of pending estimates), with the
+    learner's default c0 = 2, as `numpy_loops.ftpsl_loop(delay=8, c0=2)` across runs."""
+    return _ftpsl_numpy(runs, horizon, dtype, seed, delay=FTPSL_DELAY, c0=2.0)
 
 
 def _ogd_subset_numpy(runs, horizon, dtype, seed):
@@ -365,7 +382,7 @@ def _fpege_numpy(runs, horizon, dtype, seed):
 
 _NUMPY = {"ogd-full": _ogd_numpy, "ogd-random-subset": _ogd_subset_numpy,
           "uniform-subset": _uniform_numpy, "eps-greedy": _eps_greedy_numpy,
-          "linucb": _linucb_numpy, "ftpsl": _ftpsl_numpy,
+          "linucb": _linucb_numpy, "ftpsl": _ftpsl_numpy, "ftpsl-delayed": _ftpsl_delayed_numpy,
           "ftpl-random-subset": _ftpl_subset_numpy, "ftpl-oracle-subset": _ftpl_oracle_numpy,
           "ito-dual-averaging": _ito_da_numpy, "pege": _pege_numpy, "fpege-gd": _fpege_numpy}
 

@@ -159,7 +159,7 @@ CASES: list[Case] = [
          lambda T: numpy_loops.ftpsl_loop(*_a9a(), k=10, horizon=T),
          lambda d: _draws(d, 10, M + 1), "selection", horizon_scale=0.4),
     Case("ftpsl-delayed", "a9a", {"delays": "fixed", "max_delay": 8}, {**_k(10), "max_delay": 8},
-         lambda T: numpy_loops.ftpsl_loop(*_a9a(), k=10, horizon=T, delay=8),
+         lambda T: numpy_loops.ftpsl_loop(*_a9a(), k=10, horizon=T, delay=8, c0=2.0),
          lambda d: _draws(d, 10, M + 1), "selection", horizon_scale=0.4),
     Case("ftpsl-knapsack", "a9a", {},
          {"costs": KNAPSACK_COSTS(123), "budget": KNAPSACK_BUDGET, "max_budget": KNAPSACK_BUDGET,

@@ -94,10 +94,11 @@ def knapsack_dp(values: np.ndarray, costs: np.ndarray, budget: int) -> np.ndarra
 
 def ftpsl_loop(x: np.ndarray, y: np.ndarray, k: int, horizon: int, n_resamples: int = 10,
                seed: int = 0, delay: int = 1, costs: np.ndarray | None = None,
-               budget: int | None = None) -> float:
+               budget: int | None = None, c0: float = 1.0) -> float:
     """FTPSL (b = 2, eq. (1) rates, shared geometric resampling) replaying rows of (x, y).
 
-    `delay` > 1: every estimate arrives `delay` rounds late (ftpsl-delayed, fixed schedule).
+    `delay` > 1: every estimate arrives `delay` rounds late (ftpsl-delayed, fixed schedule;
+    give its default c0 = 2). `c0`: the exploration constant, gamma = min(c0 d eta ln T, 1/2).
     `costs`, `budget`: the knapsack leader (exact DP) and a random-order greedy fill when
     exploring (ftpsl-knapsack). Returns the cumulative reward sum_t y_t <w_t, x_t>.
     """
@@ -105,7 +106,7 @@ def ftpsl_loop(x: np.ndarray, y: np.ndarray, k: int, horizon: int, n_resamples: 
     n, d = x.shape
     log_t = max(np.log(horizon), 1.0)
     eta = np.sqrt(k**0.5 * np.log(d) / (d**2 * horizon * log_t))
-    gamma = min(d * eta * log_t, 0.5)
+    gamma = min(c0 * d * eta * log_t, 0.5)
     s = np.zeros(d)
     total = 0.0
 

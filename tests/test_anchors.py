@@ -12,6 +12,7 @@ from oslr.registry import LEARNERS
 #: the compared final sum of each anchor, and its first running sum (the first checkpointed)
 _FINAL = {"ogd-full": "loss", "ogd-random-subset": "loss", "uniform-subset": "reward",
           "eps-greedy": "pseudo_regret", "linucb": "pseudo_regret", "ftpsl": "reward",
+          "ftpsl-delayed": "reward",
           "ftpl-random-subset": "reward", "ftpl-oracle-subset": "reward",
           "ito-dual-averaging": "loss", "pege": "pseudo_regret", "fpege-gd": "pseudo_regret"}
 _FIRST = {name: "reward" if final == "pseudo_regret" else final for name, final in _FINAL.items()}
