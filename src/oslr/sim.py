@@ -567,11 +567,13 @@ def simulate(
 def run_bytes(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
               n_ckpt: int, stats: bool) -> int:
     """Bytes of one run's carry (learner state, problem state, metrics) and params, from shapes
-    alone (nothing is compiled or allocated)."""
-    init_one, _ = make_run_fns(learner, problem, n_ckpt, stats)
-    lp = jax.tree.map(lambda a: jax.ShapeDtypeStruct(np.shape(a)[1:], jnp.asarray(a).dtype),
-                      params)
-    shapes = jax.eval_shape(init_one, jnp.uint32(0), jnp.int32(0), lp, problem_params)
+    alone (nothing is compiled or allocated): the shapes of the simulator's own batched `init`
+    at one run, whose trace JAX keeps, so a repeated study pays for it once."""
+    init_b, _ = _batched_fns(learner, problem, n_ckpt, stats)
+    lp = jax.tree.map(lambda a: jax.ShapeDtypeStruct((1,) + np.shape(a)[1:],
+                                                     jnp.asarray(a).dtype), params)
+    shapes = jax.eval_shape(init_b, jnp.uint32(0), jax.ShapeDtypeStruct((1,), jnp.int32), lp,
+                            problem_params)
     leaves = jax.tree.leaves(shapes) + jax.tree.leaves(lp)
     return int(sum(np.prod(a.shape) * np.dtype(a.dtype).itemsize for a in leaves))
 

@@ -1,10 +1,11 @@
 """Inclusive prefix sums of short vectors, written for XLA's CPU code.
 
-`jnp.cumsum` lowers to a reduce-window of the whole length, O(d^2) work done element by element:
-inside a vmapped round it is the costliest part of the protocol's budget truncation (0.33 of
-0.94 us per run-round of the ogd-full benchmark row at d = 64). A product with the
-upper-triangular ones matrix is the same O(d^2) work done as one matrix product over the runs
-axis, which XLA runs at matmul speed (0.055 against 0.25 us at d = 64 in isolation). Longer
+`jnp.cumsum` lowers to a reduce-window of the whole length, O(d^2) work done element by element.
+A product with the upper-triangular ones matrix is the same O(d^2) work done as one matrix
+product over the runs axis, which XLA runs at matmul speed: a vmapped truncation of a d = 64
+query cost 0.055 against 0.25 us per run-round in isolation, and the ftpl-random-subset
+benchmark row went from 1.53 to 1.35 us (the ogd-full row did not move: there the truncation's
+cost is XLA recomputing the stream's draws, whatever computes the prefix). Longer
 vectors go in two levels: blocks of `block` by the product, then the block totals recursively,
 O(d block) work.
 """
