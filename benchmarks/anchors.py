@@ -23,6 +23,13 @@ size), its compensated float32 sums and its protocol's budget bookkeeping.
   ftpsl on a9a (d = 123, k = 10, M = 10 geometric resamples, b = 2, eq. (1) rates, the run's
     permutation of the rows): Laplace perturbations by the inverse CDF of uniforms (the fastest
     NumPy draw, and float32 where the side is float32); reward and Theta.
+  ftpsl-knapsack (a9a, the DP knapsack of every draw across runs), flinucb-gd / -svrg / -sag
+    (linear-bandit, histories (runs, T)), foster-hedge (the 560 subsets' Hedge and SGD as
+    (runs, 560, 3) arrays), online-greedy (agnostic, d = 100), dantzig-poslr (sparse-linear,
+    d = 100, its LPs by HiGHS one run at a time), ito-projection and ito-block-bandit ([ITO] E3):
+    batched NumPy only; each function's docstring says what it computes. Their metrics: the
+    row's loss or reward sums (prediction rows also the true model's loss), no Gram statistics
+    (the benchmark's oslr program keeps none either).
 
 `numpy_batched(name, runs, horizon, dtype)` and `numba_batched(name, runs, horizon)` return a
 `call()` that runs the whole study and returns its final metrics (dict of (runs, ...) arrays).
@@ -39,7 +46,7 @@ from oslr.metrics import checkpoint_rounds
 #: the rows with a numba side; NUMPY_NAMES: the rows with batched NumPy sides
 NAMES = ("ogd-full", "linucb", "ftpsl")
 OGD_D, BANDIT_D, K_ARMS, FTPSL_K, FTPSL_M, SUBSET_K = 64, 20, 10, 10, 10, 8
-ITO_D, ITO_K, PEGE_D, FTPSL_DELAY = 10, 4, 20, 8
+ITO_D, ITO_K, PEGE_D, FTPSL_DELAY, KNAPSACK_BUDGET = 10, 4, 20, 8, 20
 
 
 def _a9a(dtype):
@@ -380,14 +387,456 @@ def _fpege_numpy(runs, horizon, dtype, seed):
     return _pege_numpy(runs, horizon, dtype, seed, fast=True)
 
 
+# ------------------------------------------------- NumPy, batched: the rows of issue 26's second half
+
+
+def _knapsack_dp(values, costs, budget):
+    """(P, d) values -> (P, d) bool: the exact 0/1 knapsack of every row by the DP over
+    capacities (`numpy_loops.knapsack_dp` across rows; strict > keeps the earlier choice)."""
+    p, d = values.shape
+    best = np.zeros((p, budget + 1), values.dtype)
+    take = np.zeros((d, p, budget + 1), bool)
+    shifted = np.full((p, budget + 1), -np.inf, values.dtype)
+    for i in range(d):
+        c = int(costs[i])
+        shifted[:, c:] = best[:, :budget + 1 - c] + values[:, i:i + 1]
+        np.greater(shifted, best, out=take[i])
+        np.maximum(best, shifted, out=best)
+    chosen, cap, rows = np.zeros((p, d), bool), np.full(p, budget), np.arange(p)
+    for i in range(d - 1, -1, -1):
+        chosen[:, i] = take[i, rows, cap]
+        cap -= np.where(chosen[:, i], costs[i], 0)
+    return chosen
+
+
+def _greedy_fill(z, costs, budget):
+    """(P, d) scores -> (P, d) bool: visit coordinates by decreasing score and take each one
+    that still fits (`oslr.learners.ftpsl.greedy_fill` across rows)."""
+    p, d = z.shape
+    order, rows = np.argsort(-z, axis=1), np.arange(p)
+    used, chosen = np.zeros(p, np.int64), np.zeros((p, d), bool)
+    for j in range(d):
+        i = order[:, j]
+        fits = used + costs[i] <= budget
+        used += np.where(fits, costs[i], 0)
+        chosen[rows, i] = fits
+    return chosen
+
+
+def _ftpsl_knapsack_numpy(runs, horizon, dtype, seed):
+    """ftpsl-knapsack on a9a (costs 1 + i mod 3, budget B = 20, k = 20 in eq. (1), b = 2,
+    M = 10): each of the M + 1 draws of a round leads with the exact knapsack of values
+    (|v| / max |v|)^2 or, exploring, fills greedily in the order of z; the play weighs its set
+    by Lemma 1 (-v_J / ||v_J||) or 1 / sqrt(|J|); h_i = the first resample whose set holds i.
+    As `numpy_loops.ftpsl_loop(costs=, budget=)` across runs; reward and Theta."""
+    rng = np.random.default_rng(seed)
+    x_all, y_all = _a9a(dtype)
+    n, d = x_all.shape
+    m, budget = FTPSL_M, KNAPSACK_BUDGET
+    costs = 1 + np.arange(d) % 3
+    eta, gamma = (dtype(v) for v in ftpsl_rates(d, budget, horizon))
+    ckpts = checkpoint_rounds(horizon)
+    order = np.argsort(rng.random((runs, n)), axis=1)
+    s = np.zeros((runs, d), dtype)
+    reward, theta_sum = np.zeros(runs, dtype), np.zeros((runs, d), dtype)
+    buf_r, buf_t = np.zeros((len(ckpts), runs), dtype), np.zeros((len(ckpts), runs, d), dtype)
+    steps, c = np.arange(1, m + 1), 0
+    for t in range(horizon):
+        rows = order[:, t % n]
+        x, y = x_all[rows], y_all[rows]
+        u = rng.random((runs, m + 1, d + 1), dtype)
+        z, explore = _laplace(u[..., :d]), u[..., d] < gamma
+        v = eta * s[:, None, :] - z
+        mag = np.abs(v)
+        values = (mag / np.maximum(mag.max(-1, keepdims=True), dtype(1e-30))) ** 2
+        lead = _knapsack_dp(values.reshape(-1, d), costs, budget)
+        fill = _greedy_fill(z.reshape(-1, d), costs, budget)
+        q = np.where(explore.reshape(-1, 1), fill, lead).reshape(runs, m + 1, d)
+        q0, v0 = q[:, 0], np.where(q[:, 0], v[:, 0], dtype(0))
+        size = np.maximum(q0.sum(1), 1).astype(dtype)
+        w = np.where(explore[:, :1], q0 / np.sqrt(size)[:, None],
+                     -v0 / np.linalg.norm(v0, axis=1, keepdims=True))
+        reward += y * np.einsum("rd,rd->r", w, x)
+        hit = q[:, 1:] & q0[:, None]  # (runs, m, d)
+        h = np.where(hit.any(1), steps[np.argmax(hit, axis=1)], m).astype(dtype)
+        s -= np.where(q0, y[:, None] * x * h, dtype(0))
+        theta_sum += y[:, None] * x
+        if t + 1 == ckpts[c]:
+            buf_r[c], buf_t[c] = reward, theta_sum
+            c += 1
+    return {"reward": reward, "theta_sum": theta_sum, "ckpt": (buf_r, buf_t)}
+
+
+def _flinucb_numpy(runs, horizon, dtype, seed, tracker="gd"):
+    """fLinUCB ([KPM] Alg. 2) on linear-bandit (d = 20, K = 10, kappa 1, alpha = 0.75): the
+    confidence widths from the SGD tracker phi (K, d) of (11), one uniformly drawn past arm a
+    round; the estimate by fRLS-GD (`tracker="gd"`), SVRG (snapshot and full gradient when
+    t + 1 is a power of two) or SAG (a stored residual per sample), as
+    `numpy_loops.flinucb_loop` across runs (histories (runs, T)); reward and pseudo-regret."""
+    rng = np.random.default_rng(seed)
+    d, n_arms, alpha = BANDIT_D, K_ARMS, 0.75
+    ckpts = checkpoint_rounds(horizon)
+    arms, means, best = _bandit(rng, runs, dtype)
+    rows = np.arange(runs)
+    theta, phi = np.zeros((runs, d), dtype), np.zeros((runs, n_arms, d), dtype)
+    hist_arm, hist_r = np.zeros((runs, horizon), np.int64), np.zeros((runs, horizon), dtype)
+    snap, mu, g_sum = (np.zeros((runs, d), dtype) for _ in range(3))
+    resid, lmax = np.zeros((runs, horizon), dtype), np.zeros(runs, dtype)
+    reward, regret = np.zeros(runs, dtype), np.zeros(runs, dtype)
+    buf = np.zeros((2, len(ckpts), runs), dtype)
+    c = 0
+    for n in range(horizon):
+        if n > 0:
+            xi = arms[rows, hist_arm[rows, rng.integers(0, n, runs)]]
+            g, lam = dtype(n**-alpha), dtype(n ** (alpha - 1.0))
+            phi += g * (arms / dtype(n) - np.einsum("rkd,rd->rk", phi, xi)[:, :, None]
+                        * xi[:, None, :] - lam * phi)
+        width = np.sqrt(np.maximum(np.einsum("rkd,rkd->rk", phi, arms), 0))
+        arm = np.argmax(np.einsum("rkd,rd->rk", arms, theta) + width, axis=1)
+        x_new, y_new = arms[rows, arm], means[rows, arm] + rng.random(runs, dtype) - dtype(0.5)
+        hist_arm[:, n], hist_r[:, n] = arm, y_new
+        i = rng.integers(0, n + 1, runs)
+        x, y = arms[rows, hist_arm[rows, i]], hist_r[rows, i]
+        lam = dtype((n + 1) ** (alpha - 1.0))
+        if tracker == "gd":
+            theta += dtype((n + 1) ** -alpha) * (
+                (y - np.einsum("rd,rd->r", theta, x))[:, None] * x - lam * theta)
+        elif tracker == "svrg":
+            mu += (-(y_new - np.einsum("rd,rd->r", snap, x_new))[:, None] * x_new - mu) / dtype(
+                n + 1)
+            np.maximum(lmax, np.einsum("rd,rd->r", x_new, x_new), out=lmax)
+            g = ((np.einsum("rd,rd->r", theta, x) - np.einsum("rd,rd->r", snap, x))[:, None] * x
+                 + mu)
+            theta -= (dtype(0.1) / (lmax + lam))[:, None] * (g + lam * theta)
+            if (n + 1) & n == 0:
+                snap = theta.copy()
+                xs = arms[rows[:, None], hist_arm[:, :n + 1]]  # (runs, n + 1, d)
+                mu = -np.einsum("rn,rnd->rd", hist_r[:, :n + 1]
+                                - np.einsum("rnd,rd->rn", xs, snap), xs) / dtype(n + 1)
+        else:  # sag
+            r_new = y_new - np.einsum("rd,rd->r", theta, x_new)
+            g_sum -= (r_new - resid[:, n])[:, None] * x_new
+            resid[:, n] = r_new
+            np.maximum(lmax, np.einsum("rd,rd->r", x_new, x_new), out=lmax)
+            r = y - np.einsum("rd,rd->r", theta, x)
+            g_sum -= (r - resid[rows, i])[:, None] * x
+            resid[rows, i] = r
+            theta -= (dtype(1.0) / (lmax + lam))[:, None] * (g_sum / dtype(n + 1) + lam * theta)
+        reward += y_new
+        regret += best - means[rows, arm]
+        if n + 1 == ckpts[c]:
+            buf[0, c], buf[1, c] = reward, regret
+            c += 1
+    return {"reward": reward, "pseudo_regret": regret, "ckpt": buf}
+
+
+def _flinucb_svrg_numpy(runs, horizon, dtype, seed):
+    return _flinucb_numpy(runs, horizon, dtype, seed, "svrg")
+
+
+def _flinucb_sag_numpy(runs, horizon, dtype, seed):
+    return _flinucb_numpy(runs, horizon, dtype, seed, "sag")
+
+
+def _sparse_w_star(rng, runs, d, k, dtype, norm=2):
+    """(runs, d) k-sparse w* (uniform support, N(0, 1) entries) of unit l1 or l2 norm."""
+    w = np.where(_random_subsets(rng, runs, d, k), rng.standard_normal((runs, d), dtype),
+                 dtype(0))
+    return w / np.linalg.norm(w, ord=norm, axis=1, keepdims=True)
+
+
+def _sphere_example(rng, runs, d, w_star, dtype):
+    """[ITO] E3 / [FKK] E5 examples: x uniform on the unit sphere, y = clip(<w*, x> + 0.1 N(0, 1),
+    -1, 1); (x, y, the clipped noise-free label)."""
+    x = rng.standard_normal((runs, d), dtype)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    clean = np.einsum("rd,rd->r", x, w_star)
+    y = np.clip(clean + dtype(0.1) * rng.standard_normal(runs, dtype), -1, 1)
+    return x, y, np.clip(clean, -1, 1)
+
+
+def _categorical(rng, prob, dtype):
+    """One index per row of the (runs, N) unnormalised probabilities (inverse CDF)."""
+    cdf = np.cumsum(prob, axis=1)
+    u = rng.random((len(prob), 1), dtype) * cdf[:, -1:]
+    return np.minimum((cdf <= u).sum(1), prob.shape[1] - 1)
+
+
+def _foster_numpy(runs, horizon, dtype, seed):
+    """[FKK] Alg. 1 on the sphere stream (d = 16, k = 3, k' = 5): Hedge over the C(16, 3) = 560
+    subsets (one softmax draw a round) and an SGD learner per subset, all updated from the
+    unbiased estimates on m = k' - k uniformly queried coordinates, as `numpy_loops.foster_loop`
+    across runs ((runs, 560, 3) weights); loss and the true model's loss."""
+    import itertools
+
+    from benchmarks.cases import FOSTER_D, FOSTER_K, FOSTER_KQ
+
+    rng = np.random.default_rng(seed)
+    d, k = FOSTER_D, FOSTER_K
+    table = np.array(list(itertools.combinations(range(d), k)))
+    n_sub, rows = len(table), np.arange(runs)
+    w_star = _sparse_w_star(rng, runs, d, k, dtype)
+    m = FOSTER_KQ - k
+    p, q = m / d, m * (m - 1) / (d * (d - 1))
+    eta_h, eta_s = dtype(q * math.sqrt(math.log(d) / horizon)), dtype(q / math.sqrt(horizon))
+    inv_p, inv_q, diag = dtype(1 / p), dtype(1 / q), dtype(1 / p - 1 / q)
+    ckpts = checkpoint_rounds(horizon)
+    cum, w = np.zeros((runs, n_sub), dtype), np.zeros((runs, n_sub, k), dtype)
+    loss, loss_star = np.zeros(runs, dtype), np.zeros(runs, dtype)
+    buf = np.zeros((2, len(ckpts), runs), dtype)
+    c = 0
+    for t in range(horizon):
+        x, y, clean = _sphere_example(rng, runs, d, w_star, dtype)
+        arm = _categorical(rng, np.exp(-eta_h * cum), dtype)  # cum >= 0 with min 0
+        pred = np.einsum("rk,rk->r", w[rows, arm], x[rows[:, None], table[arm]])
+        loss += (pred - y) ** 2
+        loss_star += (clean - y) ** 2
+        xs = np.where(_random_subsets(rng, runs, d, m), x, dtype(0))[:, table]  # (runs, N, k)
+        a = np.einsum("rnk,rnk->rn", xs, w)
+        yc = y[:, None]
+        cum += (a * a * inv_q + diag * np.einsum("rnk,rnk->rn", xs * xs, w * w)
+                - dtype(2) * yc * a * inv_p + yc * yc)
+        cum -= cum.min(1, keepdims=True)
+        w -= dtype(2) * eta_s * (xs * (a * inv_q)[..., None] + diag * xs * xs * w
+                                 - yc[..., None] * xs * inv_p)
+        w /= np.maximum(np.linalg.norm(w, axis=2, keepdims=True), dtype(1))
+        if t + 1 == ckpts[c]:
+            buf[0, c], buf[1, c] = loss, loss_star
+            c += 1
+    return {"loss": loss, "loss_wstar": loss_star, "ckpt": buf}
+
+
+def _online_greedy_numpy(runs, horizon, dtype, seed):
+    """[KKLP] Alg. 2 on the agnostic stream (Rademacher x, d = 100, y = sign(<w*, x>) flipped
+    w.p. 0.1, w* 5-sparse): k1 = 10 BEXPs of budget k0 / k1 = 1 (bins of one coordinate each),
+    a batch of B = 4 rounds per draw, VAW by Sherman-Morrison on the chosen coordinates (a repeated
+    choice enters once: its later copies are zero columns), each BEXP's batch loss the residual of
+    least squares on the earlier BEXPs' coordinates and its own (stacked `numpy.linalg.pinv`: the
+    min-norm solution, as `lstsq`), as `numpy_loops.online_greedy_loop` across runs; loss and the
+    sign model's loss."""
+    from benchmarks.cases import GREEDY_B, GREEDY_D, GREEDY_K0, GREEDY_K1
+
+    rng = np.random.default_rng(seed)
+    d, k0, k1, batch = GREEDY_D, GREEDY_K0, GREEDY_K1, GREEDY_B
+    assert k0 == k1, "the anchor is written for bins of one coordinate (k0 = k1)"
+    rows = np.arange(runs)
+    w_star = _sparse_w_star(rng, runs, d, 5, dtype, norm=1)
+    n_batches = -(-horizon // batch)
+    eta = dtype(math.sqrt(math.log(d) / (d * n_batches)))
+    ckpts = checkpoint_rounds(horizon)
+    cum = np.zeros((runs, k1, d), dtype)
+    loss, loss_star = np.zeros(runs, dtype), np.zeros(runs, dtype)
+    buf = np.zeros((2, len(ckpts), runs), dtype)
+    xb, yb = np.zeros((runs, batch, k1), dtype), np.zeros((runs, batch), dtype)
+    c = 0
+    for t in range(horizon):
+        if t % batch == 0:
+            prob = np.exp(-eta * cum)  # (runs, k1, d), min 0 per BEXP
+            arms = np.stack([_categorical(rng, prob[:, i], dtype) for i in range(k1)], 1)
+            mass = prob[rows[:, None], np.arange(k1), arms] / prob.sum(2)  # (runs, k1)
+            first = np.ones((runs, k1), bool)  # each coordinate's first slot
+            for i in range(1, k1):
+                first[:, i] = (arms[:, :i] != arms[:, i:i + 1]).all(1)
+            a_inv = np.broadcast_to(np.eye(k1, dtype=dtype), (runs, k1, k1)).copy()
+            b = np.zeros((runs, k1), dtype)
+        x = rng.integers(0, 2, (runs, d)).astype(dtype) * dtype(2) - dtype(1)
+        clean = np.where(np.einsum("rd,rd->r", x, w_star) >= 0, dtype(1), dtype(-1))
+        y = np.where(rng.random(runs, dtype) < dtype(0.1), -clean, clean)
+        xa = x[rows[:, None], arms]  # (runs, k1): the chosen coordinates
+        xv = np.where(first, xa, dtype(0))
+        ax = np.einsum("rij,rj->ri", a_inv, xv)
+        den = dtype(1) + np.einsum("ri,ri->r", xv, ax)
+        pred = np.einsum("ri,ri->r", ax, b) / den
+        loss += (pred - y) ** 2
+        loss_star += (clean - y) ** 2
+        a_inv -= ax[:, :, None] * (ax / den[:, None])[:, None, :]
+        b += y[:, None] * xv
+        xb[:, t % batch], yb[:, t % batch] = xa, y
+        if t % batch == batch - 1:
+            for i in range(k1):  # BEXP i: least squares on the coordinates of BEXPs 0 .. i
+                cols = xb[:, :, :i + 1]  # (runs, B, i + 1)
+                fit = np.einsum("rbi,ri->rb", cols,
+                                np.einsum("rib,rb->ri", np.linalg.pinv(cols), yb))
+                lsq = ((yb - fit) ** 2).mean(1)
+                cum[rows, i, arms[:, i]] += lsq / mass[:, i]
+            cum -= cum.min(2, keepdims=True)
+        if t + 1 == ckpts[c]:
+            buf[0, c], buf[1, c] = loss, loss_star
+            c += 1
+    return {"loss": loss, "loss_wstar": loss_star, "ckpt": buf}
+
+
+def _dantzig_numpy(runs, horizon, dtype, seed, k=5, k0=10, c_lambda=0.3, sigma=0.1,
+                   delta=0.1):
+    """[KKLP] Alg. 1 on sparse-linear (Rademacher, d = 100, k = 5, ||w*||_1 = 1, sigma 0.1):
+    k0 = 10 uniformly queried coordinates a round, the unbiased Gram and correlation estimates
+    summed across runs ((runs, d, d)), the Dantzig LPs at the powers of two after
+    t0 = ceil(k ln d ln T) solved per run by HiGHS (`scipy.optimize.linprog`, lambda doubled
+    until feasible), top-k truncation; as `numpy_loops.dantzig_loop` across runs (the LPs run
+    in float64 in both dtypes); loss and the true model's loss."""
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    d = 100
+    rows = np.arange(runs)
+    w_star = _sparse_w_star(rng, runs, d, k, dtype, norm=1)
+    t0 = math.ceil(k * math.log(d) * math.log(horizon))
+    ckpts = checkpoint_rounds(horizon)
+    gram, xy, w = np.zeros((runs, d, d), dtype), np.zeros((runs, d), dtype), np.zeros(
+        (runs, d), dtype)
+    loss, loss_star = np.zeros(runs, dtype), np.zeros(runs, dtype)
+    buf = np.zeros((2, len(ckpts), runs), dtype)
+    off, on = k0 * (d - 1) / (d * (k0 - 1)), k0 / d
+    c = 0
+    for t in range(horizon):
+        t1 = t + 1
+        if t1 > t0 and t1 & (t1 - 1) == 0:
+            n = t1 - 1
+            lam0 = c_lambda * math.sqrt(d * math.log(n * d / delta) / (n * k0)) * (sigma + d / k0)
+            for r in rows:
+                g = gram[r].astype(np.float64) * off
+                g[np.diag_indices(d)] = np.diag(gram[r]) * on
+                g /= n
+                cr, lam = xy[r].astype(np.float64) / n, lam0
+                a_ub = np.block([[g, -g], [-g, g]])
+                for _ in range(11):
+                    res = linprog(np.ones(2 * d), A_ub=a_ub,
+                                  b_ub=np.concatenate([cr + lam, lam - cr]), bounds=(0, None),
+                                  method="highs")
+                    if res.status == 0:
+                        break
+                    lam *= 2
+                w_hat = res.x[:d] - res.x[d:] if res.status == 0 else np.zeros(d)
+                top = np.argsort(-np.abs(w_hat), kind="stable")[:k]
+                w[r] = 0
+                w[r, top] = w_hat[top]
+        x = rng.integers(0, 2, (runs, d)).astype(dtype) * dtype(2) - dtype(1)
+        clean = np.einsum("rd,rd->r", x, w_star)
+        y = clean + dtype(sigma) * rng.standard_normal(runs, dtype)
+        loss += (np.einsum("rd,rd->r", x, w) - y) ** 2
+        loss_star += (clean - y) ** 2
+        x_hat = np.where(_random_subsets(rng, runs, d, k0), x, dtype(0)) * dtype(d / k0)
+        gram += x_hat[:, :, None] * x_hat[:, None, :]
+        xy += y[:, None] * x_hat
+        if t + 1 == ckpts[c]:
+            buf[0, c], buf[1, c] = loss, loss_star
+            c += 1
+    return {"loss": loss, "loss_wstar": loss_star, "ckpt": buf}
+
+
+def _ito_projection_numpy(runs, horizon, dtype, seed, k_prime=2):
+    """[ITO] Alg. 3 on the E3 stream (d = 10, k = 4, k' = 2) with oslr's Gaussian A (d x 2d,
+    ||A||_2 = 1, seed 0, the same in every run): dual averaging in R^2d, then k' = 2 OMP
+    iterations on A u-tilde (batched `numpy.linalg.solve` on the support's Gram block), k - k' = 2 uniformly queried
+    coordinates of A^T x for the estimate; as `numpy_loops.ito_projection_loop` across runs;
+    loss and the true model's loss."""
+    from oslr.primitives.projections import projection_matrix
+
+    rng = np.random.default_rng(seed)
+    d, k = ITO_D, ITO_K
+    m, rows = 2 * d, np.arange(runs)
+    w_star = _sparse_w_star(rng, runs, d, k, dtype)
+    a = projection_matrix(d).astype(dtype)  # oslr's A: one for every run
+    gram = a.T @ a
+    norms = np.sqrt(np.diag(gram))
+    ckpts = checkpoint_rounds(horizon)
+    eta = np.zeros((runs, m), dtype)
+    loss, loss_star = np.zeros(runs, dtype), np.zeros(runs, dtype)
+    buf = np.zeros((2, len(ckpts), runs), dtype)
+    scale, c = dtype(2.0 * m / (k - k_prime)), 0
+    for t in range(horizon):
+        lam = dtype(math.sqrt(8.0 * m * (t + 1) / (k - k_prime)))
+        u_tilde = -eta / np.maximum(lam, np.linalg.norm(eta, axis=1))[:, None]
+        atb = u_tilde @ gram  # A^T (A u-tilde)
+        u, support = np.zeros((runs, m), dtype), np.zeros((runs, 0), np.int64)
+        for _ in range(k_prime):  # OMP
+            score = np.abs(atb - u @ gram) / norms
+            score[rows[:, None], support] = -np.inf
+            support = np.concatenate([support, np.argmax(score, 1)[:, None]], 1)
+            block = gram[support[:, :, None], support[:, None, :]]
+            coef = np.linalg.solve(block, np.take_along_axis(atb, support, 1)[..., None])[..., 0]
+            u = np.zeros((runs, m), dtype)
+            u[rows[:, None], support] = coef
+        seen = _random_subsets(rng, runs, m, k - k_prime)
+        x, y, clean = _sphere_example(rng, runs, d, w_star, dtype)
+        values = x @ a
+        pred = np.einsum("ri,ri->r", u, values)
+        loss += (pred - y) ** 2
+        loss_star += (clean - y) ** 2
+        eta += np.where(seen, (scale * (pred - y))[:, None] * values, dtype(0))
+        if t + 1 == ckpts[c]:
+            buf[0, c], buf[1, c] = loss, loss_star
+            c += 1
+    return {"loss": loss, "loss_wstar": loss_star, "ckpt": buf}
+
+
+def _ito_block_numpy(runs, horizon, dtype, seed):
+    """[ITO] Alg. 1 on the E3 stream (d = 10, k = 4): Exp3 over the C(10, 4) = 210 coordinate
+    subsets, one per block of tau = ceil((T / 210)^(1/3)) rounds, VAW on the k observed values
+    restarted each block (Sherman-Morrison), the block's mean clipped loss / 4 fed back
+    importance-weighted; as `numpy_loops.ito_block_bandit_loop` across runs; loss and the true
+    model's loss."""
+    import itertools
+
+    rng = np.random.default_rng(seed)
+    d, k = ITO_D, ITO_K
+    table = np.array(list(itertools.combinations(range(d), k)))
+    n_arms, rows = len(table), np.arange(runs)
+    w_star = _sparse_w_star(rng, runs, d, k, dtype)
+    block = max(1, math.ceil((horizon / n_arms) ** (1 / 3)))
+    eta = dtype(math.sqrt(2.0 * math.log(n_arms) / (-(-horizon // block) * n_arms)))
+    ckpts = checkpoint_rounds(horizon)
+    cum = np.zeros((runs, n_arms), dtype)
+    loss, loss_star = np.zeros(runs, dtype), np.zeros(runs, dtype)
+    buf = np.zeros((2, len(ckpts), runs), dtype)
+    c = 0
+    for t in range(horizon):
+        if t % block == 0:
+            prob = np.exp(-eta * (cum - cum.min(1, keepdims=True)))
+            arm = _categorical(rng, prob, dtype)
+            p_arm = prob[rows, arm] / prob.sum(1)
+            a_inv = np.broadcast_to(np.eye(k, dtype=dtype), (runs, k, k)).copy()
+            b, block_loss = np.zeros((runs, k), dtype), np.zeros(runs, dtype)
+        x, y, clean = _sphere_example(rng, runs, d, w_star, dtype)
+        z = x[rows[:, None], table[arm]]
+        az = np.einsum("rij,rj->ri", a_inv, z)
+        den = dtype(1) + np.einsum("ri,ri->r", z, az)
+        pred = np.einsum("ri,ri->r", az, b) / den
+        loss += (pred - y) ** 2
+        loss_star += (clean - y) ** 2
+        a_inv -= az[:, :, None] * (az / den[:, None])[:, None, :]
+        b += y[:, None] * z
+        block_loss += (np.clip(pred, -1, 1) - y) ** 2 / dtype(4 * block)
+        if t % block == block - 1:
+            cum[rows, arm] += block_loss / p_arm
+        if t + 1 == ckpts[c]:
+            buf[0, c], buf[1, c] = loss, loss_star
+            c += 1
+    return {"loss": loss, "loss_wstar": loss_star, "ckpt": buf}
+
+
 _NUMPY = {"ogd-full": _ogd_numpy, "ogd-random-subset": _ogd_subset_numpy,
           "uniform-subset": _uniform_numpy, "eps-greedy": _eps_greedy_numpy,
           "linucb": _linucb_numpy, "ftpsl": _ftpsl_numpy, "ftpsl-delayed": _ftpsl_delayed_numpy,
           "ftpl-random-subset": _ftpl_subset_numpy, "ftpl-oracle-subset": _ftpl_oracle_numpy,
-          "ito-dual-averaging": _ito_da_numpy, "pege": _pege_numpy, "fpege-gd": _fpege_numpy}
+          "ito-dual-averaging": _ito_da_numpy, "pege": _pege_numpy, "fpege-gd": _fpege_numpy,
+          "ftpsl-knapsack": _ftpsl_knapsack_numpy, "flinucb-gd": _flinucb_numpy,
+          "flinucb-svrg": _flinucb_svrg_numpy, "flinucb-sag": _flinucb_sag_numpy,
+          "foster-hedge": _foster_numpy, "online-greedy": _online_greedy_numpy,
+          "dantzig-poslr": _dantzig_numpy, "ito-projection": _ito_projection_numpy,
+          "ito-block-bandit": _ito_block_numpy}
 
 
 NUMPY_NAMES = tuple(_NUMPY)
+
+#: rows whose anchors are timed over fewer rounds than the row's T (a call of 2,000 rounds takes
+#: 18 s): their cost per round does not depend on t, so run-rounds/s is the same
+TIMED_ROUNDS = {"foster-hedge": 400}
+
+
+def timed_horizon(name: str, horizon: int) -> int:
+    """The rounds of `name`'s anchor calls in the benchmark: `horizon`, or less (TIMED_ROUNDS)."""
+    return min(horizon, TIMED_ROUNDS.get(name, horizon))
 
 
 def numpy_batched(name: str, runs: int, horizon: int, dtype=np.float64, seed: int = 0):
@@ -587,4 +1036,5 @@ def numba_batched(name: str, runs: int, horizon: int, seed: int = 0):
     return call
 
 
-__all__ = ["NAMES", "NUMPY_NAMES", "ftpsl_rates", "numba_batched", "numpy_batched"]
+__all__ = ["NAMES", "NUMPY_NAMES", "TIMED_ROUNDS", "ftpsl_rates", "numba_batched",
+           "numpy_batched", "timed_horizon"]

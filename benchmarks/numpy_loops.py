@@ -475,12 +475,13 @@ def _omp(a, gram, b, s):
 
 
 def ito_projection_loop(d: int, k: int, k_prime: int, horizon: int, seed: int = 0) -> float:
-    """[ITO] Alg. 3 on the E3 stream with a Gaussian A (d x 2d, ||A||_2 = 1): OMP every round;
-    returns the cumulative loss."""
+    """[ITO] Alg. 3 on the E3 stream with oslr's Gaussian A (d x 2d, ||A||_2 = 1, seed 0): OMP
+    every round; returns the cumulative loss."""
+    from oslr.primitives.projections import projection_matrix
+
     rng = np.random.default_rng(seed)
     w_star = _ito_w_star(rng, d, k)
-    a = rng.normal(size=(d, 2 * d))
-    a /= np.linalg.norm(a, 2)
+    a = projection_matrix(d).astype(np.float64)
     m = a.shape[1]
     gram = a.T @ a
     eta, total = np.zeros(m), 0.0

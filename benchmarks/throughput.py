@@ -133,11 +133,12 @@ def time_jax(case: Case, runs: int, horizon: int, repeats: int,
 
 def anchor_calls(learner: str, runs: int, horizon: int) -> dict:
     """The row's batched alternatives (`benchmarks.anchors`), compiled and warmed up: NumPy
-    float64 and float32 where written, numba where written and installed."""
-    calls = {}
+    float64 and float32 where written, numba where written and installed; each call runs
+    `anchors.timed_horizon(learner, horizon)` rounds."""
+    calls, timed = {}, anchors.timed_horizon(learner, horizon)
     if learner in anchors.NUMPY_NAMES:
-        calls["numpy_f64"] = anchors.numpy_batched(learner, runs, horizon, np.float64)
-        calls["numpy_f32"] = anchors.numpy_batched(learner, runs, horizon, np.float32)
+        calls["numpy_f64"] = anchors.numpy_batched(learner, runs, timed, np.float64)
+        calls["numpy_f32"] = anchors.numpy_batched(learner, runs, timed, np.float32)
     if learner in anchors.NAMES:
         numba_call = anchors.numba_batched(learner, runs, horizon)
         if numba_call is not None:
@@ -187,8 +188,10 @@ def bench_case(case: Case, runs: int, horizon: int, repeats: int, peak_gflops: f
     }
     work = runs * horizon
     row["oslr_" + clock] = round(work / both["jax"][clock])
+    anchor_work = runs * anchors.timed_horizon(case.learner, horizon)
     for side in ANCHOR_SIDES:
-        row[f"{side}_{clock}"] = round(work / both[side][clock]) if side in alternatives else None
+        row[f"{side}_{clock}"] = (round(anchor_work / both[side][clock]) if side in alternatives
+                                  else None)
     if alternatives:
         best = max(alternatives, key=lambda s_: row[f"{s_}_{clock}"])
         row["best_alternative"] = best
