@@ -109,7 +109,7 @@ def _bandit(rng, runs, dtype):
 
 def _linucb_numpy(runs, horizon, dtype, seed):
     rng = np.random.default_rng(seed)
-    d, n_arms = BANDIT_D, K_ARMS
+    n_arms = K_ARMS
     ckpts = checkpoint_rounds(horizon)
     arms, means, best = _bandit(rng, runs, dtype)
     u = arms.copy()  # A^{-1} x_a with A = I

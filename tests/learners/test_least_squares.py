@@ -153,3 +153,26 @@ def test_step_and_ridge_schedules__golden_values():
     assert float(reg_at(16, p)) == pytest.approx(1.0, rel=1e-7)
     # n = 0 (no sample yet) is read as n = 1
     assert float(step_at(0, p, "kpm")) == pytest.approx(3 / 16, rel=1e-7)
+
+
+def test_svrg_snapshot__full_gradient_over_every_stored_sample_beyond_one_block():
+    # 600 samples (three blocks of 256): the snapshot's mean gradient is over all of them
+    with x64():
+        x, y = _data(600, 3, seed=2, noise=0.5)
+        params = jax.tree.map(lambda a: a.astype(jnp.float64),
+                              tracker_defaults("svrg", 3))
+        tracker = make_tracker("svrg", 3, capacity=700)
+        hist = history_init(700, 3, store_features=True)
+        hist = hist._replace(x=hist.x.astype(jnp.float64), y=hist.y.astype(jnp.float64))
+        hist = jax.lax.fori_loop(0, 600, lambda i, h: history_add(h, jnp.asarray(y)[i],
+                                                                  x=jnp.asarray(x)[i]), hist)
+        state = jax.tree.map(lambda a: a.astype(jnp.float64) if a.dtype.kind == "f" else a,
+                             tracker.init(params))
+        state = state._replace(theta=jnp.asarray([0.3, -0.2, 0.1]), n_mu=jnp.int32(600))
+        # t + 1 = 1024: a snapshot round; mu = mean of -(y_i - snap^T x_i) x_i at the new snap
+        new = tracker.update(jax.random.key(0), state, jnp.asarray(x[-1]), jnp.asarray(y[-1]),
+                             hist, None, jnp.int32(1023), params)
+        snap = np.asarray(new.snap)
+        np.testing.assert_allclose(np.asarray(new.theta), snap)
+        expected = -((y - x @ snap)[:, None] * x).mean(0)
+        np.testing.assert_allclose(np.asarray(new.mu), expected, rtol=1e-10)

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from oslr.primitives.sparse_approx import iht, omp
+from oslr.primitives.sparse_approx import iht, omp, spd_solve
 from tests.helpers import x64
 from tests.reference.sparse_approx import omp_reference
 
@@ -54,3 +54,13 @@ def test_iht__identity_converges_to_the_top_s_entries_and_is_s_sparse():
     assert np.count_nonzero(u) <= 2
     # it reduces the residual far below ||b|| (exact recovery is not guaranteed at this size)
     assert np.linalg.norm(a @ u - a @ w) < 0.5 * np.linalg.norm(a @ w)
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_spd_solve__matches_numpy(n):
+    rng = np.random.default_rng(n)
+    q = rng.standard_normal((n, n + 2))
+    lhs, rhs = q @ q.T, rng.standard_normal(n)
+    with x64():
+        x = np.asarray(spd_solve(jnp.asarray(lhs), jnp.asarray(rhs)))
+    np.testing.assert_allclose(x, np.linalg.solve(lhs, rhs), rtol=1e-9)

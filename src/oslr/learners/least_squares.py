@@ -254,13 +254,23 @@ def svrg_tracker(d: int, snapshot_every: int | None = None, name: str = "svrg") 
                          lmax=jnp.zeros((), float_dtype()))
 
     def full_mean(snap: Array, hist: History, table) -> Array:
+        cap = hist.y.shape[0]
+        block = min(256, cap)
+
         def grad_i(i):
-            x, y = history_get(hist, i, table)
+            x, y = history_get(hist, jnp.minimum(i, cap - 1), table)
             return jnp.where(i < hist.n, _data_grad(snap, x, y), 0.0)
 
-        # batches of 256 samples keep the memory at 256 d whatever the capacity
-        g = lax.map(grad_i, jnp.arange(hist.y.shape[0]), batch_size=256)
-        return jnp.sum(g, 0) / jnp.maximum(hist.n, 1)
+        def add_block(b, acc):
+            return acc + jnp.sum(jax.vmap(grad_i)(b * block + jnp.arange(block)), 0)
+
+        # blocks of 256 samples keep the memory at 256 d whatever the capacity; only the
+        # blocks that hold samples run (under vmap: as many as the fullest run's), so the
+        # snapshots at t + 1 = 1, 2, 4, ... cost about 2 T sample gradients in all, not a pass
+        # over the whole capacity each
+        n_blocks = (jnp.minimum(hist.n, cap) + block - 1) // block
+        g = lax.fori_loop(0, n_blocks, add_block, jnp.zeros(d, snap.dtype))
+        return g / jnp.maximum(hist.n, 1)
 
     def update(key, state: SvrgState, x_new, y_new, hist: History, table, t, params):
         n = jnp.maximum(hist.n, 1)
@@ -273,7 +283,8 @@ def svrg_tracker(d: int, snapshot_every: int | None = None, name: str = "svrg") 
         x, y = history_get(hist, history_draw(key, hist), table)
         g = _data_grad(state.theta, x, y) - _data_grad(state.snap, x, y) + mu
         theta = state.theta - eta * (g + lam * state.theta)
-        snap, mu = lax.cond(snapshot_round(t), lambda: (theta, full_mean(theta, hist, table)),
+        snap, mu = lax.cond(snapshot_round(t),
+                            lambda: (theta, full_mean(theta, hist, table)),
                             lambda: (state.snap, mu))
         return SvrgState(theta=theta, snap=snap, mu=mu, n_mu=n, lmax=lmax)
 

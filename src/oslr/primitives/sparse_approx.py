@@ -18,14 +18,17 @@ def omp(a: Array, b: Array, s: Array, s_max: int, gram: Array | None = None) -> 
     """Orthogonal matching pursuit ([PRK93], [TG07]).
 
     r = b, S = {}; s times: j = argmax_{j not in S} |a_j^T r| / ||a_j|| (ties to the lower
-    index), S += {j}, u_S = argmin ||b - A_S u_S||, r = b - A u. The least-squares step solves
-    (M G M + (I - M)) u = M A^T b with M the selection mask and G = A^T A.
+    index), S += {j}, u_S = argmin ||b - A_S u_S||, r = b - A u. The chosen columns sit in
+    min(s_max, m) slots; the least-squares step solves the slots' Gram block G_SS u_S =
+    (A^T b)_S (inactive slots padded with the identity) by an unrolled Cholesky factorisation:
+    elementwise work that batches across runs, where a masked m x m solve cost 7x more
+    (ito-projection, m = 20, s_max = 3).
 
     Args:
       a: (d, m) dictionary (columns a_j; zero columns are never chosen).
       b: (d,) target.
       s: () int, sparsity, 0 <= s <= s_max (traced).
-      s_max: static bound on s (min(s, s_max) iterations run, in a while loop).
+      s_max: static bound on s (min(s_max, m) iterations, those past s inactive).
       gram: optional precomputed (m, m) A^T A.
 
     Returns:
@@ -36,27 +39,48 @@ def omp(a: Array, b: Array, s: Array, s_max: int, gram: Array | None = None) -> 
     norms = jnp.sqrt(jnp.maximum(jnp.diagonal(g), 0.0))
     atb = a.T @ b
     dtype = jnp.result_type(g, atb)  # float32 data with a float64 target: float64 throughout
-    eye = jnp.eye(m, dtype=dtype)
-
-    def body(carry):
-        i, sel, u = carry
+    g, atb = g.astype(dtype), atb.astype(dtype)
+    n_slots = max(1, min(int(s_max), m))
+    idx = jnp.zeros(n_slots, jnp.int32)  # the chosen columns, in order
+    on = jnp.zeros(n_slots, bool)  # which slots hold a chosen column
+    sel = jnp.zeros(m, bool)
+    u = jnp.zeros(m, dtype)
+    for i in range(n_slots):
         corr = atb - g @ u  # A^T r
         score = jnp.where(sel | (norms == 0), -jnp.inf,
                           jnp.abs(corr) / jnp.where(norms > 0, norms, 1.0))
-        j = jnp.argmax(score)
+        j = jnp.argmax(score).astype(jnp.int32)
         active = (i < s) & jnp.isfinite(score[j])
+        idx = idx.at[i].set(jnp.where(active, j, 0))
+        on = on.at[i].set(active)
         sel = sel | (active & (jnp.arange(m) == j))
-        msk = sel.astype(dtype)
-        lhs = msk[:, None] * g * msk[None, :] + eye * (1.0 - msk)[:, None]
-        u = jnp.linalg.solve(lhs, msk * atb)
-        return i + 1, sel, u
-
-    # only the s active iterations run (an inactive one would re-solve the same system)
-    n_iter = jnp.minimum(s, s_max)
-    _, _, u = lax.while_loop(lambda c: c[0] < n_iter, body,
-                             (jnp.zeros((), jnp.int32), jnp.zeros(m, bool),
-                              jnp.zeros(m, dtype)))
+        mask = on.astype(dtype)
+        block = g[idx[:, None], idx[None, :]] * mask[:, None] * mask[None, :]
+        block = block + jnp.diag(1.0 - mask)
+        coef = spd_solve(block, atb[idx] * mask)
+        u = jnp.zeros(m, dtype).at[idx].add(coef * mask)
     return u
+
+
+def spd_solve(lhs: Array, rhs: Array) -> Array:
+    """x with lhs x = rhs for a small symmetric positive definite (n, n) lhs (n static), by a
+    Cholesky factorisation written out elementwise (no LAPACK call: under vmap it is plain
+    vector work, fast for n up to about 8)."""
+    n = lhs.shape[-1]
+    low = [[None] * n for _ in range(n)]
+    for j in range(n):
+        diag = lhs[j, j] - sum((low[j][p] * low[j][p] for p in range(j)), 0.0)
+        low[j][j] = jnp.sqrt(jnp.maximum(diag, jnp.finfo(lhs.dtype).tiny))
+        for i in range(j + 1, n):
+            low[i][j] = (lhs[i, j] - sum((low[i][p] * low[j][p] for p in range(j)), 0.0)
+                         ) / low[j][j]
+    z = []
+    for i in range(n):  # L z = rhs
+        z.append((rhs[i] - sum((low[i][p] * z[p] for p in range(i)), 0.0)) / low[i][i])
+    x = [None] * n
+    for i in reversed(range(n)):  # L^T x = z
+        x[i] = (z[i] - sum((low[p][i] * x[p] for p in range(i + 1, n)), 0.0)) / low[i][i]
+    return jnp.stack(x)
 
 
 def iht(a: Array, b: Array, s: Array, s_max: int, n_iter: int = 30,
@@ -84,4 +108,4 @@ def iht(a: Array, b: Array, s: Array, s_max: int, n_iter: int = 30,
     return lax.fori_loop(0, n_iter, body, jnp.zeros(a.shape[-1], jnp.result_type(a, b)))
 
 
-__all__ = ["iht", "omp"]
+__all__ = ["iht", "omp", "spd_solve"]
