@@ -93,6 +93,14 @@ def test_run__toml_config(tmp_path, capsys):
          "with --set k=K (or the problem's with --k K)."),
         (["--problem", "linear-bandit"], "no learners named, and the default ones (ogd-full, "
          "ogd-random-subset) cannot run on problem 'linear-bandit'"),
+        (["--learners", "ogd-full", "--compare-to", "best"], "this study has one (add "
+         "--learners A,B or a --grid)"),
+        (["--compare-to", "ogd-ful"], "unknown learner to compare with 'ogd-ful'; did you mean "
+         "'ogd-full'?"),
+        (["--until", "separated", "--runs", "1"], "give --runs 2 or more (got 1"),
+        (["--until", "separated", "--runs", "10", "--max-runs", "5"], "--max-runs 5 is below "
+         "one batch of --runs 10"),
+        (["--max-runs", "50"], "--max-runs caps --until separated"),
     ],
 )
 def test_run__bad_input_gets_a_clear_error(argv, message, capsys, tmp_path):
@@ -389,3 +397,49 @@ def test_experiment__arena_k_one_arena_per_k(tmp_path, capsys, monkeypatch):
     assert main(["experiment", "arena-k", "--quick", "--out", str(tmp_path / "q"),
                  "--no-progress"]) == 0
     assert sorted(set(pd.read_csv(tmp_path / "q" / "arena-k.csv")["k"])) == [1, 2]
+
+
+def test_run__compare_to_pairs_the_learners_on_the_same_runs(tmp_path, capsys):
+    # ogd-full sees every feature: its regret is below ogd-random-subset's in every run
+    out = tmp_path / "o"
+    assert main(["run", "--d", "6", "--k", "2", "--runs", "6", "--horizon", "300", "--out",
+                 str(out), "--no-progress", "--no-plot", "--compare-to", "ogd-full"]) == 0
+    text = capsys.readouterr().out
+    assert "Paired comparison with ogd-full on the same 6 runs" in text
+    table = pd.read_csv(out / "compare.csv").set_index("name")
+    sub = table.loc["ogd-random-subset"]
+    assert sub["verdict"] == "worse" and sub["behind"] == 6 and sub["diff_low"] > 0
+    # recomputed from the per-run file: the paired t interval of the final regrets
+    from oslr import stats
+
+    runs = pd.read_parquet(out / "runs.parquet")
+    last = runs[(runs["metric"] == "regret") & (runs["t"] == 300)]
+    a, b = (last[last["learner"] == n].sort_values("run")["value"].to_numpy()
+            for n in ("ogd-random-subset", "ogd-full"))
+    pr = stats.paired(a, b)
+    assert (sub["diff"], sub["diff_low"], sub["diff_high"]) == pytest.approx(
+        (pr.diff, pr.ci_low, pr.ci_high))
+    assert sorted(set(runs["run"])) == list(range(6)) and set(runs["t"]) >= {1, 300}
+
+
+def test_run__until_separated_stops_once_decided_and_is_right(tmp_path, capsys):
+    out = tmp_path / "o"
+    # batches of 2 runs: the first look's interval (1 degree of freedom) cannot decide
+    assert main(["run", "--d", "6", "--k", "2", "--runs", "2", "--horizon", "300", "--out",
+                 str(out), "--no-progress", "--no-plot", "--until", "separated",
+                 "--max-runs", "40"]) == 0
+    text = capsys.readouterr().out
+    until = pd.read_csv(out / "until.csv")
+    assert until["decided"].all() and until["verdict"].tolist() == ["worse"]
+    assert until["name"].tolist() == ["ogd-random-subset"]
+    assert until["reference"].tolist() == ["ogd-full"]
+    runs = int(until["runs"].iloc[0])
+    assert 4 <= runs < 40 and runs % 2 == 0  # more than one look, before the cap
+    assert f"Decided after {runs} of at most 40 runs" in text
+    config = json.loads((out / "config.json").read_text())
+    assert config["runs"] == runs and config["looks"] == runs // 2
+    # the batches are consecutive runs of the seed: the same finals as one study of that size
+    whole = tmp_path / "whole"
+    assert main(["run", "--d", "6", "--k", "2", "--runs", str(runs), "--horizon", "300",
+                 "--out", str(whole), "--no-progress", "--no-plot"]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(out / "runs.csv"), pd.read_csv(whole / "runs.csv"))

@@ -379,38 +379,64 @@ def cmd_run(args: argparse.Namespace) -> int:
     rank = _start_distributed(args)
     problem, pp, plans = prepare(study)  # every check happens here, before tracing
     study.pop("_default_learners", None)
+    compare_to, until_cap = _check_compare(args, study, plans)
 
     import oslr
     from oslr import report
+    from oslr.result import SimResult
     log = sys.stderr if rank == 0 else open(os.devnull, "w")
     print(f"oslr run: {problem.name} (d={problem.d}), {len(plans)} learner(s), "
           f"T={study['horizon']}, {study['runs']} runs, seed {study['seed']}", file=log)
     if saved.exists():
         print(f"  resuming from the chunks saved in {saved}", file=log)
-    results = []
     t0 = time.perf_counter()
+    batch, cap = study["runs"], until_cap
+    parts: list[list] = [[] for _ in plans]
+    look, decision = 0, None
     try:
-        for i, (learner, labels, params) in enumerate(plans):
-            t1 = time.perf_counter()
-            res = oslr.simulate(
-                learner, problem, params, pp, horizon=study["horizon"], n_runs=study["runs"],
-                seed=study["seed"], grid=labels, chunk_size=study.get("chunk"),
-                comparator_k=study.get("comparator_k"),
-                comparator_radius=study.get("comparator_radius"),
-                progress=not args.no_progress and rank == 0,
-                checkpoint_path=saved / f"{i}-{learner.name}",
-            )
-            res.info["wall_seconds"] = round(time.perf_counter() - t1, 3)
-            results.append(res)
-            print(f"  {learner.name}: {len(labels)} grid point(s) x {study['runs']} runs in "
-                  f"{res.info['wall_seconds']:.1f} s", file=log)
+        while True:
+            look += 1
+            offset = (look - 1) * batch
+            for i, (learner, labels, params) in enumerate(plans):
+                t1 = time.perf_counter()
+                res = oslr.simulate(
+                    learner, problem, params, pp, horizon=study["horizon"], n_runs=batch,
+                    seed=study["seed"], grid=labels, chunk_size=study.get("chunk"),
+                    comparator_k=study.get("comparator_k"),
+                    comparator_radius=study.get("comparator_radius"),
+                    progress=not args.no_progress and rank == 0, run_offset=offset,
+                    checkpoint_path=saved / (f"{i}-{learner.name}" if cap is None
+                                             else f"{i}-{learner.name}-look{look}"),
+                )
+                res.info["wall_seconds"] = round(time.perf_counter() - t1, 3)
+                parts[i].append(res)
+                print(f"  {learner.name}: {len(labels)} grid point(s) x {batch} runs in "
+                      f"{res.info['wall_seconds']:.1f} s", file=log)
+            if cap is None:
+                break
+            results = [SimResult.concat_runs(p) for p in parts]
+            decision = report.sequential_frame(results, look, compare_to or "best")
+            undecided = decision[~decision["decided"]]
+            print(f"  look {look}: {look * batch} runs; "
+                  + ("every comparison decided" if undecided.empty else
+                     f"undecided: {', '.join(undecided['name'])}"), file=log)
+            if undecided.empty or (look + 1) * batch > cap:
+                break
     except KeyboardInterrupt:
         print(f"\noslr: interrupted; every finished chunk is saved in {saved}: run the same "
               "command again (same --out) to resume.", file=log)
         return 130
+    results = [SimResult.concat_runs(p) for p in parts]
     if rank != 0:  # every process holds the gathered results; process 0 writes them
         return 0
-    files = report.save_study(results, out, config=study, plot=not args.no_plot, axes=args.axes)
+    if decision is not None:
+        study = {**study, "until": "separated", "max_runs": cap, "runs": look * batch,
+                 "batch_runs": batch, "looks": look}
+    files = report.save_study(results, out, config=study, plot=not args.no_plot, axes=args.axes,
+                              compare_to=compare_to)
+    if decision is not None:
+        decision.to_csv(out / "until.csv", index=False)
+        files["until.csv"] = out / "until.csv"
     shutil.rmtree(saved, ignore_errors=True)  # the study is complete: its files say it all
     summary = report.summary_frame(results)
     if args.json:
@@ -424,9 +450,36 @@ def cmd_run(args: argparse.Namespace) -> int:
         if len(other):
             print("\nOther regret quantities:")
             print(other[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        if compare_to is not None:
+            table = report.compare_frame(results, compare_to)
+            print(f"\nPaired comparison with {table['reference'].iloc[0]} on the same "
+                  f"{results[0].n_runs} runs (difference = learner - reference; 95% t interval; "
+                  f"Holm over {len(table) - 1} comparison(s)):")
+            print(table.drop(columns=["metric", "reference"]).to_string(
+                index=False, float_format=lambda v: f"{v:.4g}"))
+        if decision is not None:
+            _print_until(decision, look, batch, cap)
         print(f"\nwrote {', '.join(sorted(files))} to {out} "
               f"({time.perf_counter() - t0:.1f} s)")
     return 0
+
+
+def _print_until(decision, look: int, batch: int, cap: int) -> None:
+    """The decision of `oslr run --until separated` and the compute it saved."""
+    runs = look * batch
+    print(f"\nUntil separated (anytime-valid 95% intervals, union bound over looks and "
+          f"comparisons; batches of {batch} runs): {look} look(s), {runs} runs.")
+    for _, r in decision.iterrows():
+        what = ("undecided" if not r["decided"] else
+                f"{'better' if r['verdict'] == 'better' else 'worse'} than {r['reference']}")
+        print(f"  {r['name']}: {what}: difference {r['diff']:.4g} "
+              f"({r['cs_low']:.4g}, {r['cs_high']:.4g})")
+    if decision["decided"].all():
+        print(f"Decided after {runs} of at most {cap} runs: {1 - runs / cap:.0%} of the "
+              f"fixed-size study's run-rounds saved.")
+    else:
+        print(f"Stopped at the cap of {cap} runs (--max-runs) with comparisons undecided: the "
+              "learners may not differ, or differ by less than these runs resolve.")
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
@@ -440,7 +493,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         print("Experiments (oslr experiment NAME [--quick]; sizes: full, then --quick):")
         for spec in specs:
             print(f"  {spec.name:<15} {spec.description}")
-            details = [spec.sizes, ", ".join(spec.files)]
+            details = [spec.sizes, ", ".join(spec.all_files)]
             if spec.datasets:
                 details.append(f"--dataset {' | '.join(spec.datasets)}")
             if spec.docs:
@@ -485,7 +538,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             shown = shown[shown["n"] == shown["n"].max()]
         cols = [c for c in _SUMMARY_COLUMNS if c in shown]
         print(shown[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    files = ", ".join(f.format(dataset=dataset) for f in spec.files)
+    files = ", ".join(f.format(dataset=dataset) for f in spec.all_files)
     print(f"\nwrote {files} to {out}")
     return 0
 
@@ -551,6 +604,33 @@ def _import_plugins(modules: list[str] | None) -> None:
                              "or installed?") from None
 
 
+def _check_compare(args: argparse.Namespace, study: dict, plans) -> tuple[str | None, int | None]:
+    """(--compare-to, --until's cap on the runs) after checking them against the study, before
+    any work: a comparison needs two entries and runs to pair; --until needs two runs a batch
+    (each look's interval needs a spread)."""
+    entries = sum(len(labels) for _, labels, _ in plans)
+    names = {learner.name for learner, _, _ in plans}
+    compare_to = args.compare_to
+    if (compare_to is not None or args.until) and entries < 2:
+        raise UsageError("--compare-to and --until compare two learners or grid points or more;"
+                         " this study has one (add --learners A,B or a --grid).")
+    if compare_to not in (None, "best") and compare_to.split(" [")[0] not in names:
+        raise UsageError(unknown_name("learner to compare with", compare_to,
+                                      sorted(names) + ["best"]))
+    if args.max_runs is not None and not args.until:
+        raise UsageError("--max-runs caps --until separated; add --until separated or drop it.")
+    if not args.until:
+        return compare_to, None
+    batch = study["runs"]
+    if batch < 2:
+        raise UsageError(f"--until separated adds batches of --runs runs; give --runs 2 or more "
+                         f"(got {batch}; 10 is a good batch).")
+    cap = args.max_runs if args.max_runs is not None else 10 * batch
+    if cap < batch:
+        raise UsageError(f"--max-runs {cap} is below one batch of --runs {batch}; raise it.")
+    return compare_to, cap
+
+
 def _check_run_count(runs: int) -> None:
     if runs < 1:
         raise UsageError(f"--runs must be a positive integer, got {runs}.")
@@ -603,6 +683,15 @@ def make_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--axes", choices=("loglog", "linear", "logx"), default="loglog",
                        help="regret.png axes (default loglog: the slope is the growth exponent)")
     p_run.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p_run.add_argument("--compare-to", dest="compare_to", metavar="NAME|best",
+                       help="paired comparison of every learner (and grid point) with NAME or "
+                            "the best, on the same runs (Holm-corrected): printed and compare.csv")
+    p_run.add_argument("--until", choices=("separated",),
+                       help="add batches of --runs runs until every comparison with the "
+                            "reference (--compare-to, default best) is decided by an "
+                            "anytime-valid 95%% interval, or --max-runs is reached")
+    p_run.add_argument("--max-runs", dest="max_runs", type=_whole,
+                       help="--until's cap on the runs (default 10 x --runs)")
     _add_distributed(p_run)
     p_run.set_defaults(func=cmd_run)
 

@@ -3,8 +3,11 @@
 * `summary_frame`: one row per (learner, grid point, regret quantity): mean, standard error and the
   95% Student-t interval of the final value over runs.
 * `curves_frame`: the same statistics at every checkpoint (long format, ready for plotting).
+* `compare_frame`: paired comparisons of learners and grid points on the same runs (common
+  random numbers) with a reference, Holm-corrected (`oslr.stats`).
 * `save_study`: writes `summary.csv`, `summary.json`, `curves.csv`, `runs.csv` (final values per
-  run) and `regret.png` into a folder; all open with pandas / any spreadsheet.
+  run), `runs.parquet` (every run at every checkpoint), `compare.csv` (when asked) and
+  `regret.png` into a folder; all open with pandas (the CSVs with any spreadsheet).
 """
 
 from __future__ import annotations
@@ -16,31 +19,10 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import pandas as pd
 
+from oslr.stats import mean_ci, t_quantile  # noqa: F401  (re-exported)
+
 if TYPE_CHECKING:  # the results are read, not built, here: no import at run time
     from oslr.result import SimResult
-
-# two-sided 97.5% Student-t quantiles for df = 1..30; 1.96 beyond
-_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-         2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
-
-
-def t_quantile(df: int) -> float:
-    """97.5% quantile of Student's t with `df` degrees of freedom (normal for df > 30)."""
-    if df < 1:
-        return float("nan")
-    return _T975[df - 1] if df <= 30 else 1.96
-
-
-def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean, standard error and half-width of the 95% t interval along `axis` (NaN, of the mean's
-    type, for a single run: no interval, written as null in JSON)."""
-    v = np.asarray(values, np.float64)
-    n = v.shape[axis]
-    mean = v.mean(axis=axis)
-    sem = v.std(axis=axis, ddof=1) / np.sqrt(n) if n > 1 else mean * np.nan
-    return mean, sem, t_quantile(n - 1) * sem
-
 
 def params_label(point: dict) -> str:
     """'k=3, eta=0.1' style label of a grid point ('default' when empty)."""
@@ -60,8 +42,99 @@ def _primary(result: SimResult, curves: dict) -> str:
     raise ValueError("no regret quantity available")
 
 
-def summary_frame(results: Sequence[SimResult]) -> pd.DataFrame:
-    """Final-value statistics per learner x grid point x regret quantity."""
+def entry_name(result: SimResult, point: dict) -> str:
+    """How a learner x grid point is named in comparisons: the learner, with its grid point's
+    label in brackets when the result has several points."""
+    if len(result.grid) == 1:
+        return result.learner
+    return f"{result.learner} [{params_label(point)}]"
+
+
+def per_run_finals(results: Sequence[SimResult], metric: str | None = None
+                   ) -> tuple[dict[str, np.ndarray], str]:
+    """(entry name -> (runs,) final value of `metric`, the metric) over every learner x grid
+    point of `results` (default metric: the first result's primary regret). Refuses results
+    that did not run the same runs of the same seed (no common random numbers to pair)."""
+    if not results:
+        raise ValueError("no results to compare.")
+    runs = {(r.seed, r.run_offset, r.n_runs, r.horizon) for r in results}
+    if len(runs) != 1:
+        raise ValueError("paired comparisons need the same runs: every result must have the "
+                         f"same seed, run_offset, runs and horizon; got {sorted(runs)}.")
+    metric = metric or _primary(results[0], results[0].regret_curves())
+    out: dict[str, np.ndarray] = {}
+    for res in results:
+        curves = res.regret_curves()
+        if metric not in curves:
+            raise ValueError(f"{res.learner} has no {metric!r} to compare (it has "
+                             f"{sorted(curves)}).")
+        for g, point in enumerate(res.grid):
+            name = entry_name(res, point)
+            if name in out:
+                raise ValueError(f"two entries are named {name!r}; compare distinct learners or "
+                                 "grid points.")
+            out[name] = np.asarray(curves[metric][g, :, -1], np.float64)
+    return out, metric
+
+
+def _reference(finals: dict, reference: str) -> str:
+    """The entry `reference` names: "best", an entry's name, or a learner with one entry."""
+    if reference == "best" or reference in finals:
+        return reference
+    matches = [n for n in finals if n.split(" [")[0] == reference]
+    if len(matches) != 1:
+        raise ValueError(f"--compare-to {reference!r} names none of the entries {list(finals)} "
+                         "(or several); give one of them or 'best'.")
+    return matches[0]
+
+
+def compare_frame(results: Sequence[SimResult], reference: str = "best",
+                  metric: str | None = None, level: float = 0.95) -> pd.DataFrame:
+    """Paired comparison of every learner x grid point of `results` with `reference` ("best":
+    the lowest mean final regret, or an entry's name, `entry_name`) on the per-run final regret
+    (common random numbers: run r of every entry saw the same stream): the mean difference
+    (entry minus reference), its t interval, the runs where the entry is ahead or behind, the
+    paired t test's p-value and Holm's adjustment over the table's comparisons, and a verdict
+    ("better", "worse", "indistinguishable" at family-wise 1 - level). See `oslr.stats`."""
+    from oslr.stats import compare
+
+    finals, metric = per_run_finals(results, metric)
+    reference = _reference(finals, reference)
+    table = compare(finals, reference=reference, lower_is_better=True, level=level)
+    table.insert(1, "metric", metric)
+    return table
+
+
+def sequential_frame(results: Sequence[SimResult], look: int, reference: str = "best",
+                     metric: str | None = None, level: float = 0.95) -> pd.DataFrame:
+    """Look `look` of a study that adds runs until its comparisons are decided (`oslr run
+    --until separated`): `oslr.stats.sequential_compare` on the per-run final regrets of every
+    learner x grid point of `results` (reference: "best" or an entry's name)."""
+    from oslr.stats import sequential_compare
+
+    finals, metric = per_run_finals(results, metric)
+    table = sequential_compare(finals, look, _reference(finals, reference), level)
+    table.insert(1, "metric", metric)
+    return table
+
+
+def summary_frame(results: Sequence[SimResult], compare_to: str | None = None) -> pd.DataFrame:
+    """Final-value statistics per learner x grid point x regret quantity; with `compare_to`,
+    the primary rows also carry the paired comparison with that entry (`compare_frame`:
+    diff, diff_low, diff_high, p_holm, verdict)."""
+    summary = _summary_rows(results)
+    if compare_to is None:
+        return summary
+    table = compare_frame(results, compare_to).set_index("name")
+    names = [entry_name(res, point) for res in results for point in res.grid]
+    primary = summary.index[summary["primary"]]
+    for col in ("reference", "diff", "diff_low", "diff_high", "p_holm", "verdict"):
+        summary[col] = None if col in ("reference", "verdict") else np.nan
+        summary.loc[primary, col] = table.loc[names, col].to_numpy()
+    return summary
+
+
+def _summary_rows(results: Sequence[SimResult]) -> pd.DataFrame:
     rows = []
     for res in results:
         curves = res.regret_curves()
@@ -98,6 +171,22 @@ def curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
                     "metric": name, "t": res.ckpts, "mean": mean, "sem": sem,
                     "ci_low": mean - half, "ci_high": mean + half,
                 }))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def runs_curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
+    """Every run's regret at every checkpoint (long format: learner, params, metric, run, t,
+    value; run is the seed's run index, run_offset + r), for `runs.parquet`: any table or
+    comparison is recomputed from it without a rerun."""
+    frames = []
+    for res in results:
+        for name, c in res.regret_curves().items():
+            for g, point in enumerate(res.grid):
+                n_runs, n_ck = c[g].shape
+                frames.append(pd.DataFrame({
+                    "learner": res.learner, "params": params_label(point), "metric": name,
+                    "run": np.repeat(np.arange(n_runs) + res.run_offset, n_ck),
+                    "t": np.tile(res.ckpts, n_runs), "value": c[g].reshape(-1)}))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -237,8 +326,11 @@ def finish_figure(fig, ax, path: str | Path | None = None):
 
 
 def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict | None = None,
-               plot: bool = True, axes: str = "loglog") -> dict[str, Path]:
-    """Write summary.csv/json, curves.csv, runs.csv, config.json and regret.png to `out_dir`.
+               plot: bool = True, axes: str = "loglog",
+               compare_to: str | None = None) -> dict[str, Path]:
+    """Write summary.csv/json, curves.csv, runs.csv (final regret per run), runs.parquet (every
+    run's regret at every checkpoint), config.json, regret.png and, with `compare_to`,
+    compare.csv (`compare_frame`) to `out_dir`.
 
     Returns:
       name -> path of every file written. The plot is skipped (with a note in the returned dict)
@@ -247,7 +339,7 @@ def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict |
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, Path] = {}
-    summary = summary_frame(results)
+    summary = summary_frame(results, compare_to=compare_to)
     summary.to_csv(out / "summary.csv", index=False)
     files["summary.csv"] = out / "summary.csv"
     (out / "summary.json").write_text(summary.to_json(orient="records", indent=1))
@@ -256,6 +348,11 @@ def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict |
     files["curves.csv"] = out / "curves.csv"
     runs_frame(results).to_csv(out / "runs.csv", index=False)
     files["runs.csv"] = out / "runs.csv"
+    runs_curves_frame(results).to_parquet(out / "runs.parquet", index=False)
+    files["runs.parquet"] = out / "runs.parquet"
+    if compare_to is not None:
+        compare_frame(results, compare_to).to_csv(out / "compare.csv", index=False)
+        files["compare.csv"] = out / "compare.csv"
     from oslr.provenance import stamp
 
     meta = {**dict(config or {}), **stamp()}

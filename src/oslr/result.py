@@ -6,6 +6,8 @@ reports) and from the tables and plots (`oslr.report`, which reads it).
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +18,26 @@ from oslr.types import LINEAR, PREDICTION
 
 #: Above this many supports the F1 comparator switches from exact enumeration to greedy.
 ENUMERATION_LIMIT = 200_000
+
+_RECORDERS: list[list] = []
+
+
+@contextlib.contextmanager
+def recording():
+    """`with recording() as results:` collects every `SimResult` that `oslr.simulate` returns
+    inside the block, in order (`oslr experiment` writes their per-run regrets from it)."""
+    seen: list = []
+    _RECORDERS.append(seen)
+    try:
+        yield seen
+    finally:
+        _RECORDERS.remove(seen)
+
+
+def record(result: "SimResult") -> None:
+    """Hand `result` to every active `recording` (called by `oslr.simulate`)."""
+    for seen in _RECORDERS:
+        seen.append(result)
 
 
 @dataclass
@@ -31,6 +53,8 @@ class SimResult:
       curves: name -> (G, R, C, ...) running sums at the checkpoints.
       params: the (G, ...) learner params as numpy.
       comparator_k: sparsity of the F1 comparator class (None when not computed).
+      run_offset: index of the first run (run r of the result is run run_offset + r of the
+        seed's streams: results with the same seed and runs saw the same streams).
       info: extra labels (problem info, timings, devices).
     """
 
@@ -48,6 +72,7 @@ class SimResult:
     comparator_k: int | None = None
     comparator_radius: float | None = None
     realizable: bool = False
+    run_offset: int = 0
     info: dict = field(default_factory=dict)
     _regret: dict | None = field(default=None, repr=False, compare=False)
 
@@ -63,11 +88,46 @@ class SimResult:
             self._regret = self._compute_regret()
         return self._regret
 
-    def summary_table(self):
-        """pandas DataFrame: final regret per grid point (mean, sem, 95% interval); see report."""
+    def summary_table(self, compare_to: str | None = None):
+        """pandas DataFrame: final regret per grid point (mean, sem, 95% interval); with
+        `compare_to` ("best" or a grid point's label), each point's paired difference to it on
+        the same runs (`oslr.report.compare_frame`)."""
         from oslr.report import summary_frame
 
-        return summary_frame([self])
+        return summary_frame([self], compare_to=compare_to)
+
+    def compare(self, *others: "SimResult", reference: str = "best"):
+        """Paired comparison of every grid point of this result and `others` (same seed and
+        runs: common random numbers) with `reference` ("best" or an entry's name), Holm-
+        corrected: `oslr.report.compare_frame`."""
+        from oslr.report import compare_frame
+
+        return compare_frame([self, *others], reference=reference)
+
+    @staticmethod
+    def concat_runs(parts: "list[SimResult]") -> "SimResult":
+        """One result from `parts` that ran consecutive runs of the same study (run_offset of
+        each = the previous one's plus its runs), e.g. the batches of `oslr run --until`."""
+        first = parts[0]
+        offset = first.run_offset
+        for p in parts:
+            if (p.learner, p.problem, p.horizon, p.seed, p.grid) != (
+                    first.learner, first.problem, first.horizon, first.seed, first.grid):
+                raise ValueError("concat_runs joins batches of one study: learner, problem, "
+                                 "horizon, seed and grid must agree.")
+            if p.run_offset != offset:
+                raise ValueError(f"batches must follow each other: run_offset {p.run_offset} "
+                                 f"where {offset} was expected.")
+            offset += p.n_runs
+
+        def join(name, which):
+            return np.concatenate([getattr(p, which)[name] for p in parts], axis=1)
+
+        return dataclasses.replace(
+            first, n_runs=sum(p.n_runs for p in parts),
+            final={n: join(n, "final") for n in first.final},
+            curves={n: join(n, "curves") for n in first.curves}, _regret=None,
+            info=dict(first.info))
 
     def curves_table(self):
         """pandas DataFrame: regret at every checkpoint with 95% bands (long format)."""

@@ -41,7 +41,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from oslr import atomic, metrics
 from oslr.checks import check_integral, check_positive_int, check_seed
-from oslr.result import SimResult
+from oslr.result import SimResult, record
 from oslr.rollout import init_run, play, run_keys
 from oslr.types import NO_REQUIREMENTS, PREDICTION, Learner, Problem, PyTree
 
@@ -545,7 +545,7 @@ def simulate(
     info = dict(problem.info or {})
     info.update(learner.info or {})
     info.update(devices=[str(d) for d in devices], d=problem.d)
-    return SimResult(
+    result = SimResult(
         learner=learner.name,
         problem=problem.name,
         family=family,
@@ -557,11 +557,14 @@ def simulate(
         final=final,
         curves={k: shape(v) for k, v in {**metrics.combine(ms["ckpt"]), **ms["diag"]}.items()},
         params=jax.tree.map(np.asarray, params),
+        run_offset=run_offset,
         comparator_k=comparator_k if stats else None,
         comparator_radius=comparator_radius,
         realizable=problem.realizable,
         info=info,
     )
+    record(result)
+    return result
 
 
 def run_bytes(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,

@@ -405,6 +405,9 @@ class ExperimentSpec:
         its own streams (then `--dataset` is refused).
       summary: `summary(df) -> DataFrame or str`, what the command prints (default: the
         frame's main columns).
+      records_runs: `run_experiment` writes every run's regret at every checkpoint of every
+        study the experiment simulates into `runs_file` (False where the experiment writes its
+        own per-run file, named in `files`).
     """
 
     name: str
@@ -418,6 +421,19 @@ class ExperimentSpec:
     extra_options: tuple[str, ...] = ()
     datasets: tuple[str, ...] = ()
     summary: Callable[[Any], Any] | None = None
+    records_runs: bool = True
+
+    @property
+    def runs_file(self) -> str | None:
+        """The per-run file `run_experiment` writes (None: the experiment writes its own)."""
+        if not self.records_runs:
+            return None
+        return f"{self.name}{'-{dataset}' if self.datasets else ''}-runs.parquet"
+
+    @property
+    def all_files(self) -> tuple[str, ...]:
+        """`files` and the per-run file."""
+        return self.files + ((self.runs_file,) if self.runs_file else ())
 
     def check_options(self, options: Mapping[str, Any]) -> None:
         """Refuse, before any work, `--set` names that no learner of the experiment takes."""
@@ -458,7 +474,7 @@ class ExperimentSpec:
     def describe(self) -> dict:
         """A JSON-ready description (`oslr experiment --list --json`)."""
         return {"name": self.name, "description": self.description, "sizes": self.sizes,
-                "files": list(self.files), "docs": self.docs,
+                "files": list(self.all_files), "docs": self.docs,
                 "datasets": list(self.datasets),
                 "learners": None if self.learners is None else list(self.learners),
                 "sets_itself": list(self.sets_itself)}

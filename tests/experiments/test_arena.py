@@ -87,34 +87,66 @@ def test_run_entrant__chooses_on_tuning_runs_and_evaluates_on_fresh_ones():
         A.run_entrant(OGD[1], problem, pp, 6, 2, 3, 60, 7, factors=factors)
 
 
-def test_rank__ties_by_overlapping_intervals():
-    board = pd.DataFrame({
-        "problem": ["p"] * 4, "budget": [5] * 4, "learner": list("abcd"),
-        "regret": [10.0, 13.0, 30.0, np.nan], "ci_low": [8.0, 9.0, 25.0, np.nan],
-        "ci_high": [12.0, 17.0, 35.0, np.nan], "skipped": ["", "", "", "too big"]})
-    out = A.rank(board)
-    assert out["rank"].tolist()[:3] == [1, 2, 3] and np.isnan(out["rank"].iloc[3])
-    assert out["tied_with_best"].tolist() == [True, True, False, False]
+def _board_and_runs(finals: dict[str, np.ndarray], skipped: dict[str, str] = {}):
+    """A one-table board (problem p, budget 5) and its per-run frame from final regrets."""
+    rows, runs = [], []
+    for name, v in finals.items():
+        mean, _, half = A.mean_ci(v)
+        rows.append({"problem": "p", "budget": 5, "learner": name, "regret": mean,
+                     "ci_low": mean - half, "ci_high": mean + half, "runs": len(v),
+                     "skipped": ""})
+        runs += [{"problem": "p", "budget": 5, "k": 2, "learner": name, "run": r, "n": n,
+                  "regret": x * n / 100} for r, x in enumerate(v) for n in (10, 100)]
+    rows += [{"problem": "p", "budget": 5, "learner": n, "regret": np.nan, "ci_low": np.nan,
+              "ci_high": np.nan, "runs": np.nan, "skipped": why} for n, why in skipped.items()]
+    return pd.DataFrame(rows), pd.DataFrame(runs, columns=A.RUNS_COLUMNS)
+
+
+def test_rank__ties_by_a_paired_test_on_the_same_runs_not_by_overlapping_intervals():
+    rng = np.random.default_rng(0)
+    hard = rng.normal(0, 10, 10)  # each run's difficulty, shared by every learner
+    finals = {"a": 100 + hard, "b": 103 + hard + rng.normal(0, 0.5, 10),  # worse in every run
+              "c": 100.2 + hard + rng.normal(0, 2, 10), "d": 130 + hard}
+    board, runs = _board_and_runs(finals, {"e": "too big"})
+    out = A.rank(board, runs)
+    assert out["rank"].tolist()[:4] == [1, 3, 2, 4] and np.isnan(out["rank"].iloc[4])
+    b = out.set_index("learner").loc["b"]
+    assert b["ci_low"] <= out.loc[0, "ci_high"]  # the unpaired intervals overlap: the old tie
+    assert out["tied_with_best"].tolist() == [True, False, True, False, False]
+    assert b["worse_runs"] == 10 and b["diff_low"] > 2
+    # recomputed by hand from the per-run values: paired t, Holm over the three comparisons
+    from oslr import stats
+
+    p = [stats.paired(finals[n], finals["a"]).p for n in "bcd"]
+    np.testing.assert_allclose(out["p_holm"].iloc[1:4], stats.holm(p), rtol=1e-6, atol=1e-12)
+    pr = stats.paired(finals["b"], finals["a"])
+    assert (b["diff_to_best"], b["diff_low"], b["diff_high"]) == pytest.approx(
+        (pr.diff, pr.ci_low, pr.ci_high))
     text = A.leaderboard_markdown(out.assign(
         d=6, k=2, horizon=100, observed=3, tuned="eta=1", metric="regret", exponent=0.5,
         theory="sqrt T", bound=np.nan, bound_label="", run_rounds_per_s=1e5, reference=False))
     lines = text.splitlines()
     assert "| 1 | a " in lines[4] and "| best |" in lines[4]
-    assert "indistinguishable" in lines[5] and "behind" in lines[6]
-    assert "not run: too big" in lines[7]
+    assert "| c " in lines[5] and "indistinguishable: +" in lines[5]
+    assert "| b " in lines[6] and "behind: +" in lines[6] and "behind in 10/10 runs" in lines[6]
+    assert "not run: too big" in lines[8]
 
 
 @pytest.mark.slow
 def test_tiny_arena__a_row_per_learner_and_problem(tmp_path, monkeypatch):
     kw = dict(problems=("rip", "kegg"), d=6, k=2, budgets=(4,), horizon=40, runs=5,
               entrants=OGD, cells_dir=tmp_path / "cells")
-    board, curves, tuning = A.arena(**kw)
+    board, curves, tuning, runs = A.arena(**kw)
     assert len(list((tmp_path / "cells").glob("*.json"))) == 4
+    # the board's tie flags and intervals follow from the per-run frame
+    pd.testing.assert_frame_equal(A.rank(board, runs), board)
+    assert set(runs["run"]) == set(range(5)) and len(runs) == 5 * len(curves)
     # a rerun with the same settings takes every cell from disk: nothing is simulated
     monkeypatch.setattr(A, "run_entrant", lambda *a, **k: 1 / 0)
     again = A.arena(**kw)
     pd.testing.assert_frame_equal(again[0], board)
     pd.testing.assert_frame_equal(again[1], curves)
+    pd.testing.assert_frame_equal(again[3], runs)
     with pytest.raises(ZeroDivisionError):  # other settings are other cells
         A.arena(**{**kw, "horizon": 41})
     assert len(board) == 4 and set(board["problem"]) == {"rip", "kegg"}
@@ -122,7 +154,9 @@ def test_tiny_arena__a_row_per_learner_and_problem(tmp_path, monkeypatch):
     kegg = board[board["problem"] == "kegg"]
     assert kegg["d"].tolist() == [26, 26] and kegg["budget"].tolist() == [17, 17]  # 4/6 of 26
     assert set(board["rank"]) == {1, 2}
-    assert len(tuning) == 4 * len(A.TUNING_FACTORS)
+    # five factors each, and a window of five more past an edge where the best sat there
+    assert len(tuning) == board["tuning_points"].sum() and tuning["chosen"].sum() == 4
+    assert set(board["tuning_points"]) <= {5, 10, 15}
     full = board[board["learner"] == "ogd-full"]
     # the order-only sqrt(T) term at T = 40
     np.testing.assert_allclose(full["bound"], math.sqrt(40))
@@ -138,7 +172,8 @@ def test_tiny_arena__a_row_per_learner_and_problem(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_quick_arena__every_entrant_runs(tmp_path):
-    board, curves, _ = A.arena(problems=("rip",), d=8, k=2, budgets=(5,), horizon=100, runs=5)
+    board, curves, _, _ = A.arena(problems=("rip",), d=8, k=2, budgets=(5,), horizon=100,
+                                  runs=5)
     assert board["skipped"].eq("").all()
     assert len(board) == len(A.ENTRANTS)
     assert np.isfinite(board["regret"]).all()
@@ -236,10 +271,49 @@ def test_run_entrant__tunes_on_runs_disjoint_from_the_evaluation_and_reports_the
     tune_runs, eval_runs = set(range(t_off, t_off + t_n)), set(range(e_off, e_off + e_n))
     assert eval_runs == set(range(6)) and not tune_runs & eval_runs
     assert summary["factor"] == 1.0  # point g = 1 has the lowest tuning regret
-    # evaluation finals are r % 7 = 0..5: mean 2.5, sd sqrt(3.5); oslr.report's t quantile for
-    # 5 degrees of freedom is 2.571 (a 3-decimal table; the exact 2.5705818 is issue 27's):
-    # half width 2.571 * 1.8708287 / sqrt(6) = 1.963641
+    # evaluation finals are r % 7 = 0..5: mean 2.5, sd sqrt(3.5); the exact t quantile for
+    # 5 degrees of freedom is 2.5705818: half width 2.5705818 * 1.8708287 / sqrt(6) = 1.963314
     assert summary["regret"] == pytest.approx(2.5)
-    assert summary["ci_low"] == pytest.approx(2.5 - 1.963641, abs=1e-5)
-    assert summary["ci_high"] == pytest.approx(2.5 + 1.963641, abs=1e-5)
+    assert summary["ci_low"] == pytest.approx(2.5 - 1.963314, abs=1e-6)
+    assert summary["ci_high"] == pytest.approx(2.5 + 1.963314, abs=1e-6)
     np.testing.assert_array_equal(curves[:, -1], np.arange(6.0))
+
+
+@pytest.mark.parametrize("optimum, chosen, points, at_cap", [
+    (1.0, 1.0, 5, False),      # interior: the five points only
+    (100.0, 90.0, 10, False),  # past 10: the window 30 .. 3000 is tried, 90 is interior there
+    (1e6, 3000.0, 10, True),   # still the edge after one window: reported at the cap
+    (1e-6, 0.0003, 10, True),  # the same below 0.1
+])
+def test_run_entrant__extends_the_grid_past_an_edge_until_interior_or_the_cap(
+        monkeypatch, optimum, chosen, points, at_cap):
+    # tuning regret (log10 factor - log10 optimum)^2, the same in every run
+    calls = []
+
+    def fake_simulate(learner, problem, params, pp, *, n_runs, run_offset=0, grid=None, **kw):
+        calls.append((run_offset, n_runs, [g["factor"] for g in grid]))
+        f = np.array([g["factor"] for g in grid])[:, None]
+        final = (np.log10(f) - np.log10(optimum)) ** 2 + np.zeros(n_runs)
+        return _FakeResult(final)
+
+    monkeypatch.setattr(A, "simulate", fake_simulate)
+    problem, pp, _ = A.arena_problem("rip", 6, 2)
+    summary, _, _, tuning, _ = A.run_entrant(OGD[1], problem, pp, 6, 2, 3, 60, 10, seed=3)
+    assert summary["factor"] == chosen
+    assert (summary["tuning_points"], summary["at_cap"]) == (points, at_cap)
+    assert [t["factor"] for t in tuning] == sorted(t["factor"] for t in tuning)
+    assert [t["factor"] for t in tuning if t["chosen"]] == [chosen]
+    # every tuning call: 5 points x 2 runs on the tuning runs (the batch shape of the
+    # evaluation, 10 runs); the evaluation last
+    assert all(c[:2] == (A.TUNE_OFFSET, 2) and len(c[2]) == 5 for c in calls[:-1])
+    assert calls[-1][:2] == (0, 10) and calls[-1][2] == [chosen]
+    if points == 10:
+        assert sorted(calls[1][2]) == sorted(A.extension(A.TUNING_FACTORS, 10.0, 1)
+                                             if chosen > 1 else
+                                             A.extension(A.TUNING_FACTORS, 0.1, -1))
+
+
+def test_extension__continues_the_grid_spacing():
+    assert A.extension(A.TUNING_FACTORS, 10.0, +1) == (30.0, 90.0, 300.0, 900.0, 3000.0)
+    assert A.extension(A.TUNING_FACTORS, 0.1, -1) == (0.0003, 0.0009, 0.003, 0.009, 0.03)
+    assert A.extension((0.1, 1.0, 10.0), 10.0, +1) == (100.0, 1000.0, 10000.0)

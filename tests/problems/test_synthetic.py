@@ -104,3 +104,29 @@ def test_correlated_design__columns_correlate_at_0_81():
     assert set(np.unique(x).tolist()) == {-1.0, 1.0}
     corr = np.corrcoef(x.T)[~np.eye(10, dtype=bool)]
     assert abs(corr.mean() - 0.81) < 0.03
+
+
+@pytest.mark.parametrize("name, design", [("sparse-linear", "rademacher"),
+                                          ("drifting", "gaussian"), ("agnostic", "rademacher")])
+def test_unit_x__the_same_stream_divided_by_its_norm_before_the_label(name, design):
+    # d = 9: a Rademacher x has norm 3, so an undivided label is 3x the divided one
+    raw, pp = oslr.make_problem(name, d=9, k=2, design=design)
+    unit, _ = oslr.make_problem(name, d=9, k=2, design=design, unit_x=True)
+    a, b = stream(raw, pp, 0, 0, 200), stream(unit, pp, 0, 0, 200)
+    xa, xb = np.asarray(a.x), np.asarray(b.x)
+    np.testing.assert_allclose(np.linalg.norm(xb, axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(xb, xa / np.linalg.norm(xa, axis=1, keepdims=True), rtol=1e-6)
+    if name == "sparse-linear":  # y_clean = <w*, x> of the divided x: a third of the raw one
+        np.testing.assert_allclose(np.asarray(b.y_clean), np.asarray(a.y_clean) / 3, atol=1e-6)
+    if name == "agnostic":  # signs do not move with the scale
+        np.testing.assert_array_equal(np.asarray(b.y), np.asarray(a.y))
+    assert unit.info["unit_x"] and not raw.info["unit_x"]
+
+
+def test_ito_synthetic__unnormalised_generator():
+    problem, pp = oslr.make_problem("ito-synthetic", d=10, k=4, normalise=False)
+    exs = stream(problem, pp, 0, 0, 2000)
+    norms = np.linalg.norm(np.asarray(exs.x), axis=1)
+    assert norms.mean() == pytest.approx(np.sqrt(10), rel=0.05)  # x ~ N(0, I), as drawn
+    assert np.abs(np.asarray(exs.y)).max() <= 1.0  # labels clipped to the paper's bound
+    assert problem.info["normalise"] is False

@@ -15,7 +15,7 @@ import pandas as pd
 from oslr.registry import EXPERIMENTS
 from oslr.spec import ExperimentArgs
 
-__all__ = ["EXPERIMENTS", "check_options", "run_experiment"]
+__all__ = ["EXPERIMENTS", "check_options", "run_experiment", "write_runs"]
 
 
 def check_options(name: str, options: dict) -> None:
@@ -27,8 +27,34 @@ def run_experiment(name: str, dataset: str | None, runs: int | None, seed: int, 
                    quick: bool, progress: bool, **options) -> pd.DataFrame:
     """Run experiment `name` (its spec's `run`), writing its files into `out`; `dataset` None
     means the experiment's default, `runs` None its own run count."""
+    from oslr.result import recording  # (imports jax: not at the module's import)
+
     spec = EXPERIMENTS[name]
     spec.check_options(options)
     args = ExperimentArgs(dataset=spec.check_dataset(dataset), runs=runs, seed=seed,
                           out=Path(out), quick=quick, progress=progress, options=options)
-    return spec.run(args)
+    with recording() as results:
+        frame = spec.run(args)
+    if spec.runs_file is not None:
+        write_runs(results, args.out / spec.runs_file.format(dataset=args.dataset))
+    return frame
+
+
+def write_runs(results, path: Path) -> None:
+    """Every run's regret at every checkpoint of every study in `results` (in the order they
+    ran; `study` numbers them) as Parquet: columns study, problem, learner, params, metric,
+    run, t, value (`oslr.report.runs_curves_frame`). Any table of the experiment can be
+    recomputed from it without a rerun; tuning studies are included (their runs are the
+    seed's tuning run indices)."""
+    from oslr.report import runs_curves_frame
+
+    frames = []
+    for i, res in enumerate(results):
+        frame = runs_curves_frame([res])
+        frame.insert(0, "study", i)
+        frame.insert(1, "problem", res.problem)
+        frames.append(frame)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["study", "problem", "learner", "params", "metric", "run", "t", "value"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table.to_parquet(path, index=False)

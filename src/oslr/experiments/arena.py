@@ -18,9 +18,11 @@ Protocol, per problem and query budget B (observations per round):
   C(d, k) <= `oslr.result.ENUMERATION_LIMIT`, else R2, a greedy lower bound, labelled so).
 
 Outputs (`arena`): a leaderboard (one row per problem x budget x entrant: regret at T with its
-95% interval, rank, whether its interval overlaps the best's, observations per round,
-run-rounds/s, the fitted growth exponent beside the theorem's), regret curves with bands, each
-learner's bound at the checkpoints. `leaderboard_markdown`, `plot_arena` render them.
+95% interval, rank, its paired difference to the best on the same runs with a Holm-corrected
+test of "indistinguishable", observations per round, run-rounds/s, the fitted growth exponent
+beside the theorem's), regret curves with bands, each learner's bound at the checkpoints, and
+every evaluation run's regret at every checkpoint (NAME-runs.parquet: the board is recomputed
+from it). `leaderboard_markdown`, `plot_arena` render them.
 """
 
 from __future__ import annotations
@@ -46,15 +48,24 @@ from oslr.registry import make_problem
 from oslr.report import draw_bound, growth_exponent, mean_ci
 from oslr.sim import clear_compiled, simulate, stack_params
 from oslr.spec import ExperimentArgs, ExperimentSpec
+from oslr.stats import compare
 
 #: Factors applied to each entrant's step-size constants (the same grid for every entrant).
 TUNING_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
+#: Windows of factors added past an edge of the grid, at most, each way (`extension`): the
+#: tuning stops there and the arena reports the choice as at the cap.
+MAX_EXTENSIONS = 1
 #: Tuning runs are run indices TUNE_OFFSET, TUNE_OFFSET + 1, ...; evaluation uses 0, 1, ...
 TUNE_OFFSET = 100_000
+#: Columns of the per-run frame: the regret of every evaluation run at every checkpoint n.
+RUNS_COLUMNS = ["problem", "budget", "k", "learner", "run", "n", "regret"]
+#: Part of every cell's key: cells saved by an older layout (without per-run regrets) are rerun.
+CELL_VERSION = 2
 #: Entrants that enumerate C(d, k) subsets are skipped above this many.
 MAX_SUBSETS = 20_000
 #: ito-projection with a Gaussian A (m = 2 d forms) is skipped above this many forms: its OMP
-#: solves an m x m system per iteration and round (a9a, m = 246: over 10 minutes a cell here).
+#: works on the m x m Gram matrix per iteration and round (a9a, m = 246: over 10 minutes a cell
+#: here when OMP still solved the whole masked m x m system; not remeasured since).
 MAX_FORMS = 200
 
 
@@ -196,6 +207,18 @@ def skip_reason(entrant: Entrant, d: int, k: int, budget: int, realizable: bool)
     return None
 
 
+def extension(factors: Sequence[float], edge: float, side: int) -> tuple[float, ...]:
+    """The next window of len(factors) factors past `edge` (side +1: above, -1: below),
+    continuing the grid's spacing: `factors` shifted so that its first (last) point is one
+    grid step beyond the edge. With TUNING_FACTORS past 10: 30, 90, 300, 900, 3000."""
+    f = sorted(factors)
+    if side > 0:
+        scale = edge * (f[1] / f[0]) / f[0]
+    else:
+        scale = edge / (f[-1] / f[-2]) / f[-1]
+    return tuple(float(f"{x * scale:.6g}") for x in f)
+
+
 def check_runs(runs: int, factors: Sequence[float] = TUNING_FACTORS) -> None:
     """Refuse evaluation runs that are not a multiple of the tuning points (the tuning batch,
     points x runs / points, must have the evaluation batch's shape to share its program)."""
@@ -235,21 +258,48 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
     """Tune `entrant` on the tuning runs, evaluate the chosen point on runs 0 .. runs - 1.
 
     runs must be a multiple of len(factors) (the evaluation batch then has the tuning batch's
-    shape). Returns (summary dict, checkpoints (C,), regret curves of the evaluation (runs, C),
-    tuning table (one dict per factor: mean final regret on the tuning runs)).
+    shape). Where the best tuning point is the grid's largest (smallest) factor, the next
+    window of factors above (below) it is tuned too (`extension`), until the best is interior
+    or MAX_EXTENSIONS windows were added that way (then `at_cap` is True). Returns (summary
+    dict, checkpoints (C,), regret curves of the evaluation (runs, C), tuning table (one dict
+    per factor tried, by factor: mean final regret on the tuning runs, whether it was chosen)).
     """
     check_runs(runs, factors)
     tune_runs = runs // len(factors)
     learner, params, observed = _entrant_learner(entrant, d, k, budget, horizon, radius)
-    labels, stacked = _tuned_points(params, entrant.tune, factors)
     common = dict(horizon=horizon, seed=seed, comparator_k=k, progress=progress)
-    tuning = simulate(learner, problem, stacked, pp, grid=labels, n_runs=tune_runs,
-                      run_offset=TUNE_OFFSET, **common)
-    treg = tuning.regret_curves()
-    tmeans = np.nanmean(treg[_metric(treg)][:, :, -1], axis=1)
-    best = (int(np.argmin(np.where(np.isfinite(tmeans), tmeans, np.inf)))
-            if np.isfinite(tmeans).any() else len(factors) // 2)
-    chosen = jax.tree.map(lambda a: a[best:best + 1], stacked)
+
+    def tune(window):
+        labels, stacked = _tuned_points(params, entrant.tune, window)
+        tuning = simulate(learner, problem, stacked, pp, grid=labels, n_runs=tune_runs,
+                          run_offset=TUNE_OFFSET, **common)
+        treg = tuning.regret_curves()
+        return labels, stacked, np.nanmean(treg[_metric(treg)][:, :, -1], axis=1)
+
+    # the grid, extended by a window of as many points past an edge where the best point sits
+    # (same tuning runs, same batch shape: the compiled program is reused), at most
+    # MAX_EXTENSIONS windows each way
+    grid = [tune(factors)]
+    extended = {+1: 0, -1: 0}
+    while True:
+        all_f = [f for g in grid for f in g[0]]
+        tmeans = np.concatenate([g[2] for g in grid])
+        finite = np.isfinite(tmeans)
+        order = np.argsort([lab["factor"] for lab in all_f])
+        best = (int(np.argmin(np.where(finite, tmeans, np.inf))) if finite.any()
+                else int(order[len(order) // 2]))
+        side = (+1 if best == order[-1] else -1 if best == order[0] else 0) if finite.any() else 0
+        if side == 0 or extended[side] >= MAX_EXTENSIONS:
+            break
+        extended[side] += 1
+        edge = all_f[order[-1] if side > 0 else order[0]]["factor"]
+        grid.append(tune(extension(factors, edge, side)))
+    labels = all_f
+    at_cap = side != 0
+    g_i = next(i for i, g in enumerate(grid) if best < sum(len(h[0]) for h in grid[:i + 1]))
+    local = best - sum(len(h[0]) for h in grid[:g_i])
+    chosen = jax.tree.map(lambda a: a[local:local + 1], grid[g_i][1])
+    tuned_factors = [lab["factor"] for lab in labels]
     t0 = time.perf_counter()
     res = simulate(learner, problem, chosen, pp, grid=[labels[best]], n_runs=runs, **common)
     wall = time.perf_counter() - t0
@@ -263,12 +313,14 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
         "observed": observed, "horizon": horizon, "runs": runs, "metric": metric,
         "regret": mean, "ci_low": mean - half, "ci_high": mean + half,
         "tuned": ", ".join(f"{n}={labels[best][n]:.4g}" for n in entrant.tune),
-        "factor": factors[best], "run_rounds_per_s": runs * horizon / wall,
+        "factor": tuned_factors[best], "tuning_points": len(labels), "at_cap": at_cap,
+        "run_rounds_per_s": runs * horizon / wall,
         "theory": entrant.theory, "theory_exponent": entrant.theory_exponent,
         "reference": entrant.reference,
     }
-    tuning_rows = [{"learner": entrant.label, "factor": f, "tuning_regret": float(tmeans[i])}
-                   for i, f in enumerate(factors)]
+    tuning_rows = [{"learner": entrant.label, "factor": f, "tuning_regret": float(tmeans[i]),
+                    "chosen": i == best}
+                   for i, f in sorted(enumerate(tuned_factors), key=lambda x: x[1])]
     return summary, res.ckpts, curves, tuning_rows, info
 
 
@@ -291,15 +343,16 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
         it instead of recomputing it: an interrupted study resumes where it stopped.
 
     Returns:
-      (board, curves, tuning) DataFrames: one row per problem x budget x entrant (skipped
-      entrants with their reason), one per checkpoint (mean, 95% band, bound), one per tuning
-      point.
+      (board, curves, tuning, runs) DataFrames: one row per problem x budget x entrant (skipped
+      entrants with their reason; its paired comparison with the best, `rank`), one per
+      checkpoint (mean, 95% band, bound), one per tuning point, one per evaluation run and
+      checkpoint (RUNS_COLUMNS: the regret of every run, from which the board is recomputed).
     """
     unknown = [name for name in problems if name not in PROBLEMS]
     if unknown:  # before any work
         raise ValueError(f"unknown arena problems {unknown}; available: {', '.join(PROBLEMS)}.")
     check_runs(runs, factors)
-    rows, curve_rows, tuning_rows = [], [], []
+    rows, curve_rows, tuning_rows, run_rows = [], [], [], []
     bar = _bar(len(problems) * len(budgets) * len(entrants), progress)
     for name in problems:
         problem, pp, n_rows = arena_problem(name, d, k)
@@ -327,10 +380,11 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                     rows.append(saved["row"])
                     curve_rows += saved["curves"]
                     tuning_rows += saved["tuning"]
+                    run_rows += saved["runs"]
                     if bar is not None:
                         bar.update()
                     continue
-                n_before = (len(rows), len(curve_rows), len(tuning_rows))
+                n_before = (len(rows), len(curve_rows), len(tuning_rows), len(run_rows))
                 summary, ckpts, curves, tuning, info = run_entrant(
                     entrant, problem, pp, p_d, k, budget, p_horizon, runs, seed, factors,
                     False, PROBLEMS[name].radius)
@@ -353,17 +407,23 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                                 "bound_label": bound_label}
                                for c, n in enumerate(ckpts)]
                 tuning_rows += [{**t, "problem": name, "budget": budget} for t in tuning]
+                run_rows += [{"problem": name, "budget": budget, "k": k,
+                              "learner": entrant.label, "run": r, "n": int(n),
+                              "regret": float(curves[r, c])}
+                             for r in range(curves.shape[0]) for c, n in enumerate(ckpts)]
                 if cell is not None:
                     cell.parent.mkdir(parents=True, exist_ok=True)
                     atomic.write_json_atomic(cell, {
                         "row": rows[n_before[0]], "curves": curve_rows[n_before[1]:],
-                        "tuning": tuning_rows[n_before[2]:]}, default=_plain)
+                        "tuning": tuning_rows[n_before[2]:], "runs": run_rows[n_before[3]:]},
+                        default=_plain)
                 if bar is not None:
                     bar.update()
     if bar is not None:
         bar.close()
-    board = rank(pd.DataFrame(rows))
-    return board, pd.DataFrame(curve_rows), pd.DataFrame(tuning_rows)
+    runs_frame = pd.DataFrame(run_rows, columns=RUNS_COLUMNS)
+    board = rank(pd.DataFrame(rows), runs_frame)
+    return board, pd.DataFrame(curve_rows), pd.DataFrame(tuning_rows), runs_frame
 
 
 def _bar(total: int, progress: bool):
@@ -378,8 +438,9 @@ def _cell_path(cells_dir, problem: str, budget: int, entrant: Entrant, d: int, k
                horizon: int, runs: int, seed: int, factors) -> Path | None:
     if cells_dir is None:
         return None
-    key = json.dumps([problem, budget, entrant.label, entrant.learner, entrant.tune,
-                      sorted(entrant.options.items()), d, k, horizon, runs, seed, list(factors)])
+    key = json.dumps([CELL_VERSION, problem, budget, entrant.label, entrant.learner,
+                      entrant.tune, sorted(entrant.options.items()), d, k, horizon, runs, seed,
+                      list(factors)])
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     safe = "".join(c if c.isalnum() else "-" for c in entrant.label)
     return Path(cells_dir) / f"{problem}-b{budget}-{safe}-{digest}.json"
@@ -396,19 +457,51 @@ def _skipped(board: pd.DataFrame) -> pd.Series:
     return board["skipped"].astype("string").fillna("") != ""
 
 
-def rank(board: pd.DataFrame) -> pd.DataFrame:
-    """Rank the entrants of each problem x budget by mean regret (1 = lowest) and mark those whose
-    95% interval overlaps the best one's (`tied_with_best`: indistinguishable from it)."""
+def final_regrets(runs: pd.DataFrame, problem: str, budget: int) -> dict[str, np.ndarray]:
+    """learner -> (runs,) regret at T of one problem x budget, from the per-run frame (in the
+    order of the runs; every learner of a cell ran the same runs)."""
+    part = runs[(runs["problem"] == problem) & (runs["budget"] == budget)]
+    last = part[part["n"] == part.groupby("learner")["n"].transform("max")]
+    return {name: grp.sort_values("run")["regret"].to_numpy(np.float64)
+            for name, grp in last.groupby("learner", sort=False)}
+
+
+def rank(board: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """Rank the entrants of each problem x budget by mean regret (1 = lowest) and compare each
+    with the best one on the same runs (`oslr.stats.compare`: paired t on the per-run
+    differences, Holm's correction over the entrants of the table, family-wise 5%):
+    `tied_with_best` where the difference is not significant (indistinguishable from it),
+    `diff_to_best` with its 95% interval (`diff_low`, `diff_high`, unadjusted), `p_holm`, and
+    `worse_runs` / `better_runs`: the runs where it is behind / ahead of the best."""
     board = board.copy()
-    board["rank"] = np.nan
-    board["tied_with_best"] = False
+    for col, fill in (("rank", np.nan), ("tied_with_best", False), ("diff_to_best", np.nan),
+                      ("diff_low", np.nan), ("diff_high", np.nan), ("p_holm", np.nan),
+                      ("worse_runs", np.nan), ("better_runs", np.nan)):
+        board[col] = fill
     ran = ~_skipped(board)
-    for _, part in board[ran].groupby(["problem", "budget"]):
-        order = part["regret"].rank(method="min")
-        board.loc[part.index, "rank"] = order
-        top = part.loc[part["regret"].idxmin()]
-        board.loc[part.index, "tied_with_best"] = part["ci_low"] <= top["ci_high"]
+    for (problem, budget), part in board[ran].groupby(["problem", "budget"]):
+        board.loc[part.index, "rank"] = part["regret"].rank(method="min")
+        finals = final_regrets(runs, problem, budget)
+        names = [n for n in part["learner"] if n in finals]
+        table = compare({n: finals[n] for n in names}).set_index("name")
+        for i, r in part.iterrows():
+            t = table.loc[r["learner"]]
+            board.loc[i, ["diff_to_best", "diff_low", "diff_high", "p_holm", "worse_runs",
+                          "better_runs"]] = [t["diff"], t["diff_low"], t["diff_high"],
+                                             t["p_holm"], t["behind"], t["ahead"]]
+            board.loc[i, "tied_with_best"] = t["verdict"] in ("reference", "indistinguishable")
     return board
+
+
+def vs_best(r) -> str:
+    """The leaderboard's "vs best" cell: the paired difference to the best with its interval and
+    the runs behind it; "indistinguishable" where Holm's test does not separate them."""
+    if r["diff_to_best"] == 0 and r["rank"] == 1:
+        return "best"
+    n = int(r["runs"])
+    diff = (f"{r['diff_to_best']:+,.1f} ({r['diff_low']:+,.1f}, {r['diff_high']:+,.1f}), "
+            f"behind in {int(r['worse_runs'])}/{n} runs")
+    return f"indistinguishable: {diff}" if r["tied_with_best"] else f"behind: {diff}"
 
 
 def leaderboard_markdown(board: pd.DataFrame) -> str:
@@ -419,14 +512,13 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
         desc = PROBLEMS[name].text if name in PROBLEMS else ""
         out.append(f"### {name} (d = {first['d']}, k = {first['k']}, budget {budget}, "
                    f"T = {int(first['horizon']):,}): {desc}\n")
-        out.append("| rank | learner | obs/round | tuned | regret at T (95% CI) | vs best | "
-                   "exponent (theory) | bound at T | run-rounds/s |")
+        out.append("| rank | learner | obs/round | tuned | regret at T (95% CI) | vs best "
+                   "(paired, 95% CI; Holm) | exponent (theory) | bound at T | run-rounds/s |")
         out.append("|---|---|---|---|---|---|---|---|---|")
         ran = part[~_skipped(part)].sort_values("regret")
         for _, r in ran.iterrows():
             metric = "" if r["metric"] == "regret" else " (R2 lower bound)"
-            vs = ("best" if r["rank"] == 1 else
-                  "indistinguishable" if r["tied_with_best"] else "behind")
+            vs = vs_best(r)
             bound = (f"{r['bound']:,.0f} ({r['bound_label']})" if np.isfinite(r["bound"])
                      else "-")
             theory = r["theory"]
@@ -438,6 +530,15 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
         for _, r in part[_skipped(part)].iterrows():
             out.append(f"| - | {r['learner']} | - | - | not run: {r['skipped']} | | | | |")
         out.append("")
+    if "at_cap" in board:
+        ran = board[~_skipped(board)]
+        capped = ran[ran["at_cap"].astype(bool)]
+        out.append(f"Tuning: {len(capped)} of {len(ran)} chosen factors at the cap of the "
+                   f"extended grid (one window of {len(TUNING_FACTORS)} factors past each edge)"
+                   + (": " + ", ".join(f"{r['learner']} on {r['problem']} B={r['budget']} "
+                                       f"(factor {r['factor']:g})"
+                                       for _, r in capped.iterrows()) if len(capped) else "")
+                   + ".\n")
     return "\n".join(out)
 
 
@@ -508,8 +609,9 @@ ARENA_K = dict(problems=("rip",), d=20, ks=(1, 2, 4), budgets=(10,), horizon=20_
 
 def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: bool,
               name: str = "arena", sizes: dict | None = None) -> pd.DataFrame:
-    """`oslr experiment arena`: write NAME.csv / .json / .md, NAME-curves.csv, NAME-tuning.csv
-    and one NAME-PROBLEM-bB.png per problem and budget into `out` (NAME: arena, arena-long or
+    """`oslr experiment arena`: write NAME.csv / .json / .md, NAME-curves.csv, NAME-tuning.csv,
+    NAME-runs.parquet (every evaluation run's regret at every checkpoint) and one
+    NAME-PROBLEM-bB.png per problem and budget into `out` (NAME: arena, arena-long or
     arena-k; arena-k runs one arena per k in sizes["ks"], its figures named
     NAME-PROBLEM-bB-kK.png)."""
     kw = dict(sizes or (ARENA_QUICK if quick else ARENA_FULL))
@@ -523,7 +625,8 @@ def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: boo
         # finished cells are kept under out/NAME-cells: a rerun after an interruption resumes
         parts.append(arena(seed=seed, progress=progress, k=k,
                                      cells_dir=out / f"{name}-cells", **kw))
-    board, curves, tuning = (pd.concat(frames, ignore_index=True) for frames in zip(*parts))
+    board, curves, tuning, runs_frame = (pd.concat(frames, ignore_index=True)
+                                         for frames in zip(*parts))
     if ks is not None:
         curves["k"] = np.concatenate([np.full(len(p[1]), k) for p, k in zip(parts, ks)])
     board.to_csv(out / f"{name}.csv", index=False)
@@ -531,6 +634,7 @@ def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: boo
     (out / f"{name}.md").write_text(leaderboard_markdown(board))
     curves.to_csv(out / f"{name}-curves.csv", index=False)
     tuning.to_csv(out / f"{name}-tuning.csv", index=False)
+    runs_frame.to_parquet(out / f"{name}-runs.parquet", index=False)
     try:
         import matplotlib.pyplot as plt
 
@@ -559,7 +663,7 @@ def _run_spec(name: str):
 
 def _files(name: str, figures: str) -> tuple[str, ...]:
     return (f"{name}.csv", f"{name}.json", f"{name}.md", f"{name}-curves.csv",
-            f"{name}-tuning.csv", figures)
+            f"{name}-tuning.csv", f"{name}-runs.parquet", figures)
 
 
 ARENA_SPEC = ExperimentSpec(
@@ -567,22 +671,23 @@ ARENA_SPEC = ExperimentSpec(
     "leaderboard, regret curves with the theorems' bounds, growth exponents", _run_spec("arena"),
     sizes="6 problems x 2 budgets, d = 20, T = 20,000, 10 runs (about 1.5 h on 2 cores); "
     "quick: rip, d = 10, T = 1,000", files=_files("arena", "arena-PROBLEM-bBUDGET.png"),
-    docs="docs/arena.md", summary=leaderboard_markdown)
+    docs="docs/arena.md", summary=leaderboard_markdown, records_runs=False)
 ARENA_K_SPEC = ExperimentSpec(
     "arena-k", "the arena's RIP stream over a k/d grid (k = 1, 2, 4 at d = 20, budget 10)",
     _run_spec("arena-k"), sizes="k = 1, 2, 4, T = 20,000, 10 runs; quick: k = 1, 2 at quick sizes",
     files=_files("arena-k", "arena-k-rip-bBUDGET-kK.png"), docs="docs/arena.md",
-    summary=leaderboard_markdown)
+    summary=leaderboard_markdown, records_runs=False)
 ARENA_LONG_SPEC = ExperimentSpec(
     "arena-long", "the arena's RIP stream at T = 1e5 (budget 5): growth exponents over three "
     "decades beside the theorems'", _run_spec("arena-long"),
     sizes="T = 100,000, budget 5, 10 runs; quick: T = 3,000",
     files=_files("arena-long", "arena-long-rip-b5.png"), docs="docs/arena.md",
-    summary=leaderboard_markdown)
+    summary=leaderboard_markdown, records_runs=False)
 
 
 __all__ = ["ARENA_FULL", "ARENA_K", "ARENA_K_SPEC", "ARENA_LONG", "ARENA_LONG_SPEC", "ARENA_QUICK",
-           "ARENA_SPEC", "ENTRANTS", "PROBLEMS", "TUNING_FACTORS", "ArenaProblem", "Entrant",
-           "arena", "run_arena",
-           "arena_problem", "check_runs", "leaderboard_markdown", "plot_arena", "rank",
+           "ARENA_SPEC", "ENTRANTS", "MAX_EXTENSIONS", "PROBLEMS", "TUNING_FACTORS",
+           "ArenaProblem", "Entrant", "extension",
+           "RUNS_COLUMNS", "arena", "run_arena", "arena_problem", "check_runs", "final_regrets",
+           "leaderboard_markdown", "plot_arena", "rank", "vs_best",
            "run_entrant", "skip_reason"]

@@ -11,7 +11,9 @@ alone.
   subsampled orthogonal rows, RIP w.h.p., entries +-1), "correlated" (+-1 entries sharing one
   sign up to 5% flips: column correlation 0.81, a design that violates RIP) or "sphere"
   (normalised Gaussian, ||x||_2 = 1, the [ITO] and [FKK] E3 / E5 design; with `clip_y` the labels
-  are clipped to [-1, 1], so |y| <= 1).
+  are clipped to [-1, 1], so |y| <= 1). `unit_x=True` divides every design's x by its norm
+  before the label is formed (||x||_2 = 1, as [FKK], [ITO] and [KKLP] assume ||x|| <= 1; their
+  default rates are set for it), for every stream below too.
 * `agnostic`: misspecified labels y = sign(<w*, x>), each flipped with probability `flip`.
 * `drifting`: w* random-walks on its support, w*_{t+1} = w*_t + drift * N(0, I) on the support
   (renormalised to ||w*||_1 = 1), the [KPM] drifting least-squares setting.
@@ -115,7 +117,8 @@ def _normalise(w: Array, norm: str = "l1") -> Array:
     return w / jnp.where(n > 0, n, 1.0)
 
 
-def _stream(d: int, design: str, mode: str, name: str, norm: str = "l1") -> Problem:
+def _stream(d: int, design: str, mode: str, name: str, norm: str = "l1",
+            unit_x: bool = False) -> Problem:
     if design not in DESIGNS:
         raise ValueError(f"unknown design {design!r}; choose one of {DESIGNS}.")
     if norm not in NORMS:
@@ -134,6 +137,8 @@ def _stream(d: int, design: str, mode: str, name: str, norm: str = "l1") -> Prob
             switch = (t > 0) & (jnp.mod(t, jnp.maximum(params.period, 1)) == 0)
             state = tree_select(switch, fresh, state)
         x = _draw_x(k_x, d, design)
+        if unit_x:  # ||x||_2 = 1, as the [FKK], [ITO] and [KKLP] theorems assume (<= 1)
+            x = x / jnp.maximum(jnp.linalg.norm(x), 1e-30)
         clean = jnp.dot(state.w_star, x)
         if mode == "agnostic":
             sign = jnp.where(clean >= 0, 1.0, -1.0)
@@ -156,28 +161,32 @@ def _stream(d: int, design: str, mode: str, name: str, norm: str = "l1") -> Prob
         d=d,
         name=name,
         realizable=mode != "agnostic",
-        info={"design": design, "mode": mode},
+        info={"design": design, "mode": mode, "unit_x": bool(unit_x)},
     )
 
 
-def sparse_linear(d: int, design: str = "gaussian", norm: str = "l1") -> Problem:
+def sparse_linear(d: int, design: str = "gaussian", norm: str = "l1",
+                  unit_x: bool = False) -> Problem:
     """Realizable k-sparse linear model with Gaussian noise."""
-    return _stream(d, design, "realizable", "sparse-linear", norm)
+    return _stream(d, design, "realizable", "sparse-linear", norm, unit_x)
 
 
-def agnostic(d: int, design: str = "rademacher", norm: str = "l1") -> Problem:
+def agnostic(d: int, design: str = "rademacher", norm: str = "l1",
+             unit_x: bool = False) -> Problem:
     """Misspecified sign labels of a sparse linear model, with random flips."""
-    return _stream(d, design, "agnostic", "agnostic", norm)
+    return _stream(d, design, "agnostic", "agnostic", norm, unit_x)
 
 
-def drifting(d: int, design: str = "gaussian", norm: str = "l1") -> Problem:
+def drifting(d: int, design: str = "gaussian", norm: str = "l1",
+             unit_x: bool = False) -> Problem:
     """Realizable stream whose k-sparse w* random-walks on its support."""
-    return _stream(d, design, "drifting", "drifting", norm)
+    return _stream(d, design, "drifting", "drifting", norm, unit_x)
 
 
-def switching(d: int, design: str = "gaussian", norm: str = "l1") -> Problem:
+def switching(d: int, design: str = "gaussian", norm: str = "l1",
+              unit_x: bool = False) -> Problem:
     """Oblivious adversary: a fresh k-sparse w* every `period` rounds (noisy linear labels)."""
-    return _stream(d, design, "switching", "switching", norm)
+    return _stream(d, design, "switching", "switching", norm, unit_x)
 
 
 _REDUNDANT_STREAM = 0x5EED
@@ -221,7 +230,7 @@ def _factory(builder):
     def factory(d: int = 16, k: int = 3, sigma: float = 0.1, design: str | None = None,
                 drift: float = 0.01, flip: float = 0.1, period: int = 1000,
                 n_redundant: int = 0, delays: str | None = None, max_delay: int = 1,
-                clip_y: bool = False, w_norm: str = "l1"):
+                clip_y: bool = False, w_norm: str = "l1", unit_x: bool = False):
         check_positive_int("d", d)
         if not 1 <= k <= d:
             raise ValueError(f"sparsity k={k} must satisfy 1 <= k <= d={d}.")
@@ -231,8 +240,8 @@ def _factory(builder):
             raise ValueError(f"flip probability {flip} must lie in [0, 1].")
         if period < 1:
             raise ValueError(f"switching period {period} must be >= 1 round.")
-        problem = builder(d, norm=w_norm) if design is None else builder(d, design=design,
-                                                                      norm=w_norm)
+        opts = {"norm": w_norm, "unit_x": bool(unit_x)}
+        problem = builder(d, **opts) if design is None else builder(d, design=design, **opts)
         if clip_y:
             problem = clip_labels(problem)
         problem = maybe_delayed(add_redundant_features(problem, n_redundant), delays, max_delay)
@@ -257,13 +266,16 @@ SWITCHING = ProblemSpec(
     _factory(switching))
 
 
-def _ito_synthetic(d: int = 10, k: int = 4, sigma: float = 0.1):
+def _ito_synthetic(d: int = 10, k: int = 4, sigma: float = 0.1, normalise: bool = True):
     """[ITO] E3 (OURS, the generator is in their unavailable supplement): x ~ N(0, I_d) normalised
-    to ||x||_2 = 1, a k-sparse w* with N(0, 1) entries normalised to ||w*||_2 = 1,
-    y = clip(<w*, x> + sigma eps, -1, 1)."""
-    problem, params = _factory(sparse_linear)(d=d, k=k, sigma=sigma, design="sphere",
+    to ||x||_2 = 1 (`normalise=False`: left as drawn, ||x||_2 about sqrt(d), as the paper's
+    Table 1 scale suggests; its theorems assume ||x|| <= 1), a k-sparse w* with N(0, 1) entries
+    normalised to ||w*||_2 = 1, y = clip(<w*, x> + sigma eps, -1, 1) (the paper's |y| <= 1)."""
+    problem, params = _factory(sparse_linear)(d=d, k=k, sigma=sigma,
+                                              design="sphere" if normalise else "gaussian",
                                               clip_y=True, w_norm="l2")
-    return problem._replace(name="ito-synthetic"), params
+    return problem._replace(name="ito-synthetic",
+                            info=dict(problem.info or {}, normalise=bool(normalise))), params
 
 
 ITO_SYNTHETIC = ProblemSpec(
