@@ -101,6 +101,9 @@ def _toy_run(args):
 
     df = pd.DataFrame([{"dataset": args.dataset, "runs": args.runs or 3, "seed": args.seed,
                         "quick": args.quick, **args.options}])
+    problem, pp = oslr.make_problem("sparse-linear", d=3, k=1)
+    learner, params = oslr.make("ogd-full", d=3)
+    oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=args.runs or 3)
     args.out.mkdir(parents=True, exist_ok=True)
     df.to_csv(args.out / f"toy-{args.dataset}.csv", index=False)
     return df
@@ -120,6 +123,12 @@ def test_a_toy_experiment_registered_from_outside__runs_and_is_listed(monkeypatc
     rows = json.loads(capsys.readouterr().out)
     assert rows == [{"dataset": "small", "runs": 3, "seed": 0, "quick": True, "eta": 0.5}]
     assert (tmp_path / "toy-small.csv").is_file()
+    # every run of every study the experiment simulated, written by `oslr experiment`
+    import pandas as pd
+
+    runs = pd.read_parquet(tmp_path / "toy-exp-small-runs.parquet")
+    assert sorted(set(runs["run"])) == [0, 1, 2] and runs["t"].max() == 10
+    assert set(runs["learner"]) == {"ogd-full"} and (runs["study"] == 0).all()
     for argv, message in [(["--set", "zzz=1"], "does not take ['zzz']; it takes:"),
                           (["--set", "horizon=5"], "sets ['horizon'] itself"),
                           (["--dataset", "smal"], "did you mean 'small'?")]:

@@ -317,3 +317,18 @@ def test_extension__continues_the_grid_spacing():
     assert A.extension(A.TUNING_FACTORS, 10.0, +1) == (30.0, 90.0, 300.0, 900.0, 3000.0)
     assert A.extension(A.TUNING_FACTORS, 0.1, -1) == (0.0003, 0.0009, 0.003, 0.009, 0.03)
     assert A.extension((0.1, 1.0, 10.0), 10.0, +1) == (100.0, 1000.0, 10000.0)
+
+
+def test_arena_problems__unit_ball_by_default_raw_one_option_away():
+    rip, pp, _ = A.arena_problem("rip", 9, 2)
+    raw, _, _ = A.arena_problem("rip", 9, 2, normalise=False)
+    assert rip.info["unit_x"] and not raw.info["unit_x"]
+    assert A.PROBLEMS["agnostic"].settings(True) == ({"design": "rademacher", "unit_x": True},
+                                                     4.0)
+    assert A.PROBLEMS["agnostic"].settings(False) == ({"design": "rademacher"}, 1.0)
+    # a9a: rows scaled to ||x|| = 1 (every row has 14 ones: 3.74 raw), D = 5 above the best
+    # 2-sparse fit's 4.15 there
+    assert A.PROBLEMS["a9a"].settings(True) == ({"scale": "columns"}, 5.0)
+    a9a, app, _ = A.arena_problem("a9a", 20, 2)
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(app.x), axis=1).max(), 1.0, rtol=1e-5)
+    assert A.PROBLEMS["kegg"].settings(True) == A.PROBLEMS["kegg"].settings(False)

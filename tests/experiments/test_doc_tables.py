@@ -185,3 +185,15 @@ def test_foster_hard__per_instance_losses_where_some_runs_say_yes(tmp_path):
     curves.loc[last & curves["satisfiable"] & (curves["instance"] == 2), "says_satisfiable"] = 1.0
     curves.to_csv(figures / "foster-hard.csv", index=False)
     assert "33% (instances 1, 2) |" in dt.TABLES["foster-hard"](figures)
+
+
+def test_best_if_separated__paired_on_the_same_runs_not_overlapping_intervals():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    hard = rng.normal(0, 10, 20)  # shared by every method in run r
+    finals = {"a": pd.Series(50 + hard), "b": pd.Series(52 + hard + rng.normal(0, 0.3, 20)),
+              "c": pd.Series(60 + hard)}
+    assert dt._best_if_separated(finals) == "a"  # b's interval overlaps a's unpaired
+    finals["d"] = pd.Series(50.05 + hard + rng.normal(0, 2, 20))  # not separable from a
+    assert dt._best_if_separated(finals) is None

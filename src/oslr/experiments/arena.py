@@ -14,6 +14,13 @@ Protocol, per problem and query budget B (observations per round):
 * Evaluation on fresh runs 0 .. runs - 1 of the same seed: every entrant sees the same streams
   (common random numbers). runs = 5 x tune_runs, so the evaluation batch has the tuning batch's
   shape and reuses its compiled program; its wall time gives run-rounds/s.
+* Streams in the unit ball by default (`normalise=True`; `--set normalise=false` for the raw
+  ones): [FKK], [ITO] and [KKLP] assume ||x|| <= 1 and set their default rates for it, while
+  the raw synthetic streams have ||x||_2 = sqrt(d) (4.5 at d = 20) and a9a's rows 3.7. Each
+  problem's radius D is set above its best 2-sparse fit at that scale (`PROBLEMS`).
+* Tuning without edge effects: where the best of the five factors is the largest (smallest),
+  the next five above (below) are tuned too, at most MAX_EXTENSIONS windows each way; the
+  board says how many points each entrant tried and whether its choice sits at that cap.
 * Regret R1 against the best k-sparse least squares in hindsight on the prefix (exact where
   C(d, k) <= `oslr.result.ENUMERATION_LIMIT`, else R2, a greedy lower bound, labelled so).
 
@@ -153,42 +160,60 @@ ENTRANTS = (
 class ArenaProblem:
     """A registry problem with its options, whether the theorems' realizable assumption holds,
     the radius D given to every learner that has one (the theorems' known bound on ||w*||), and
-    a description. Synthetic problems also take d, k and sigma = 0.1."""
+    a description. Synthetic problems also take d, k and sigma = 0.1. `unit_options` and
+    `unit_radius`: the options that put every x in the unit ball (||x||_2 <= 1, as [FKK],
+    [ITO] and [KKLP] assume and their default rates are set for) and the radius D there (above
+    the norm of the best k = 2-sparse fit, measured on 20,000 rounds or the whole data)."""
 
     registry: str
     options: dict
     realizable: bool
     radius: float
     text: str
+    unit_options: dict = field(default_factory=dict)
+    unit_radius: float | None = None
+
+    def settings(self, normalise: bool) -> tuple[dict, float]:
+        """(registry options, radius D) of the raw or the normalised stream."""
+        if not normalise:
+            return dict(self.options), self.radius
+        return {**self.options, **self.unit_options}, (
+            self.radius if self.unit_radius is None else self.unit_radius)
 
 
+_UNIT = {"unit_x": True}
 PROBLEMS = {
     "rip": ArenaProblem("sparse-linear", {"design": "rademacher"}, True, 1.0,
-                        "realizable, Rademacher x (RIP), ||w*||_1 = 1, sigma = 0.1"),
+                        "realizable, Rademacher x (RIP), ||w*||_1 = 1, sigma = 0.1", _UNIT),
     "agnostic": ArenaProblem("agnostic", {"design": "rademacher"}, False, 1.0,
-                             "y = sign(<w*, x>) with 10% flips, Rademacher x"),
+                             "y = sign(<w*, x>) with 10% flips, Rademacher x (best 2-sparse "
+                             "fit: ||w|| = 0.80 raw, 3.6 with ||x|| = 1, D = 4)", _UNIT, 4.0),
     "drifting": ArenaProblem("drifting", {}, False, 1.0,
-                             "w* random-walks on its support (drift 0.01), Gaussian x"),
+                             "w* random-walks on its support (drift 0.01), Gaussian x", _UNIT),
     "correlated": ArenaProblem("sparse-linear", {"design": "correlated"}, False, 1.0,
-                               "realizable, correlated columns (not RIP)"),
+                               "realizable, correlated columns (not RIP)", _UNIT),
     "kegg": ArenaProblem("kegg", {"scale": "columns"}, False, 12.0,
                          "UCI KEGG, real target, columns scaled to max |x_j| = 1, ||x|| <= 1, "
                          "D = 12 (the best 2-sparse fit of the whole data has ||w|| = 10.7)"),
     "a9a": ArenaProblem("a9a", {}, False, 1.0,
-                        "a9a, +-1 labels under the square loss (best 2-sparse fit: ||w|| = 1.1)"),
+                        "a9a, +-1 labels under the square loss (best 2-sparse fit: ||w|| = 1.1 "
+                        "raw, where ||x|| = 3.7; 4.2 with ||x|| = 1, D = 5)",
+                        {"scale": "columns"}, 5.0),
 }
 SYNTHETIC = ("rip", "agnostic", "drifting", "correlated")
 
 
-def arena_problem(name: str, d: int, k: int):
-    """(problem, problem_params, number of rows or None) of arena problem `name`."""
+def arena_problem(name: str, d: int, k: int, normalise: bool = True):
+    """(problem, problem_params, number of rows or None) of arena problem `name` (`normalise`:
+    its unit-ball variant, `ArenaProblem.settings`)."""
     if name not in PROBLEMS:
         raise ValueError(f"unknown arena problem {name!r}; available: {', '.join(PROBLEMS)}.")
     spec = PROBLEMS[name]
+    options, _ = spec.settings(normalise)
     if name in SYNTHETIC:
-        problem, pp = make_problem(spec.registry, d=d, k=k, sigma=0.1, **spec.options)
+        problem, pp = make_problem(spec.registry, d=d, k=k, sigma=0.1, **options)
     else:
-        problem, pp = make_problem(spec.registry, **spec.options)
+        problem, pp = make_problem(spec.registry, **options)
     return problem, pp, getattr(problem, "n_rows", None)
 
 
@@ -328,7 +353,7 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
           budgets: Sequence[int] = (5, 10), horizon: int = 20_000, runs: int = 10,
           seed: int = 0, entrants: Sequence[Entrant] = ENTRANTS,
           factors: Sequence[float] = TUNING_FACTORS, progress: bool = False,
-          cells_dir: str | Path | None = None):
+          cells_dir: str | Path | None = None, normalise: bool = True):
     """Run every entrant on every problem and budget (see the module docstring).
 
     Args:
@@ -341,6 +366,9 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
       cells_dir: a folder where each finished cell is saved (one JSON file per problem, budget
         and entrant, named by its settings) and from which a rerun with the same settings takes
         it instead of recomputing it: an interrupted study resumes where it stopped.
+      normalise: every x in the unit ball, as the theorems assume (`ArenaProblem.settings`:
+        ||x||_2 = 1 on the synthetic streams, a9a's rows scaled to ||x|| = 1, with the radius D
+        of each); False: the raw streams (||x||_2 = sqrt(d) on the synthetic ones).
 
     Returns:
       (board, curves, tuning, runs) DataFrames: one row per problem x budget x entrant (skipped
@@ -355,7 +383,8 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
     rows, curve_rows, tuning_rows, run_rows = [], [], [], []
     bar = _bar(len(problems) * len(budgets) * len(entrants), progress)
     for name in problems:
-        problem, pp, n_rows = arena_problem(name, d, k)
+        problem, pp, n_rows = arena_problem(name, d, k, normalise)
+        radius = PROBLEMS[name].settings(normalise)[1]
         realizable = PROBLEMS[name].realizable
         p_d = problem.d
         p_horizon = min(horizon, n_rows) if n_rows else horizon
@@ -365,7 +394,7 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                 if bar is not None:
                     bar.set_description(f"{name} B={budget} {entrant.label}")
                 base = {"problem": name, "learner": entrant.label, "d": p_d, "k": k,
-                        "budget": budget, "horizon": p_horizon}
+                        "budget": budget, "horizon": p_horizon, "normalised": bool(normalise)}
                 why = skip_reason(entrant, p_d, k, budget, realizable)
                 if why is not None:
                     rows.append({**base, "skipped": why})
@@ -373,7 +402,7 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                         bar.update()
                     continue
                 cell = _cell_path(cells_dir, name, budget, entrant, d, k, p_horizon, runs,
-                                  seed, factors)
+                                  seed, factors, normalise)
                 if cell is not None and cell.exists():
                     saved = atomic.read_json(cell, "arena cell", "delete it to run that cell "
                                              "again.")
@@ -387,7 +416,7 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                 n_before = (len(rows), len(curve_rows), len(tuning_rows), len(run_rows))
                 summary, ckpts, curves, tuning, info = run_entrant(
                     entrant, problem, pp, p_d, k, budget, p_horizon, runs, seed, factors,
-                    False, PROBLEMS[name].radius)
+                    False, radius)
                 clear_compiled()  # each cell compiles its own programs; keep none alive
                 has_bound = entrant.bound is not None and (realizable or
                                                             not entrant.realizable_only)
@@ -435,12 +464,12 @@ def _bar(total: int, progress: bool):
 
 
 def _cell_path(cells_dir, problem: str, budget: int, entrant: Entrant, d: int, k: int,
-               horizon: int, runs: int, seed: int, factors) -> Path | None:
+               horizon: int, runs: int, seed: int, factors, normalise: bool) -> Path | None:
     if cells_dir is None:
         return None
     key = json.dumps([CELL_VERSION, problem, budget, entrant.label, entrant.learner,
                       entrant.tune, sorted(entrant.options.items()), d, k, horizon, runs, seed,
-                      list(factors)])
+                      list(factors), bool(normalise)])
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     safe = "".join(c if c.isalnum() else "-" for c in entrant.label)
     return Path(cells_dir) / f"{problem}-b{budget}-{safe}-{digest}.json"
@@ -510,6 +539,10 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
     for (name, budget, _), part in board.groupby(["problem", "budget", "k"], sort=False):
         first = part.iloc[0]
         desc = PROBLEMS[name].text if name in PROBLEMS else ""
+        if "normalised" in part and name in PROBLEMS:
+            unit = bool(part["normalised"].iloc[0])
+            desc += ("; x in the unit ball" if unit else "; raw x (not normalised)") + (
+                f", D = {PROBLEMS[name].settings(unit)[1]:g}")
         out.append(f"### {name} (d = {first['d']}, k = {first['k']}, budget {budget}, "
                    f"T = {int(first['horizon']):,}): {desc}\n")
         out.append("| rank | learner | obs/round | tuned | regret at T (95% CI) | vs best "
@@ -608,7 +641,8 @@ ARENA_K = dict(problems=("rip",), d=20, ks=(1, 2, 4), budgets=(10,), horizon=20_
 
 
 def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: bool,
-              name: str = "arena", sizes: dict | None = None) -> pd.DataFrame:
+              name: str = "arena", sizes: dict | None = None,
+              normalise: bool = True) -> pd.DataFrame:
     """`oslr experiment arena`: write NAME.csv / .json / .md, NAME-curves.csv, NAME-tuning.csv,
     NAME-runs.parquet (every evaluation run's regret at every checkpoint) and one
     NAME-PROBLEM-bB.png per problem and budget into `out` (NAME: arena, arena-long or
@@ -623,8 +657,8 @@ def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: boo
     parts = []
     for k in ks or (k_one,):
         # finished cells are kept under out/NAME-cells: a rerun after an interruption resumes
-        parts.append(arena(seed=seed, progress=progress, k=k,
-                                     cells_dir=out / f"{name}-cells", **kw))
+        parts.append(arena(seed=seed, progress=progress, k=k, normalise=normalise,
+                           cells_dir=out / f"{name}-cells", **kw))
     board, curves, tuning, runs_frame = (pd.concat(frames, ignore_index=True)
                                          for frames in zip(*parts))
     if ks is not None:
@@ -656,7 +690,8 @@ def _run_spec(name: str):
         sizes = {"arena": None,
                  "arena-long": ARENA_LONG if not a.quick else dict(ARENA_QUICK, horizon=3000),
                  "arena-k": ARENA_K if not a.quick else dict(ARENA_QUICK, ks=(1, 2))}[name]
-        return run_arena(a.runs, a.seed, a.out, a.quick, a.progress, name=name, sizes=sizes)
+        return run_arena(a.runs, a.seed, a.out, a.quick, a.progress, name=name, sizes=sizes,
+                         normalise=bool(a.options.get("normalise", True)))
 
     return run
 
@@ -671,18 +706,21 @@ ARENA_SPEC = ExperimentSpec(
     "leaderboard, regret curves with the theorems' bounds, growth exponents", _run_spec("arena"),
     sizes="6 problems x 2 budgets, d = 20, T = 20,000, 10 runs (about 1.5 h on 2 cores); "
     "quick: rip, d = 10, T = 1,000", files=_files("arena", "arena-PROBLEM-bBUDGET.png"),
-    docs="docs/arena.md", summary=leaderboard_markdown, records_runs=False)
+    docs="docs/arena.md", summary=leaderboard_markdown, records_runs=False,
+    extra_options=("normalise",))
 ARENA_K_SPEC = ExperimentSpec(
     "arena-k", "the arena's RIP stream over a k/d grid (k = 1, 2, 4 at d = 20, budget 10)",
     _run_spec("arena-k"), sizes="k = 1, 2, 4, T = 20,000, 10 runs; quick: k = 1, 2 at quick sizes",
     files=_files("arena-k", "arena-k-rip-bBUDGET-kK.png"), docs="docs/arena.md",
-    summary=leaderboard_markdown, records_runs=False)
+    summary=leaderboard_markdown, records_runs=False,
+    extra_options=("normalise",))
 ARENA_LONG_SPEC = ExperimentSpec(
     "arena-long", "the arena's RIP stream at T = 1e5 (budget 5): growth exponents over three "
     "decades beside the theorems'", _run_spec("arena-long"),
     sizes="T = 100,000, budget 5, 10 runs; quick: T = 3,000",
     files=_files("arena-long", "arena-long-rip-b5.png"), docs="docs/arena.md",
-    summary=leaderboard_markdown, records_runs=False)
+    summary=leaderboard_markdown, records_runs=False,
+    extra_options=("normalise",))
 
 
 __all__ = ["ARENA_FULL", "ARENA_K", "ARENA_K_SPEC", "ARENA_LONG", "ARENA_LONG_SPEC", "ARENA_QUICK",

@@ -51,6 +51,18 @@ def _best_if_apart(rows: list[pd.Series], col: str) -> pd.Series | None:
     return best if all(_apart_below(best, r) for r in others) else None
 
 
+def _best_if_separated(finals: dict[str, "pd.Series"]) -> str | None:
+    """The entry with the lowest mean of `finals` (name -> per-run values over the same runs)
+    when a paired t test with Holm's correction over the others (`oslr.stats.compare`, family-
+    wise 5%) puts it below every other, else None (nothing is bold)."""
+    from oslr.stats import compare
+
+    table = compare({n: v.to_numpy() for n, v in finals.items()}).set_index("name")
+    best = table.index[table["verdict"] == "reference"][0]
+    others = table.drop(index=best)
+    return best if (others["verdict"] == "worse").all() else None
+
+
 def _row(*cells) -> str:
     """A Markdown table row; an empty cell prints as "| |"."""
     return ("| " + " | ".join(str(c) for c in cells) + " |").replace("|  |", "| |")
@@ -338,22 +350,28 @@ _ITO_TABLE1 = {"alg2": ("Alg 2", "`ito-dual-averaging`"),
                "alg1": ("Alg 1", "`ito-block-bandit`; not in the paper's table")}
 
 
-def ito_table1(figures: Path) -> str:
+def ito_table1(figures: Path, stem: str = "ito-table1") -> str:
     """[ITO] Table 1: final regret per setting and method, mean of the first 5 instances and of
-    all (95% interval; bold: the lowest, where apart from every other), the paper's value and
-    the observations per round. The first setting names each method's learner."""
-    df = pd.read_csv(figures / "ito-table1.csv")
+    all (95% interval; bold: the lowest, where a paired test on the same instances with Holm's
+    correction separates it from every other, from STEM-finals.csv), the paper's value and
+    the observations per round. The first setting names each method's learner. `stem`:
+    ito-table1 (x on the unit sphere) or ito-table1-raw (x ~ N(0, I) as drawn)."""
+    df = pd.read_csv(figures / f"{stem}.csv")
+    finals = pd.read_csv(figures / f"{stem}-finals.csv")
     lines = ["| (d, k', k) | method | 5 inst. | 100 inst. (95% interval) | paper "
              "| observations / round |", "|---|---|---|---|---|---|"]
     for i, (key, part) in enumerate(df.groupby(["d", "k_prime", "k"], sort=False)):
-        rows = [r for _, r in part.iterrows()]
-        best = _best_if_apart(rows, "regret")
-        for j, r in enumerate(rows):
+        runs = finals[(finals["d"] == key[0]) & (finals["k_prime"] == key[1])
+                      & (finals["k"] == key[2])]
+        best = _best_if_separated({m: g.sort_values("run")["regret"]
+                                   for m, g in runs.groupby("method", sort=False)})
+        for j, (_, r) in enumerate(part.iterrows()):
             short, learner = _ITO_TABLE1[r["method"]]
             cell = _ci(r, "regret", "{:.1f}".format)
             lines.append(_row(f"({key[0]}, {key[1]}, {key[2]})" if j == 0 else "",
                               f"{short} ({learner})" if i == 0 else short,
-                              f"{r['regret_5']:.1f}", f"**{cell}**" if r is best else cell,
+                              f"{r['regret_5']:.1f}",
+                              f"**{cell}**" if r["method"] == best else cell,
                               "" if pd.isna(r["paper"]) else f"{r['paper']:.1f}",
                               f"{r['queries_per_round']:.1f}"))
     return "\n".join(lines) + "\n"
@@ -517,6 +535,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "kpm-replay-men": kpm_replay_men,
     "ito-real": ito_real,
     "ito-table1": ito_table1,
+    "ito-table1-raw": functools.partial(ito_table1, stem="ito-table1-raw"),
     "foster-rate": foster_rate,
     "foster-exponents": foster_exponents,
     "foster-hard": foster_hard,

@@ -83,9 +83,10 @@ def label_energy(problem, pp, seed: int, runs: int, horizon: int) -> np.ndarray:
 
 def ito_table1(settings: Sequence[tuple[int, int, int]] = SETTINGS, horizon: int = 5000,
                runs: int = 100, seed: int = 0, methods: Sequence[str] = METHODS,
-               progress: bool = False, normalise: bool = True
-               ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Returns (table, curves). `normalise=False`: the E3 stream with x ~ N(0, I) as drawn
+               progress: bool = False, normalise: bool = True, return_finals: bool = False
+               ) -> tuple[pd.DataFrame, ...]:
+    """Returns (table, curves), and finals with `return_finals`. `normalise=False`: the E3
+    stream with x ~ N(0, I) as drawn
     (`ito-synthetic`'s option; the paper states no generator, and its regrets' scale suggests
     this one), labels still clipped to [-1, 1].
 
@@ -93,8 +94,10 @@ def ito_table1(settings: Sequence[tuple[int, int, int]] = SETTINGS, horizon: int
     of all runs with its 95% interval, the paper's number, the wall time of the vmapped study
     (compilation included), and `zero_regret`, the regret of the constant prediction 0 on the
     same streams (sum y^2 minus the comparator's loss). curves: mean and 95% band of the regret
-    at every checkpoint, and run 0's curve (`typical`)."""
-    rows, curves = [], []
+    at every checkpoint, and run 0's curve (`typical`). finals: every run's final regret (one
+    row per setting, method and run: the methods of a setting play the same streams in run r,
+    so they are compared on these pairs)."""
+    rows, curves, finals = [], [], []
     for d, k_prime, k in settings:
         problem, pp = make_problem("ito-synthetic", d=d, k=k, normalise=normalise)
         a = projection_matrix(d, 2 * d, "gaussian", seed=0)
@@ -118,12 +121,15 @@ def ito_table1(settings: Sequence[tuple[int, int, int]] = SETTINGS, horizon: int
                 "zero_regret": float(np.mean(energy - best)),
                 "wall_s": wall, "paper_s": PAPER_SECONDS.get(name, np.nan),
             })
+            finals += [{"d": d, "k_prime": k_prime, "k": k, "method": name, "run": r,
+                        "regret": float(reg[r, -1])} for r in range(reg.shape[0])]
             cm, _, ch = mean_ci(reg, axis=0)
             for c, n in enumerate(res.ckpts):
                 curves.append({"d": d, "k_prime": k_prime, "k": k, "method": name,
                                "n": int(n), "mean": cm[c], "ci_low": cm[c] - ch[c],
                                "ci_high": cm[c] + ch[c], "typical": reg[0, c]})
-    return pd.DataFrame(rows), pd.DataFrame(curves)
+    out = (pd.DataFrame(rows), pd.DataFrame(curves))
+    return (*out, pd.DataFrame(finals)) if return_finals else out
 
 
 def ito_real(ks: Sequence[int] = (4, 8, 13), horizon: int | None = None, runs: int = 5,
@@ -234,13 +240,15 @@ __all__ = ["LABELS", "METHODS", "PAPER", "PAPER_SECONDS", "SETTINGS", "ito_real"
 
 
 def _run_table1(a: ExperimentArgs) -> pd.DataFrame:
-    table, curves = ito_table1(settings=SETTINGS[:1] if a.quick else SETTINGS,
+    table, curves, finals = ito_table1(settings=SETTINGS[:1] if a.quick else SETTINGS,
                                horizon=1000 if a.quick else 5000, runs=a.runs or 100,
                                seed=a.seed, progress=a.progress,
-                               normalise=bool(a.options.get("normalise", True)))
+                               normalise=bool(a.options.get("normalise", True)),
+                               return_finals=True)
     write_table_and_figure(a.out, "ito-table1", table,
                            lambda path, title: plot_fig1a(curves, path, title), "")
     curves.to_csv(a.out / "ito-table1-curves.csv", index=False)
+    finals.to_csv(a.out / "ito-table1-finals.csv", index=False)
     return table
 
 
@@ -257,7 +265,7 @@ ITO_TABLE1 = ExperimentSpec(
     "ito-table1", "[ITO] Table 1: Alg 2, Alg 3, KKLP, KKLP_A (and Alg 1) regret at T = 5000, "
     "5 and 100 instances, Fig. 1a, runtimes (E3)", _run_table1,
     sizes="every setting, T = 5,000, 100 runs; quick: the first setting, T = 1,000",
-    files=("ito-table1.csv", "ito-table1.png", "ito-table1-curves.csv"),
+    files=("ito-table1.csv", "ito-table1.png", "ito-table1-curves.csv", "ito-table1-finals.csv"),
     docs="docs/ito-results.md", extra_options=("normalise",))
 ITO_REAL = ExperimentSpec(
     "ito-real", "[ITO] Fig. 1b on kegg (standing in for CT): cumulative loss vs rounds, "

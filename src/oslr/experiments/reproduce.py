@@ -5,7 +5,9 @@ code in one command, and stamp each file with the commit that made it.
 used (the [WLL] steps call the experiment functions with their grids; the others are the
 `oslr experiment` presets). Each step writes into a scratch folder; its files are then moved to
 `out` under the names the docs use, and `out/STAMPS.json` records, per file, the commit (and
-whether the checkout had uncommitted changes), the date, the step and its wall time. The
+whether the checkout had uncommitted changes), the date, the step and its wall time. Each step
+also leaves STEP-runs.parquet, every run's regret at every checkpoint of every study it
+simulated (tuning runs included), so that any table is recomputed without a rerun. The
 Markdown text in docs/*.md is written by hand from these files; a number there is current when
 its file's stamp is.
 
@@ -26,7 +28,9 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from oslr import atomic, sim
+from oslr.experiments import write_runs
 from oslr.provenance import commit
+from oslr.result import recording
 
 
 @dataclass(frozen=True)
@@ -46,12 +50,19 @@ class Step:
         """produced name -> docs name."""
         return dict(zip(self.produced or self.files, self.files))
 
+    @property
+    def runs_file(self) -> str:
+        """The step's per-run file: every run's regret at every checkpoint of every study it
+        simulated (`oslr.experiments.write_runs`)."""
+        return f"{self.name}-runs.parquet"
 
-def _experiment(name: str, dataset: str | None = None) -> Callable[[Path, bool, bool], None]:
+
+def _experiment(name: str, dataset: str | None = None,
+                **options) -> Callable[[Path, bool, bool], None]:
     def run(out: Path, quick: bool, progress: bool) -> None:
         from oslr.experiments import run_experiment
 
-        run_experiment(name, dataset, None, 0, out, quick, progress)
+        run_experiment(name, dataset, None, 0, out, quick, progress, **options)
 
     return run
 
@@ -180,7 +191,12 @@ STEPS: tuple[Step, ...] = (
     _spec_step("kale-calibrate", ("kale-calibrate.csv",)),
     _spec_step("kale-dantzig", _pair("kale-dantzig")),
     _spec_step("kale-greedy", _pair("kale-greedy")),
-    _spec_step("ito-table1", (*_pair("ito-table1"), "ito-table1-curves.csv")),
+    _spec_step("ito-table1", (*_pair("ito-table1"), "ito-table1-curves.csv",
+                              "ito-table1-finals.csv")),
+    Step("ito-table1-raw", "ito-results", tuple(
+        f"ito-table1-raw{end}" for end in (".csv", ".png", "-curves.csv", "-finals.csv")),
+         _experiment("ito-table1", normalise=False), tuple(
+        f"ito-table1{end}" for end in (".csv", ".png", "-curves.csv", "-finals.csv"))),
     _spec_step("ito-real", _pair("ito-real")),
     _spec_step("arena", (*_arena_tables("arena"),
                          *(f"arena-{p}-b{b}.png" for p, b in _ARENA_PNGS))),
@@ -218,8 +234,10 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
         log(f"[{i}/{len(steps)}] {step.name} ({step.doc})")
         t0 = time.perf_counter()
         with tempfile.TemporaryDirectory() as scratch:
-            step.run(Path(scratch), quick, progress)
+            with recording() as results:
+                step.run(Path(scratch), quick, progress)
             seconds = time.perf_counter() - t0
+            write_runs(results, Path(scratch) / f".runs-{step.runs_file}")
             # keep no step's programs alive: one process compiling every step's programs ran
             # out of memory mappings (LLVM "Cannot allocate memory", then a crash) at step 10
             # of the wll chain
@@ -232,6 +250,7 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
                     log(f"  {name}: not made at the quick size")
                 else:
                     raise RuntimeError(f"reproduce: step {step.name} did not write {produced}.")
+            made[f".runs-{step.runs_file}"] = step.runs_file  # the per-run file last
             # every file is replaced whole (oslr.atomic); while a step's files are being put in
             # place their stamps say so, so a kill in between leaves no file under a stale stamp
             pending = f"incomplete: killed while writing; rerun step {step.name}"
@@ -249,8 +268,9 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
 
 
 def manifest() -> pd.DataFrame:
-    """One row per step: name, docs page, files."""
-    return pd.DataFrame([{"step": s.name, "doc": s.doc, "files": ", ".join(s.files)}
+    """One row per step: name, docs page, files (the last its per-run file)."""
+    return pd.DataFrame([{"step": s.name, "doc": s.doc,
+                          "files": ", ".join((*s.files, s.runs_file))}
                          for s in STEPS])
 
 
