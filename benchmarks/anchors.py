@@ -606,6 +606,18 @@ def _foster_numpy(runs, horizon, dtype, seed):
     return {"loss": loss, "loss_wstar": loss_star, "ckpt": buf}
 
 
+def _vaw_step(a_inv, b, z, y):
+    """One Vovk-Azoury-Warmuth round of every run, in place: the prediction
+    z^T (A + z z^T)^-1 b from A^-1 (runs, n, n) by Sherman-Morrison, then A^-1 and b = sum y z
+    take the round's (z, y) (runs, n), (runs,). Returns the predictions (runs,)."""
+    az = np.einsum("rij,rj->ri", a_inv, z)
+    den = 1 + np.einsum("ri,ri->r", z, az)
+    pred = np.einsum("ri,ri->r", az, b) / den
+    a_inv -= az[:, :, None] * (az / den[:, None])[:, None, :]
+    b += y[:, None] * z
+    return pred
+
+
 def _online_greedy_numpy(runs, horizon, dtype, seed):
     """[KKLP] Alg. 2 on the agnostic stream (Rademacher x, d = 100, y = sign(<w*, x>) flipped
     w.p. 0.1, w* 5-sparse): k1 = 10 BEXPs of budget k0 / k1 = 1 (bins of one coordinate each),
@@ -644,13 +656,9 @@ def _online_greedy_numpy(runs, horizon, dtype, seed):
         y = np.where(rng.random(runs, dtype) < dtype(0.1), -clean, clean)
         xa = x[rows[:, None], arms]  # (runs, k1): the chosen coordinates
         xv = np.where(first, xa, dtype(0))
-        ax = np.einsum("rij,rj->ri", a_inv, xv)
-        den = dtype(1) + np.einsum("ri,ri->r", xv, ax)
-        pred = np.einsum("ri,ri->r", ax, b) / den
+        pred = _vaw_step(a_inv, b, xv, y)
         loss += (pred - y) ** 2
         loss_star += (clean - y) ** 2
-        a_inv -= ax[:, :, None] * (ax / den[:, None])[:, None, :]
-        b += y[:, None] * xv
         xb[:, t % batch], yb[:, t % batch] = xa, y
         if t % batch == batch - 1:
             for i in range(k1):  # BEXP i: least squares on the coordinates of BEXPs 0 .. i
@@ -799,13 +807,9 @@ def _ito_block_numpy(runs, horizon, dtype, seed):
             b, block_loss = np.zeros((runs, k), dtype), np.zeros(runs, dtype)
         x, y, clean = _sphere_example(rng, runs, d, w_star, dtype)
         z = x[rows[:, None], table[arm]]
-        az = np.einsum("rij,rj->ri", a_inv, z)
-        den = dtype(1) + np.einsum("ri,ri->r", z, az)
-        pred = np.einsum("ri,ri->r", az, b) / den
+        pred = _vaw_step(a_inv, b, z, y)
         loss += (pred - y) ** 2
         loss_star += (clean - y) ** 2
-        a_inv -= az[:, :, None] * (az / den[:, None])[:, None, :]
-        b += y[:, None] * z
         block_loss += (np.clip(pred, -1, 1) - y) ** 2 / dtype(4 * block)
         if t % block == block - 1:
             cum[rows, arm] += block_loss / p_arm

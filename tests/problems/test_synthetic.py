@@ -123,10 +123,16 @@ def test_unit_x__the_same_stream_divided_by_its_norm_before_the_label(name, desi
     assert unit.info["unit_x"] and not raw.info["unit_x"]
 
 
-def test_ito_synthetic__unnormalised_generator():
+def test_ito_synthetic__unnormalised_generator_clipped_or_not():
     problem, pp = oslr.make_problem("ito-synthetic", d=10, k=4, normalise=False)
     exs = stream(problem, pp, 0, 0, 2000)
     norms = np.linalg.norm(np.asarray(exs.x), axis=1)
     assert norms.mean() == pytest.approx(np.sqrt(10), rel=0.05)  # x ~ N(0, I), as drawn
-    assert np.abs(np.asarray(exs.y)).max() <= 1.0  # labels clipped to the paper's bound
-    assert problem.info["normalise"] is False
+    y = np.asarray(exs.y)
+    assert np.abs(y).max() == 1.0  # labels clipped to the paper's bound (and some reach it)
+    assert problem.info["normalise"] is False and problem.info["clip"] is True
+    free, fpp = oslr.make_problem("ito-synthetic", d=10, k=4, normalise=False, clip=False)
+    ex2 = stream(free, fpp, 0, 0, 2000)
+    np.testing.assert_array_equal(np.asarray(ex2.x), np.asarray(exs.x))  # the same stream
+    y2 = np.asarray(ex2.y)
+    assert np.abs(y2).max() > 2.0 and np.array_equal(np.clip(y2, -1, 1), y)

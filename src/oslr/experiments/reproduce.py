@@ -195,7 +195,7 @@ STEPS: tuple[Step, ...] = (
                               "ito-table1-finals.csv")),
     Step("ito-table1-raw", "ito-results", tuple(
         f"ito-table1-raw{end}" for end in (".csv", ".png", "-curves.csv", "-finals.csv")),
-         _experiment("ito-table1", normalise=False), tuple(
+         _experiment("ito-table1", normalise=False, clip=False), tuple(
         f"ito-table1{end}" for end in (".csv", ".png", "-curves.csv", "-finals.csv"))),
     _spec_step("ito-real", _pair("ito-real")),
     _spec_step("arena", (*_arena_tables("arena"),
