@@ -322,19 +322,23 @@ _ITO_METHODS = (("alg2", "Alg 2"), ("alg3", "Alg 3 (Gaussian A)"),
 
 def ito_real(figures: Path) -> str:
     """ito-real: cumulative square loss after the last round per k and method (bold: the lowest,
-    where its 95% interval is apart from every other method's), predicting 0, the comparator."""
+    where a paired test on the same shuffles with Holm's correction separates it from every
+    other method, from ito-real-finals.csv), predicting 0, the comparator."""
     df = pd.read_csv(figures / "ito-real.csv")
+    runs = pd.read_csv(figures / "ito-real-finals.csv")
     final = df[df["n"] == df["n"].max()]
     lines = ["| k (k') | " + " | ".join(label for _, label in _ITO_METHODS)
              + " | predicting 0 | comparator |", "|" + "---|" * (len(_ITO_METHODS) + 3)]
     for k, part in final.groupby("k", sort=True):
         by = {r["method"]: r for _, r in part.iterrows()}
-        best = _best_if_apart(list(by.values()), "loss")
+        mine = runs[runs["k"] == k]
+        best = _best_if_separated({m: g.sort_values("run")["loss"]
+                                   for m, g in mine.groupby("method", sort=False)})
         cells = []
         for method, _ in _ITO_METHODS:
             r = by.get(method)
             text = "-" if r is None else f"{r['loss']:,.1f}"
-            cells.append(f"**{text}**" if r is not None and r is best else text)
+            cells.append(f"**{text}**" if r is not None and method == best else text)
         first = part.iloc[0]
         kind = "best" if first["metric"] == "regret" else "greedy"
         lines.append(f"| {k} ({int(first['k_prime'])}) | " + " | ".join(cells)

@@ -197,7 +197,7 @@ STEPS: tuple[Step, ...] = (
         f"ito-table1-raw{end}" for end in (".csv", ".png", "-curves.csv", "-finals.csv")),
          _experiment("ito-table1", normalise=False, clip=False), tuple(
         f"ito-table1{end}" for end in (".csv", ".png", "-curves.csv", "-finals.csv"))),
-    _spec_step("ito-real", _pair("ito-real")),
+    _spec_step("ito-real", (*_pair("ito-real"), "ito-real-finals.csv")),
     _spec_step("arena", (*_arena_tables("arena"),
                          *(f"arena-{p}-b{b}.png" for p, b in _ARENA_PNGS))),
     _spec_step("arena-long", (*_arena_tables("arena-long"), "arena-long-rip-b5.png")),
