@@ -103,8 +103,9 @@ def _regret_cell(r: pd.Series) -> str:
 
 
 def arena_regret(figures: Path, name: str = "arena") -> str:
-    """Final regret (integer) and rank per learner, problem and budget; bold where the 95%
-    interval overlaps the best's; "-" where the learner did not run (see its reason)."""
+    """Final regret (integer) and rank per learner, problem and budget; bold where the board
+    ties it with the best (`arena.rank`: a paired Holm test on the shared runs; boards made
+    before 948d1e0 tied by overlapping intervals); "-" where the learner did not run."""
     return _pivot(_read_board(figures, name), ["learner"], _regret_cell)
 
 
