@@ -438,7 +438,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         decision.to_csv(out / "until.csv", index=False)
         files["until.csv"] = out / "until.csv"
     shutil.rmtree(saved, ignore_errors=True)  # the study is complete: its files say it all
-    summary = report.summary_frame(results)
+    summary = report.summary_frame(results, compare_to=compare_to)
     if args.json:
         print(summary.to_json(orient="records", indent=1))
     else:

@@ -87,7 +87,7 @@ def test_run_entrant__chooses_on_tuning_runs_and_evaluates_on_fresh_ones():
         A.run_entrant(OGD[1], problem, pp, 6, 2, 3, 60, 7, factors=factors)
 
 
-def _board_and_runs(finals: dict[str, np.ndarray], skipped: dict[str, str] = {}):
+def _board_and_runs(finals: dict[str, np.ndarray], skipped: dict[str, str] | None = None):
     """A one-table board (problem p, budget 5) and its per-run frame from final regrets."""
     rows, runs = [], []
     for name, v in finals.items():
@@ -98,7 +98,8 @@ def _board_and_runs(finals: dict[str, np.ndarray], skipped: dict[str, str] = {})
         runs += [{"problem": "p", "budget": 5, "k": 2, "learner": name, "run": r, "n": n,
                   "regret": x * n / 100} for r, x in enumerate(v) for n in (10, 100)]
     rows += [{"problem": "p", "budget": 5, "learner": n, "regret": np.nan, "ci_low": np.nan,
-              "ci_high": np.nan, "runs": np.nan, "skipped": why} for n, why in skipped.items()]
+              "ci_high": np.nan, "runs": np.nan, "skipped": why}
+             for n, why in (skipped or {}).items()]
     return pd.DataFrame(rows), pd.DataFrame(runs, columns=A.RUNS_COLUMNS)
 
 

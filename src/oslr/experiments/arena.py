@@ -39,6 +39,7 @@ import hashlib
 import json
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -287,17 +288,27 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
     window of factors above (below) it is tuned too (`extension`), until the best is interior
     or MAX_EXTENSIONS windows were added that way (then `at_cap` is True). Returns (summary
     dict, checkpoints (C,), regret curves of the evaluation (runs, C), tuning table (one dict
-    per factor tried, by factor: mean final regret on the tuning runs, whether it was chosen)).
+    per factor tried, by factor: mean final regret on the tuning runs, whether it was chosen,
+    the solver warnings of the entrant's tuning studies)).
     """
     check_runs(runs, factors)
     tune_runs = runs // len(factors)
     learner, params, observed = _entrant_learner(entrant, d, k, budget, horizon, radius)
     common = dict(horizon=horizon, seed=seed, comparator_k=k, progress=progress)
 
+    solver_notes: list[str] = []
+
     def tune(window):
         labels, stacked = _tuned_points(params, entrant.tune, window)
-        tuning = simulate(learner, problem, stacked, pp, grid=labels, n_runs=tune_runs,
-                          run_offset=TUNE_OFFSET, **common)
+        # a learner's solver warnings at a tuning point (dantzig-poslr's unconverged LPs at an
+        # extreme factor) go to the tuning log, not to the screen: the chosen point's
+        # evaluation still warns
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            tuning = simulate(learner, problem, stacked, pp, grid=labels, n_runs=tune_runs,
+                              run_offset=TUNE_OFFSET, **common)
+        solver_notes.extend(str(w.message) for w in caught
+                            if issubclass(w.category, RuntimeWarning))
         treg = tuning.regret_curves()
         return labels, stacked, np.nanmean(treg[_metric(treg)][:, :, -1], axis=1)
 
@@ -344,7 +355,7 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
         "reference": entrant.reference,
     }
     tuning_rows = [{"learner": entrant.label, "factor": f, "tuning_regret": float(tmeans[i]),
-                    "chosen": i == best}
+                    "chosen": i == best, "solver_warnings": " | ".join(solver_notes)}
                    for i, f in sorted(enumerate(tuned_factors), key=lambda x: x[1])]
     return summary, res.ckpts, curves, tuning_rows, info
 
