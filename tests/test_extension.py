@@ -129,6 +129,8 @@ def test_a_toy_experiment_registered_from_outside__runs_and_is_listed(monkeypatc
     runs = pd.read_parquet(tmp_path / "toy-exp-small-runs.parquet")
     assert sorted(set(runs["run"])) == [0, 1, 2] and runs["t"].max() == 10
     assert set(runs["learner"]) == {"ogd-full"} and (runs["study"] == 0).all()
+    # what tells studies apart: the learner's scalar params and the problem's labels
+    assert (runs["param_eta"] > 0).all() and (runs["info_design"] == "gaussian").all()
     for argv, message in [(["--set", "zzz=1"], "does not take ['zzz']; it takes:"),
                           (["--set", "horizon=5"], "sets ['horizon'] itself"),
                           (["--dataset", "smal"], "did you mean 'small'?")]:

@@ -43,18 +43,44 @@ def run_experiment(name: str, dataset: str | None, runs: int | None, seed: int, 
 def write_runs(results, path: Path) -> None:
     """Every run's regret at every checkpoint of every study in `results` (in the order they
     ran; `study` numbers them) as Parquet: columns study, problem, learner, params, metric,
-    run, t, value (`oslr.report.runs_curves_frame`). Any table of the experiment can be
-    recomputed from it without a rerun; tuning studies are included (their runs are the
+    run, t, value (`oslr.report.runs_curves_frame`), and what tells the studies apart: the
+    learner's scalar params at each grid point (`param_NAME`) and the scalar labels of the
+    problem and the learner (`info_NAME`: design, unit_x, m, ...). Any table of the experiment
+    can be recomputed from it without a rerun; tuning studies are included (their runs are the
     seed's tuning run indices)."""
-    from oslr.report import runs_curves_frame
+    from oslr.report import params_label, runs_curves_frame
 
     frames = []
     for i, res in enumerate(results):
         frame = runs_curves_frame([res])
         frame.insert(0, "study", i)
         frame.insert(1, "problem", res.problem)
+        point = frame["params"].map({params_label(p): g for g, p in enumerate(res.grid)})
+        for name, values in _param_columns(res).items():
+            frame[name] = values[point.to_numpy()]
+        for name, value in (res.info or {}).items():
+            if isinstance(value, (bool, int, float, str)):
+                frame[f"info_{name}"] = value
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["study", "problem", "learner", "params", "metric", "run", "t", "value"])
     path.parent.mkdir(parents=True, exist_ok=True)
     table.to_parquet(path, index=False)
+
+
+def _param_columns(res) -> dict:
+    """param_NAME -> (G,) values of every scalar learner param of `res` (its params are
+    stacked over the G grid points)."""
+    import dataclasses
+
+    import numpy as np
+
+    params = res.params
+    if not dataclasses.is_dataclass(params):
+        return {}
+    out = {}
+    for f in dataclasses.fields(params):
+        v = np.asarray(getattr(params, f.name))
+        if v.ndim == 1 and len(v) == len(res.grid):
+            out[f"param_{f.name}"] = v
+    return out
