@@ -420,6 +420,10 @@ def test_run__compare_to_pairs_the_learners_on_the_same_runs(tmp_path, capsys):
     assert (sub["diff"], sub["diff_low"], sub["diff_high"]) == pytest.approx(
         (pr.diff, pr.ci_low, pr.ci_high))
     assert sorted(set(runs["run"])) == list(range(6)) and set(runs["t"]) >= {1, 300}
+    # every run's running sums at T too: its loss is its regret plus the comparator's loss
+    loss = runs[runs["metric"] == "sum_loss"]
+    assert len(loss) == 12 and (loss["t"] == 300).all() and (loss["value"] > 0).all()
+    assert {"sum_queries", "sum_loss_wstar"} <= set(runs["metric"])
 
 
 def test_run__until_separated_stops_once_decided_and_is_right(tmp_path, capsys):

@@ -175,8 +175,10 @@ def curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
 
 
 def runs_curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
-    """Every run's regret at every checkpoint (long format: learner, params, metric, run, t,
-    value; run is the seed's run index, run_offset + r), for `runs.parquet`: any table or
+    """Every run's regret at every checkpoint and its other running sums at the horizon (long
+    format: learner, params, metric, run, t, value; run is the seed's run index,
+    run_offset + r; the sums as metric "sum_NAME" at t = T: loss, reward, accepted, queries,
+    ..., so that a CTR or a loss is recomputed per run too), for `runs.parquet`: any table or
     comparison is recomputed from it without a rerun."""
     frames = []
     for res in results:
@@ -187,6 +189,15 @@ def runs_curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
                     "learner": res.learner, "params": params_label(point), "metric": name,
                     "run": np.repeat(np.arange(n_runs) + res.run_offset, n_ck),
                     "t": np.tile(res.ckpts, n_runs), "value": c[g].reshape(-1)}))
+        for name, v in res.final.items():
+            v = np.asarray(v)
+            if v.ndim != 2 or v.shape[0] != len(res.grid):
+                continue  # vector and matrix statistics (theta_sum, gram) are not per-run values
+            for g, point in enumerate(res.grid):
+                frames.append(pd.DataFrame({
+                    "learner": res.learner, "params": params_label(point),
+                    "metric": f"sum_{name}", "run": np.arange(v.shape[1]) + res.run_offset,
+                    "t": res.horizon, "value": v[g].astype(np.float64)}))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
