@@ -171,25 +171,43 @@ def test_foster_and_ito_table1__selected_cells_and_number_formats_show(tmp_path)
     assert "| (10, 2, 8) | Alg 2 | 30.1 | **29.9 (29.6, 30.1)** |" in lines[7]
 
 
-def test_kale_tables__bold_follows_the_intervals(tmp_path):
-    figures = _figures_copy(tmp_path, "kale-dantzig.csv", "kale-greedy.csv")
-    df = pd.read_csv(figures / "kale-dantzig.csv")
-    last = (df["n"] == df["n"].max()) & (df["metric"] == "regret_wstar")
-    row = df.index[last & (df["learner"] == "ogd-full") & (df["design"] == "rademacher")][0]
-    df.loc[row, ["mean", "ci_low", "ci_high"]] = [350.0, 340.0, 360.0]  # now overlaps k0 = 50
-    df.to_csv(figures / "kale-dantzig.csv", index=False)
+def test_kale_tables__bold_follows_the_paired_test_on_the_runs(tmp_path):
+    figures = _figures_copy(tmp_path, "kale-dantzig.csv", "kale-greedy.csv",
+                            "kale-dantzig-runs.parquet", "kale-greedy-runs.parquet")
+    # dantzig: ogd-full's runs made equal to k0 = 50's up to +-1: no longer below it
+    runs = pd.read_parquet(figures / "kale-dantzig-runs.parquet")
+    fin = (runs["metric"] == "regret_wstar") & (
+        runs["t"] == runs.groupby("study")["t"].transform("max"))
+    rad = runs["info_design"] == "rademacher"
+    horizon = int(runs.loc[fin, "t"].max())
+    k50 = fin & rad & (runs["learner"] == "dantzig-poslr") & (runs["param_k0"] == 50) & ~(
+        runs["info_t0"] > horizon)
+    full = fin & rad & (runs["learner"] == "ogd-full")
+    ordered = runs[k50].sort_values("run")["value"].to_numpy()
+    idx = runs[full].sort_values("run").index
+    runs.loc[idx, "value"] = ordered + np.tile([1.0, -1.0], len(ordered) // 2 + 1)[:len(ordered)]
+    runs.to_parquet(figures / "kale-dantzig-runs.parquet", index=False)
+    (tmp_path / "orig").mkdir()
+    before = dt.TABLES["kale-dantzig"](_figures_copy(tmp_path / "orig", "kale-dantzig.csv",
+                                                     "kale-dantzig-runs.parquet"))
     table = dt.TABLES["kale-dantzig"](figures)
-    assert "| Rademacher | 50 (55) | 353 (346, 360) |" in table
-    assert ("| Rademacher | 10 (15) | 4,544 (4,423, 4,664) | 4,565 (4,347, 4,783) | "
-            "350 (340, 360) |") in table
-    g = pd.read_csv(figures / "kale-greedy.csv")
-    at = (g["d"] == 20) & (g["design"] == "rademacher") & (g["horizon"] == 1000)
-    g.loc[at & (g["learner"] == "online-greedy"), ["regret", "ci_low", "ci_high"]] = [
-        500.0, 490.0, 510.0]  # now below the random subset's (570, 589)
-    g.to_csv(figures / "kale-greedy.csv", index=False)
-    table = dt.TABLES["kale-greedy"](figures)
-    assert "| 1,000 | **500 (490, 510)** | 580 (570, 589) |" in table
-    assert "| d=100, correlated (R2) | 30,000 | 11,048 (10,709, 11,387) | **4,783" in table
+    row = next(line for line in table.splitlines() if line.startswith("| Rademacher | 50 (55) |"))
+    assert "**" not in row.split("|")[3]
+    assert table != before
+    # greedy: online-greedy 100 below the random subset in every run at d = 20, T = 1,000
+    g = pd.read_parquet(figures / "kale-greedy-runs.parquet")
+    last = g["t"] == g.groupby("study")["t"].transform("max")
+    cell = last & (g["info_d"] == 20) & (g["info_design"] == "rademacher") & (g["t"] == 1000) & (
+        g["metric"] == "regret")
+    rs = g[cell & (g["learner"] == "ogd-random-subset")].sort_values("run")["value"].to_numpy()
+    og = g[cell & (g["learner"] == "online-greedy")].sort_values("run").index
+    g.loc[og, "value"] = rs - 100.0
+    g.to_parquet(figures / "kale-greedy-runs.parquet", index=False)
+    lines = dt.TABLES["kale-greedy"](figures).splitlines()
+    row = next(line for line in lines
+               if line.startswith("| d=20, k=2, k0=4, Rademacher (R1) | 1,000"))
+    assert row.split("|")[3].strip().startswith("**")
+    assert "**" not in row.split("|")[4]
 
 
 def test_foster_hard__per_instance_losses_where_some_runs_say_yes(tmp_path):

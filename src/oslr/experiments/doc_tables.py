@@ -38,19 +38,6 @@ def _ci(r: pd.Series, col: str, fmt: Callable[[float], str] = _integer, low: str
     return f"{fmt(r[col])} ({fmt(r[low])}, {fmt(r[high])})"
 
 
-def _apart_below(a: pd.Series, b: pd.Series) -> bool:
-    """Whether a's 95% interval lies wholly below b's (columns ci_low, ci_high)."""
-    return a["ci_high"] < b["ci_low"]
-
-
-def _best_if_apart(rows: list[pd.Series], col: str) -> pd.Series | None:
-    """The row with the lowest `col` when its interval lies below every other row's, else None
-    (the rows are indistinguishable from it: nothing is bold)."""
-    best = min(rows, key=lambda r: r[col])
-    others = [r for r in rows if r is not best]
-    return best if all(_apart_below(best, r) for r in others) else None
-
-
 def _best_if_separated(finals: dict[str, "pd.Series"]) -> str | None:
     """The entry with the lowest mean of `finals` (name -> per-run values over the same runs)
     when a paired t test with Holm's correction over the others (`oslr.stats.compare`, family-
@@ -61,6 +48,35 @@ def _best_if_separated(finals: dict[str, "pd.Series"]) -> str | None:
     best = table.index[table["verdict"] == "reference"][0]
     others = table.drop(index=best)
     return best if (others["verdict"] == "worse").all() else None
+
+
+def _final_runs(figures: Path, step: str, metric: str) -> pd.DataFrame:
+    """Every run's value of `metric` at its study's last checkpoint, from STEP-runs.parquet
+    (`oslr reproduce`'s per-run file: study, learner, params, run, value, param_*, info_*)."""
+    runs = pd.read_parquet(figures / f"{step}-runs.parquet")
+    runs = runs[runs["metric"] == metric]
+    return runs[runs["t"] == runs.groupby("study")["t"].transform("max")]
+
+
+def _paired_signs(pairs: dict, alpha: float = 0.05) -> dict:
+    """key -> -1 where a is below b on the same runs, +1 where above, 0 where the paired t test
+    (Holm over every key of `pairs`, family-wise `alpha`) does not separate them, for `pairs`
+    key -> (a, b) per-run value arrays."""
+    from oslr.stats import holm, paired
+
+    keys = list(pairs)
+    results = [paired(*pairs[k]) for k in keys]
+    adjusted = holm([r.p for r in results])
+    return {k: (int(np.sign(r.diff)) if q <= alpha else 0)
+            for k, r, q in zip(keys, results, adjusted)}
+
+
+def _runs_of(frame: pd.DataFrame, **match) -> "np.ndarray":
+    """The values of the rows matching `match` (column -> value), ordered by run."""
+    mask = pd.Series(True, index=frame.index)
+    for col, value in match.items():
+        mask &= frame[col] == value
+    return frame[mask].sort_values("run")["value"].to_numpy(np.float64)
 
 
 def _row(*cells) -> str:
@@ -439,15 +455,30 @@ _DESIGN = {"rademacher": "Rademacher"}  # a name; "correlated" stays an adjectiv
 
 def kale_dantzig(figures: Path) -> str:
     """kale-dantzig: final regret against w* (95% interval) per design and k0 of the Dantzig
-    learner, the random subset of the same budget and ogd-full (bold: a budgeted learner whose
-    interval lies below ogd-full's), and the final l1 error."""
+    learner, the random subset of the same budget and ogd-full (bold: a budgeted learner below
+    ogd-full on the same runs, paired t with Holm over the table's 12 comparisons, from
+    kale-dantzig-runs.parquet), and the final l1 error."""
     df = pd.read_csv(figures / "kale-dantzig.csv")
     final = df[df["n"] == df["n"].max()]
     reg = final[final["metric"] == "regret_wstar"]
+    runs = _final_runs(figures, "kale-dantzig", "regret_wstar")
+    horizon = int(final["n"].max())
+    solved = runs[~(runs.get("info_t0", pd.Series(0, index=runs.index)) > horizon)]
+    k = int(final["k"].iloc[0])
+    pairs = {}
+    for design in reg["design"].unique():
+        full = _runs_of(solved, learner="ogd-full", info_design=design)
+        for k0 in sorted(reg.loc[reg["learner"] == "dantzig-poslr", "k0"].unique()):
+            pairs[("dantzig-poslr", design, k0)] = (_runs_of(
+                solved, learner="dantzig-poslr", info_design=design, param_k0=k0), full)
+            pairs[("ogd-random-subset", design, k0)] = (_runs_of(
+                solved, learner="ogd-random-subset", info_design=design, param_k=k0 + k), full)
+    below = {key: sign < 0 for key, sign in _paired_signs(pairs).items()}
 
     def cell(r, full):
         text = _ci(r, "mean")
-        return f"**{text}**" if full is not None and _apart_below(r, full) else text
+        key = (r["learner"], r["design"], r["k0"])
+        return f"**{text}**" if full is not None and below.get(key, False) else text
 
     d = int(final["d"].iloc[0])
     lines = ["| design | k0 (budget) | dantzig-poslr | ogd-random-subset (same budget) | "
@@ -474,8 +505,21 @@ KALE_GREEDY_ROWS = ((100, "rademacher", (1000, 30_000)),
 def kale_greedy(figures: Path) -> str:
     """kale-greedy: final regret (95% interval) of online-greedy, the random subset of k0
     features and ogd-full at the `KALE_GREEDY_ROWS` cells (bold: the lower of the two budgeted
-    learners where the intervals are apart), and Theorem 9's order term (Rademacher only)."""
+    learners where a paired t test on the same runs separates them, Holm over the table's
+    cells, from kale-greedy-runs.parquet), and Theorem 9's order term (Rademacher only)."""
     df = pd.read_csv(figures / "kale-greedy.csv")
+    runs = pd.read_parquet(figures / "kale-greedy-runs.parquet")
+    runs = runs[runs["metric"].isin(["regret", "regret_lb_greedy"])]
+    runs = runs[runs["t"] == runs.groupby("study")["t"].transform("max")]
+    pairs = {}
+    for d, design, horizons in KALE_GREEDY_ROWS:
+        for horizon in horizons:
+            cell_runs = runs[(runs["info_d"] == d) & (runs["info_design"] == design)
+                             & (runs["t"] == horizon)]
+            og = _runs_of(cell_runs, learner="online-greedy")
+            rs = _runs_of(cell_runs, learner="ogd-random-subset")
+            pairs[(d, design, horizon)] = (og, rs)
+    sign = _paired_signs(pairs)
     lines = ["| setting | T | online-greedy | ogd-random-subset (k0) | ogd-full (d) | "
              "Thm 9 order term |", "|---|---|---|---|---|---|"]
     for d, design, horizons in KALE_GREEDY_ROWS:
@@ -488,9 +532,9 @@ def kale_greedy(figures: Path) -> str:
             at = part[part["horizon"] == horizon].set_index("learner")
             og, rs, full = at.loc["online-greedy"], at.loc["ogd-random-subset"], at.loc["ogd-full"]
             cells = {name: _ci(r, "regret") for name, r in (("og", og), ("rs", rs), ("full", full))}
-            if _apart_below(og, rs):
+            if sign[(d, design, horizon)] < 0:
                 cells["og"] = f"**{cells['og']}**"
-            elif _apart_below(rs, og):
+            elif sign[(d, design, horizon)] > 0:
                 cells["rs"] = f"**{cells['rs']}**"
             bound = _integer(og["bound"]) if design == "rademacher" else ""
             lines.append(_row(setting if j == 0 else "", f"{horizon:,}", cells["og"], cells["rs"],
