@@ -144,6 +144,16 @@ def _laplace(u):
     return np.copysign(-np.log1p(-np.minimum(np.abs(s), _BELOW_ONE[s.dtype.type])), s)
 
 
+def _perturbed_draws(rng, s, eta, gamma, draws):
+    """The eq. (2) draws of a round for every run: Laplace perturbations z (runs, draws, d) by
+    the inverse CDF of uniforms, the exploration coins (runs, draws) and v = eta S - z, from
+    one block of uniforms in S's dtype."""
+    runs, d = s.shape
+    u = rng.random((runs, draws, d + 1), s.dtype)
+    z = _laplace(u[..., :d])
+    return z, u[..., d] < gamma, eta * s[:, None, :] - z
+
+
 def _ftpsl_numpy(runs, horizon, dtype, seed, delay=1, c0=1.0):
     rng = np.random.default_rng(seed)
     x_all, y_all = _a9a(dtype)
@@ -161,9 +171,7 @@ def _ftpsl_numpy(runs, horizon, dtype, seed, delay=1, c0=1.0):
     for t in range(horizon):
         rows = order[:, t % n]
         x, y = x_all[rows], y_all[rows]
-        u = rng.random((runs, m + 1, d + 1), dtype)
-        z, explore = _laplace(u[..., :d]), u[..., d] < gamma
-        v = eta * s[:, None, :] - z
+        z, explore, v = _perturbed_draws(rng, s, eta, gamma, m + 1)
         score = np.where(explore[..., None], z, np.abs(v))
         top = np.argpartition(-score, k - 1, axis=-1)[..., :k]  # (runs, m + 1, k)
         vq = np.take_along_axis(v[:, 0], top[:, 0], axis=1)
@@ -444,9 +452,7 @@ def _ftpsl_knapsack_numpy(runs, horizon, dtype, seed):
     for t in range(horizon):
         rows = order[:, t % n]
         x, y = x_all[rows], y_all[rows]
-        u = rng.random((runs, m + 1, d + 1), dtype)
-        z, explore = _laplace(u[..., :d]), u[..., d] < gamma
-        v = eta * s[:, None, :] - z
+        z, explore, v = _perturbed_draws(rng, s, eta, gamma, m + 1)
         mag = np.abs(v)
         values = (mag / np.maximum(mag.max(-1, keepdims=True), dtype(1e-30))) ** 2
         lead = _knapsack_dp(values.reshape(-1, d), costs, budget)

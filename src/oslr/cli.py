@@ -426,7 +426,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"\noslr: interrupted; every finished chunk is saved in {saved}: run the same "
               "command again (same --out) to resume.", file=log)
         return 130
-    results = [SimResult.concat_runs(p) for p in parts]
+    if decision is None:  # one batch: each learner's result as simulate returned it
+        results = [p[0] for p in parts]
     if rank != 0:  # every process holds the gathered results; process 0 writes them
         return 0
     if decision is not None:

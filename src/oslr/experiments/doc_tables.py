@@ -50,11 +50,11 @@ def _best_if_separated(finals: dict[str, "pd.Series"]) -> str | None:
     return best if (others["verdict"] == "worse").all() else None
 
 
-def _final_runs(figures: Path, step: str, metric: str) -> pd.DataFrame:
-    """Every run's value of `metric` at its study's last checkpoint, from STEP-runs.parquet
+def _final_runs(figures: Path, step: str, *metrics: str) -> pd.DataFrame:
+    """Every run's value of `metrics` at its study's last checkpoint, from STEP-runs.parquet
     (`oslr reproduce`'s per-run file: study, learner, params, run, value, param_*, info_*)."""
     runs = pd.read_parquet(figures / f"{step}-runs.parquet")
-    runs = runs[runs["metric"] == metric]
+    runs = runs[runs["metric"].isin(metrics)]
     return runs[runs["t"] == runs.groupby("study")["t"].transform("max")]
 
 
@@ -508,9 +508,7 @@ def kale_greedy(figures: Path) -> str:
     learners where a paired t test on the same runs separates them, Holm over the table's
     cells, from kale-greedy-runs.parquet), and Theorem 9's order term (Rademacher only)."""
     df = pd.read_csv(figures / "kale-greedy.csv")
-    runs = pd.read_parquet(figures / "kale-greedy-runs.parquet")
-    runs = runs[runs["metric"].isin(["regret", "regret_lb_greedy"])]
-    runs = runs[runs["t"] == runs.groupby("study")["t"].transform("max")]
+    runs = _final_runs(figures, "kale-greedy", "regret", "regret_lb_greedy")
     pairs = {}
     for d, design, horizons in KALE_GREEDY_ROWS:
         for horizon in horizons:
