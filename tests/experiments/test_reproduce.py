@@ -145,3 +145,23 @@ def test_manifest__each_experiment_step_feeds_the_page_its_spec_names():
         name = step.name if step.name in EXPERIMENTS else step.name.rsplit("-", 1)[0]
         if name in EXPERIMENTS and EXPERIMENTS[name].docs:
             assert f"docs/{step.doc}.md" == EXPERIMENTS[name].docs, step.name
+
+
+def test_reproduce__two_runs_into_one_folder_keep_each_others_stamps(tmp_path, monkeypatch):
+    monkeypatch.setattr(rep.sim, "clear_compiled", lambda: None)
+    out = tmp_path / "out"
+
+    def other(out_, quick, progress):  # another reproduce stamps its file while this one runs
+        (out_ / "mine.csv").write_text("m\n")
+        if not (out / "theirs.csv").exists():
+            rep.reproduce([rep.Step("theirs", "arena", ("theirs.csv",),
+                                    lambda o, q, p: (o / "theirs.csv").write_text("t\n"))],
+                          out, log=lambda *a: None)
+
+    stamps = rep.reproduce([rep.Step("mine", "arena", ("mine.csv",), other)], out,
+                           log=lambda *a: None)
+    saved = json.loads((out / "STAMPS.json").read_text())
+    assert saved == stamps
+    assert {"mine.csv", "theirs.csv", "mine-runs.parquet", "theirs-runs.parquet"} == set(saved)
+    assert saved["theirs.csv"]["step"] == "theirs" and saved["mine.csv"]["step"] == "mine"
+    assert sorted(p.name for p in out.iterdir()) == sorted([*saved, "STAMPS.json"])

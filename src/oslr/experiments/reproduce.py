@@ -19,6 +19,8 @@ docs' numbers) to check that the whole chain works.
 from __future__ import annotations
 
 import datetime
+import fcntl
+import os
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -227,8 +229,7 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "STAMPS.json"
-    stamps = atomic.read_json(path, "stamps file", f"delete it, then rerun `oslr reproduce "
-                              f"--out {out}` for every step") if path.exists() else {}
+    stamps = _stamp(path, {})  # a damaged stamps file is refused before any work
     source = commit()
     for i, step in enumerate(steps, 1):
         log(f"[{i}/{len(steps)}] {step.name} ({step.doc})")
@@ -254,17 +255,36 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
             # every file is replaced whole (oslr.atomic); while a step's files are being put in
             # place their stamps say so, so a kill in between leaves no file under a stale stamp
             pending = f"incomplete: killed while writing; rerun step {step.name}"
-            for name in made.values():
-                stamps[name] = {"step": step.name, "doc": step.doc, "commit": pending}
-            atomic.write_json_atomic(path, stamps, indent=1, sort_keys=True)
+            _stamp(path, {name: {"step": step.name, "doc": step.doc, "commit": pending}
+                          for name in made.values()})
+            done = {}
             for produced, name in made.items():
                 atomic.copy_atomic(Path(scratch) / produced, out / name)
-                stamps[name] = {**source, "step": step.name, "doc": step.doc, "quick": quick,
-                                "date": datetime.datetime.now(datetime.timezone.utc)
-                                .isoformat(timespec="seconds"),
-                                "seconds": round(seconds, 1)}
-        atomic.write_json_atomic(path, stamps, indent=1, sort_keys=True)
+                done[name] = {**source, "step": step.name, "doc": step.doc, "quick": quick,
+                              "date": datetime.datetime.now(datetime.timezone.utc)
+                              .isoformat(timespec="seconds"),
+                              "seconds": round(seconds, 1)}
+        stamps = _stamp(path, done)
     return stamps
+
+
+def _stamp(path: Path, entries: dict) -> dict:
+    """Merge `entries` into the stamps file `path` and return all its stamps.
+
+    The file is re-read under an exclusive lock on its folder before each write, so two
+    `oslr reproduce` runs into one folder (e.g. `--only arena` beside `--only wll-results`)
+    keep each other's stamps."""
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)  # released when the descriptor is closed
+        stamps = atomic.read_json(path, "stamps file", f"delete it, then rerun `oslr reproduce "
+                                  f"--out {path.parent}` for every step") if path.exists() else {}
+        if entries:
+            stamps.update(entries)
+            atomic.write_json_atomic(path, stamps, indent=1, sort_keys=True)
+        return stamps
+    finally:
+        os.close(folder)
 
 
 def manifest() -> pd.DataFrame:
