@@ -96,8 +96,9 @@ def test_cli_tables(tmp_path, capsys):
 
 
 def test_wll_tables__a_changed_reward_and_a_missing_point_show(tmp_path):
-    figures = _figures_copy(tmp_path, "wll-k-a9a-tuned.csv", "wll-rates-a9a.csv",
-                            "wll-rates-hi-a9a.csv")
+    figures = _figures_copy(tmp_path, "wll-k-a9a-tuned.csv", "wll-k-a9a-runs.parquet",
+                            "wll-rates-a9a.csv", "wll-rates-hi-a9a.csv",
+                            "wll-rates-a9a-runs.parquet", "wll-rates-hi-a9a-runs.parquet")
     df = pd.read_csv(figures / "wll-k-a9a-tuned.csv")
     row = df.index[(df["learner"] == "ftpsl") & (df["k"] == 25)][0]
     df.loc[row, ["reward_mean", "reward_ci_low", "reward_ci_high"]] = [12345.4, -7.6, 99999.5]
@@ -110,6 +111,58 @@ def test_wll_tables__a_changed_reward_and_a_missing_point_show(tmp_path):
     rows = {r.split(" | ")[0]: r for r in dt.TABLES["wll-rates-a9a"](figures).splitlines()}
     assert rows["| 1000"].split(" | ")[3] == "–"  # the ftpsl c0=0 cell of eta x 1000
     assert rows["| 300"].split(" | ")[5] == "–"  # c0 = 0.1 was never run at eta x 300
+
+
+def _final_reward(runs: pd.DataFrame, **match) -> pd.Series:
+    """Row mask of the final sum_reward rows of a per-run frame matching `match`."""
+    mask = (runs["metric"] == "sum_reward") & (runs["t"] == runs.groupby("study")["t"]
+                                               .transform("max"))
+    for col, value in match.items():
+        mask &= np.isclose(runs[col], value) if isinstance(value, float) else runs[col] == value
+    return mask
+
+
+def test_wll_tables__paired_claims_follow_the_per_run_files(tmp_path):
+    figures = _figures_copy(tmp_path, "wll-k-a9a-tuned.csv", "wll-k-a9a-runs.parquet",
+                            "wll-rates-covtype.csv", "wll-rates-hi-covtype.csv",
+                            "wll-rates-covtype-runs.parquet", "wll-rates-hi-covtype-runs.parquet",
+                            "wll-redundant-a9a-tuned.csv", "wll-redundant-a9a-held.csv",
+                            "wll-redundant-tuned-runs.parquet", "wll-redundant-held-runs.parquet")
+    # k = 25: the random subset's runs made FTPSL's + 1000 (+-1): now it, not FTPSL, is bold
+    runs = pd.read_parquet(figures / "wll-k-a9a-runs.parquet")
+    ftpsl = runs[_final_reward(runs, learner="ftpsl", param_k=25)].sort_values("run")
+    rand = runs[_final_reward(runs, learner="ftpl-random-subset", param_k=25)].sort_values("run")
+    row = lambda table: next(r for r in table.splitlines() if r.startswith("| 25 (0.20)"))
+    before = row(dt.TABLES["wll-k-a9a-tuned"](figures)).split(" | ")
+    assert before[1].startswith("**") and not before[2].startswith("**")
+    jitter = np.tile([1.0, -1.0], len(ftpsl))[:len(ftpsl)]
+    runs.loc[rand.index, "value"] = ftpsl["value"].to_numpy() + 1000.0 + jitter
+    runs.to_parquet(figures / "wll-k-a9a-runs.parquet", index=False)
+    after = row(dt.TABLES["wll-k-a9a-tuned"](figures)).split(" | ")
+    assert not after[1].startswith("**") and after[2].startswith("**")
+    n = len(ftpsl)
+    assert after[5].startswith(f"-1,000 (") and f"ahead in 0/{n}" in after[5]
+    # rates: the oracle subset at the best FTPSL point's eta made that point's runs - 7
+    text = dt.TABLES["wll-rates-covtype"](figures)
+    said = text.split("the best FTPSL point (eta_scale ")[1]
+    eta, c0 = float(said.split(",")[0]), float(said.split("c0 = ")[1].split(";")[0])
+    step = "wll-rates-covtype" if eta <= 100 else "wll-rates-hi-covtype"
+    r = pd.read_parquet(figures / f"{step}-runs.parquet")
+    top = r[_final_reward(r, learner="ftpsl", param_eta_scale=eta, param_c0=c0)]
+    oracle = r[_final_reward(r, learner="ftpl-oracle-subset", param_eta_scale=eta)]
+    r.loc[oracle.sort_values("run").index, "value"] = top.sort_values("run")["value"].to_numpy() - 7
+    r.to_parquet(figures / f"{step}-runs.parquet", index=False)
+    changed = dt.TABLES["wll-rates-covtype"](figures)
+    m = len(top)
+    assert f"minus the oracle subset at eta_scale {eta:g}: +7 (+7, +7), ahead in {m}/{m}" in changed
+    # redundant: the held random subset's runs at the largest rho made rho = 0's + 3
+    r = pd.read_parquet(figures / "wll-redundant-held-runs.parquet")
+    extra = r["info_n_redundant"].fillna(0)
+    top_rho = r[_final_reward(r, learner="ftpl-random-subset") & (extra == extra.max())]
+    zero = r[_final_reward(r, learner="ftpl-random-subset") & (extra == 0)]
+    r.loc[top_rho.sort_values("run").index, "value"] = zero.sort_values("run")["value"].to_numpy() + 3
+    r.to_parquet(figures / "wll-redundant-held-runs.parquet", index=False)
+    assert "random subset, held +3 (+3, +3), ahead in" in dt.TABLES["wll-redundant"](figures)
 
 
 def test_kpm_and_ito_tables__nearest_checkpoint_formats_and_bold_show(tmp_path):

@@ -34,7 +34,6 @@ from it). `leaderboard_markdown`, `plot_arena` render them.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
@@ -51,20 +50,14 @@ import pandas as pd
 from oslr import atomic
 from oslr.experiments.foster import budgeted
 from oslr.experiments.kale import theorem_2_order, theorem_9_order
+from oslr.experiments.tuning import MAX_EXTENSIONS, TUNE_OFFSET, TUNING_FACTORS, extension, tune
 from oslr.learners.foster import theorem_1_order
 from oslr.registry import make_problem
 from oslr.report import draw_bound, growth_exponent, mean_ci
-from oslr.sim import clear_compiled, simulate, stack_params
+from oslr.sim import clear_compiled, simulate
 from oslr.spec import ExperimentArgs, ExperimentSpec
 from oslr.stats import compare
 
-#: Factors applied to each entrant's step-size constants (the same grid for every entrant).
-TUNING_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
-#: Windows of factors added past an edge of the grid, at most, each way (`extension`): the
-#: tuning stops there and the arena reports the choice as at the cap.
-MAX_EXTENSIONS = 1
-#: Tuning runs are run indices TUNE_OFFSET, TUNE_OFFSET + 1, ...; evaluation uses 0, 1, ...
-TUNE_OFFSET = 100_000
 #: Columns of the per-run frame: the regret of every evaluation run at every checkpoint n.
 RUNS_COLUMNS = ["problem", "budget", "k", "learner", "run", "n", "regret"]
 #: Part of every cell's key: cells saved by an older layout (without per-run regrets) are rerun.
@@ -233,18 +226,6 @@ def skip_reason(entrant: Entrant, d: int, k: int, budget: int, realizable: bool)
     return None
 
 
-def extension(factors: Sequence[float], edge: float, side: int) -> tuple[float, ...]:
-    """The next window of len(factors) factors past `edge` (side +1: above, -1: below),
-    continuing the grid's spacing: `factors` shifted so that its first (last) point is one
-    grid step beyond the edge. With TUNING_FACTORS past 10: 30, 90, 300, 900, 3000."""
-    f = sorted(factors)
-    if side > 0:
-        scale = edge * (f[1] / f[0]) / f[0]
-    else:
-        scale = edge / (f[-1] / f[-2]) / f[-1]
-    return tuple(float(f"{x * scale:.6g}") for x in f)
-
-
 def check_runs(runs: int, factors: Sequence[float] = TUNING_FACTORS) -> None:
     """Refuse evaluation runs that are not a multiple of the tuning points (the tuning batch,
     points x runs / points, must have the evaluation batch's shape to share its program)."""
@@ -260,18 +241,6 @@ def _entrant_learner(entrant: Entrant, d: int, k: int, budget: int, horizon: int
     if entrant.learner == "ito-projection":
         options.update(k_prime=k, max_observed=budget)
     return budgeted(entrant.learner, d, k, budget, horizon, **options)
-
-
-def _tuned_points(params, fields: Sequence[str], factors: Sequence[float]):
-    """Labels and stacked params: every field in `fields` times each factor together."""
-    labels, points = [], []
-    for f in factors:
-        repl = {name: np.asarray(getattr(params, name)) * f for name in fields}
-        labels.append({name: float(v) for name, v in repl.items()} | {"factor": float(f)})
-        points.append(dataclasses.replace(params, **{
-            name: np.asarray(v, np.asarray(getattr(params, name)).dtype)
-            for name, v in repl.items()}))
-    return labels, stack_params(points)
 
 
 def _metric(reg: dict) -> str:
@@ -298,8 +267,8 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
 
     solver_notes: list[str] = []
 
-    def tune(window):
-        labels, stacked = _tuned_points(params, entrant.tune, window)
+    def evaluate(window):
+        labels, stacked = scaled_points(params, entrant.tune, window)
         # a learner's solver warnings at a tuning point (dantzig-poslr's unconverged LPs at an
         # extreme factor) go to the tuning log, not to the screen: the chosen point's
         # evaluation still warns
@@ -310,32 +279,15 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
         solver_notes.extend(str(w.message) for w in caught
                             if issubclass(w.category, RuntimeWarning))
         treg = tuning.regret_curves()
-        return labels, stacked, np.nanmean(treg[_metric(treg)][:, :, -1], axis=1)
+        return np.nanmean(treg[_metric(treg)][:, :, -1], axis=1), (labels, stacked)
 
-    # the grid, extended by a window of as many points past an edge where the best point sits
-    # (same tuning runs, same batch shape: the compiled program is reused), at most
-    # MAX_EXTENSIONS windows each way
-    grid = [tune(factors)]
-    extended = {+1: 0, -1: 0}
-    while True:
-        all_f = [f for g in grid for f in g[0]]
-        tmeans = np.concatenate([g[2] for g in grid])
-        finite = np.isfinite(tmeans)
-        order = np.argsort([lab["factor"] for lab in all_f])
-        best = (int(np.argmin(np.where(finite, tmeans, np.inf))) if finite.any()
-                else int(order[len(order) // 2]))
-        side = (+1 if best == order[-1] else -1 if best == order[0] else 0) if finite.any() else 0
-        if side == 0 or extended[side] >= MAX_EXTENSIONS:
-            break
-        extended[side] += 1
-        edge = all_f[order[-1] if side > 0 else order[0]]["factor"]
-        grid.append(tune(extension(factors, edge, side)))
-    labels = all_f
-    at_cap = side != 0
-    g_i = next(i for i, g in enumerate(grid) if best < sum(len(h[0]) for h in grid[:i + 1]))
-    local = best - sum(len(h[0]) for h in grid[:g_i])
-    chosen = jax.tree.map(lambda a: a[local:local + 1], grid[g_i][1])
-    tuned_factors = [lab["factor"] for lab in labels]
+    # the same tuning runs and batch shape in every window: the compiled program is reused
+    tuned = tune(evaluate, factors)
+    best, at_cap, tmeans = tuned.best, tuned.at_cap, tuned.scores
+    labels = [lab for lab_window, _ in tuned.payloads for lab in lab_window]
+    window, local = tuned.chosen()
+    chosen = jax.tree.map(lambda a: a[local:local + 1], tuned.payloads[window][1])
+    tuned_factors = tuned.factors
     t0 = time.perf_counter()
     res = simulate(learner, problem, chosen, pp, grid=[labels[best]], n_runs=runs, **common)
     wall = time.perf_counter() - t0

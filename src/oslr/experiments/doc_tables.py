@@ -72,10 +72,14 @@ def _paired_signs(pairs: dict, alpha: float = 0.05) -> dict:
 
 
 def _runs_of(frame: pd.DataFrame, **match) -> "np.ndarray":
-    """The values of the rows matching `match` (column -> value), ordered by run."""
+    """The values of the rows matching `match` (column -> value; a float matches to a relative
+    1e-6), ordered by run."""
     mask = pd.Series(True, index=frame.index)
     for col, value in match.items():
-        mask &= frame[col] == value
+        if isinstance(value, (float, np.floating)):  # params may be stored in float32
+            mask &= np.isclose(frame[col].astype(np.float64), value, rtol=1e-6, atol=0.0)
+        else:
+            mask &= frame[col] == value
     return frame[mask].sort_values("run")["value"].to_numpy(np.float64)
 
 
@@ -195,23 +199,72 @@ def kpm_runtime(figures: Path) -> str:
 _WLL_LEARNERS = ("ftpsl", "ftpl-random-subset", "ftpl-oracle-subset")
 
 
+def _signed(x: float) -> str:
+    """A signed integer with thousands separators (+1,970; -38)."""
+    return ("+" if round(float(x)) > 0 else "") + _integer(x)
+
+
+def _paired_cells(pairs: dict) -> dict:
+    """key -> (Paired, Holm-adjusted p) for `pairs` key -> (a, b) per-run arrays of the same
+    runs (`oslr.stats.paired`, Holm over every key)."""
+    from oslr.stats import holm, paired
+
+    results = {k: paired(*ab) for k, ab in pairs.items()}
+    return dict(zip(results, zip(results.values(), holm([r.p for r in results.values()]))))
+
+
+def _paired_text(r, p_holm: float) -> str:
+    """"+1,970 (1,900, 2,040), ahead in 97/100, p 0.003" for a paired a - b."""
+    p = "p < 0.001" if p_holm < 1e-3 else f"p {p_holm:.2g}"
+    return (f"{_signed(r.diff)} ({_signed(r.ci_low)}, {_signed(r.ci_high)}), "
+            f"ahead in {r.above}/{r.n}, {p}")
+
+
+def _wll_step(stem: str) -> str:
+    """The `oslr reproduce` step that wrote docs/figures/STEM.csv (wll-k-a9a-tuned ->
+    wll-k-a9a)."""
+    return stem.removesuffix("-tuned")
+
+
 def wll_k(figures: Path, stem: str) -> str:
-    """[WLL] Fig. 1a-d: mean cumulative reward (95% interval) of the three learners per k, and
-    the best k-sparse action's reward on the same streams."""
+    """[WLL] Fig. 1a-d: mean cumulative reward (95% interval) of the three learners per k, the
+    best k-sparse action's reward on the same streams, and FTPSL minus the random subset paired
+    on the same shuffles (Holm over the table's k; bold: the higher of the two where the test
+    separates them at family-wise 5%, from the step's per-run file)."""
     df = pd.read_csv(figures / f"{stem}.csv")
-    lines = ["| k (k/d) | " + " | ".join(_WLL_LEARNERS) + " | best |", "|---|---|---|---|---|"]
+    runs = _final_runs(figures, _wll_step(stem), "sum_reward")
+    tests = _paired_cells({k: (_runs_of(runs, learner="ftpsl", param_k=k),
+                               _runs_of(runs, learner="ftpl-random-subset", param_k=k))
+                           for k in sorted(df["k"].unique())})
+    lines = ["| k (k/d) | " + " | ".join(_WLL_LEARNERS) + " | best | ftpsl - random subset, "
+             "paired (ahead in, Holm p) |", "|---|---|---|---|---|---|"]
     for k, part in df.groupby("k", sort=True):
         by = {r["learner"]: r for _, r in part.iterrows()}
-        cells = [_ci(by[n], "reward_mean", low="reward_ci_low", high="reward_ci_high")
-                 if n in by else "-" for n in _WLL_LEARNERS]
-        lines.append(f"| {k} ({part['ratio'].iloc[0]:.2f}) | " + " | ".join(cells)
-                     + f" | {_integer(part['comparator_reward_mean'].iloc[0])} |")
+        cells = {n: _ci(by[n], "reward_mean", low="reward_ci_low", high="reward_ci_high")
+                 if n in by else "-" for n in _WLL_LEARNERS}
+        r, q = tests[k]
+        if q <= 0.05:
+            bold = "ftpsl" if r.diff > 0 else "ftpl-random-subset"
+            cells[bold] = f"**{cells[bold]}**"
+        lines.append(f"| {k} ({part['ratio'].iloc[0]:.2f}) | "
+                     + " | ".join(cells[n] for n in _WLL_LEARNERS)
+                     + f" | {_integer(part['comparator_reward_mean'].iloc[0])} | "
+                     + _paired_text(r, q) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _rate_runs(figures: Path, dataset: str) -> pd.DataFrame:
+    """Final per-run rewards of the rate sweep (with the high-eta call, when there is one)."""
+    steps = [f"wll-rates-{dataset}", f"wll-rates-hi-{dataset}"]
+    return pd.concat([_final_runs(figures, s, "sum_reward") for s in steps
+                      if (figures / f"{s}-runs.parquet").is_file()], ignore_index=True)
 
 
 def wll_rates(figures: Path, dataset: str) -> str:
     """eta x gamma sweep: mean reward per eta_scale, the baselines and FTPSL per c0 (with the
-    high-eta second call, when there is one; "–" where a point was not run)."""
+    high-eta second call, when there is one; "–" where a point was not run); below it the best
+    FTPSL point against the best with c0 > 0, the oracle subset at its eta and the random
+    subset at its best eta, paired on the same shuffles (Holm over the three)."""
     parts = [pd.read_csv(figures / f"wll-rates-{dataset}.csv")]
     if (figures / f"wll-rates-hi-{dataset}.csv").is_file():
         parts.append(pd.read_csv(figures / f"wll-rates-hi-{dataset}.csv"))
@@ -230,12 +283,37 @@ def wll_rates(figures: Path, dataset: str) -> str:
             v = ftpsl.loc[(ftpsl["eta_scale"] == eta) & (ftpsl["c0"] == c), "reward_mean"]
             cells.append(_integer(v.iloc[0]) if len(v) else "–")
         lines.append(f"| {eta:g} | " + " | ".join(cells) + " |")
+
+    best = ftpsl.loc[ftpsl["reward_mean"].idxmax()]
+    explore = ftpsl[ftpsl["c0"] > 0]
+    best_c0 = explore.loc[explore["reward_mean"].idxmax()]
+    rand = df[df["learner"] == "ftpl-random-subset"]
+    best_rand = rand.loc[rand["reward_mean"].idxmax()]
+    runs = _rate_runs(figures, dataset)
+
+    def of(learner, eta, c0=None):
+        match = {"learner": learner, "param_eta_scale": eta}
+        return _runs_of(runs, **match, **({} if c0 is None else {"param_c0": c0}))
+
+    top = of("ftpsl", best["eta_scale"], best["c0"])
+    tests = _paired_cells({
+        f"the best with c0 > 0 (eta_scale {best_c0['eta_scale']:g}, c0 = {best_c0['c0']:g})":
+            (top, of("ftpsl", best_c0["eta_scale"], best_c0["c0"])),
+        f"the oracle subset at eta_scale {best['eta_scale']:g}":
+            (top, of("ftpl-oracle-subset", best["eta_scale"])),
+        f"the random subset at its best eta_scale ({best_rand['eta_scale']:g})":
+            (top, of("ftpl-random-subset", best_rand["eta_scale"]))})
+    said = "; ".join(f"minus {name}: {_paired_text(r, q)}" for name, (r, q) in tests.items())
+    lines += ["", f"Paired on the same {len(top)} shuffles (Holm over these three): the best "
+              f"FTPSL point (eta_scale {best['eta_scale']:g}, c0 = {best['c0']:g}; "
+              f"{_integer(best['reward_mean'])}) {said}."]
     return "\n".join(lines) + "\n"
 
 
 def wll_redundant(figures: Path) -> str:
     """[WLL] Fig. 1e: mean reward per rho, FTPSL with eq. (1) at the augmented d and, with the
-    rates held at their d_orig values, the three learners."""
+    rates held at their d_orig values, the three learners; below it each column's largest rho
+    minus rho = 0, paired on the same shuffles (Holm over the four)."""
     tuned = pd.read_csv(figures / "wll-redundant-a9a-tuned.csv")
     held = pd.read_csv(figures / "wll-redundant-a9a-held.csv")
 
@@ -250,6 +328,22 @@ def wll_redundant(figures: Path) -> str:
                      f"{mean(tuned, 'ftpsl', rho)} | {mean(held, 'ftpsl', rho)} | "
                      f"{mean(held, 'ftpl-random-subset', rho)} | "
                      f"{mean(held, 'ftpl-oracle-subset', rho)} |")
+    top = float(held["rho"].max())
+    pairs = {}
+    for label, step, learner in (("ftpsl, eq. (1) rates", "wll-redundant-tuned", "ftpsl"),
+                                 ("ftpsl, rates held", "wll-redundant-held", "ftpsl"),
+                                 ("random subset, held", "wll-redundant-held",
+                                  "ftpl-random-subset"),
+                                 ("oracle subset, held", "wll-redundant-held",
+                                  "ftpl-oracle-subset")):
+        runs = _final_runs(figures, step, "sum_reward")
+        extra = runs["info_n_redundant"].fillna(0)
+        pairs[label] = (_runs_of(runs[extra == extra.max()], learner=learner),
+                        _runs_of(runs[extra == 0], learner=learner))
+    said = "; ".join(f"{name} {_paired_text(r, q)}"
+                     for name, (r, q) in _paired_cells(pairs).items())
+    lines += ["", f"rho = {top:g} minus rho = 0, paired on the same shuffles (Holm over the "
+              f"four): {said}."]
     return "\n".join(lines) + "\n"
 
 
@@ -376,11 +470,14 @@ def ito_table1(figures: Path, stem: str = "ito-table1") -> str:
     all (95% interval; bold: the lowest, where a paired test on the same instances with Holm's
     correction separates it from every other, from STEM-finals.csv), the paper's value and
     the observations per round. The first setting names each method's learner. `stem`:
-    ito-table1 (x on the unit sphere) or ito-table1-raw (x ~ N(0, I) as drawn)."""
+    ito-table1 (x on the unit sphere), ito-table1-raw (x ~ N(0, I) as drawn) or
+    ito-table1-tuned (raw, every method tuned with the same budget: its choice is shown)."""
     df = pd.read_csv(figures / f"{stem}.csv")
     finals = pd.read_csv(figures / f"{stem}-finals.csv")
+    tuned = "tuned" in df  # ito-table1-tuned: what each method's tuning chose
     lines = ["| (d, k', k) | method | 5 inst. | 100 inst. (95% interval) | paper "
-             "| observations / round |", "|---|---|---|---|---|---|"]
+             "| observations / round |" + (" tuned (points tried) |" if tuned else ""),
+             "|---|---|---|---|---|---|" + ("---|" if tuned else "")]
     for i, (key, part) in enumerate(df.groupby(["d", "k_prime", "k"], sort=False)):
         runs = finals[(finals["d"] == key[0]) & (finals["k_prime"] == key[1])
                       & (finals["k"] == key[2])]
@@ -394,7 +491,9 @@ def ito_table1(figures: Path, stem: str = "ito-table1") -> str:
                               f"{r['regret_5']:.1f}",
                               f"**{cell}**" if r["method"] == best else cell,
                               "" if pd.isna(r["paper"]) else f"{r['paper']:.1f}",
-                              f"{r['queries_per_round']:.1f}"))
+                              f"{r['queries_per_round']:.1f}",
+                              *([f"{r['tuned']} ({int(r['tuning_points'])}"
+                                 + (", at the cap)" if r["at_cap"] else ")")] if tuned else [])))
     return "\n".join(lines) + "\n"
 
 
@@ -583,6 +682,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "ito-real": ito_real,
     "ito-table1": ito_table1,
     "ito-table1-raw": functools.partial(ito_table1, stem="ito-table1-raw"),
+    "ito-table1-tuned": functools.partial(ito_table1, stem="ito-table1-tuned"),
     "foster-rate": foster_rate,
     "foster-exponents": foster_exponents,
     "foster-hard": foster_hard,

@@ -30,6 +30,7 @@ import pandas as pd
 from jax import lax
 
 from oslr.experiments.output import write_table_and_figure
+from oslr.experiments.tuning import TUNE_OFFSET, scaled_points, tune
 from oslr.primitives.projections import projection_matrix
 from oslr.rollout import PROBLEM_INIT, PROBLEM_ROUNDS, run_keys
 from oslr.registry import make, make_problem
@@ -49,8 +50,24 @@ PAPER = {(10, 2, 4): {"alg2": 427.0, "alg3": 2544.3, "kklp": 4649.4, "kklp_a": 4
 PAPER_SECONDS = {"alg2": 0.32, "alg3": 2.31, "kklp": 4.58, "kklp_a": 46.76}
 
 
-def method(name: str, d: int, k: int, k_prime: int, horizon: int, a: np.ndarray):
-    """(learner, params) of method `name` with budget k (and k' where it has one)."""
+def kklp_batch(name: str, d: int, k: int, k_prime: int, horizon: int, m: int) -> int:
+    """KKLP's batch length B = ceil((k0 T / (n k1))^(1/3)), k0 = k, k1 = k', n = d (KKLP) or
+    m (KKLP_A, the forms A^T x): Thm 9 with kappa = 1 (ALGORITHMS.md L3.4, OURS)."""
+    n = d if name == "kklp" else m
+    return max(1, math.ceil((k * horizon / (n * k_prime)) ** (1 / 3)))
+
+
+#: What `ito_table1(tune=True)` scales by the shared factors (`oslr.experiments.tuning`): a
+#: step-size param (the grid is one vmapped call) or KKLP's batch length (static: one
+#: compiled study per point, B = max(1, round(factor x the default))).
+TUNED = {"alg2": "lam_scale", "alg3": "lam_scale", "alg3_identity": "lam_scale",
+         "alg1": "eta_scale", "kklp": "batch", "kklp_a": "batch"}
+
+
+def method(name: str, d: int, k: int, k_prime: int, horizon: int, a: np.ndarray,
+           batch: int | None = None):
+    """(learner, params) of method `name` with budget k (and k' where it has one); `batch`
+    overrides KKLP's default batch length (`kklp_batch`)."""
     if name == "alg2":
         return make("ito-dual-averaging", d=d, horizon=horizon, k=k)
     if name == "alg3":
@@ -58,8 +75,7 @@ def method(name: str, d: int, k: int, k_prime: int, horizon: int, a: np.ndarray)
                     max_observed=k)
     if name == "alg1":
         return make("ito-block-bandit", d=d, horizon=horizon, k=k)
-    n = d if name == "kklp" else a.shape[1]
-    batch = max(1, math.ceil((k * horizon / (n * k_prime)) ** (1 / 3)))
+    batch = batch or kklp_batch(name, d, k, k_prime, horizon, a.shape[1])
     return make("online-greedy", d=d, horizon=horizon, k=k, k0=k, k1=k_prime, batch=batch,
                 projection=None if name == "kklp" else a)
 
@@ -84,11 +100,18 @@ def label_energy(problem, pp, seed: int, runs: int, horizon: int) -> np.ndarray:
 def ito_table1(settings: Sequence[tuple[int, int, int]] = SETTINGS, horizon: int = 5000,
                runs: int = 100, seed: int = 0, methods: Sequence[str] = METHODS,
                progress: bool = False, normalise: bool = True, clip: bool = True,
-               return_finals: bool = False) -> tuple[pd.DataFrame, ...]:
+               return_finals: bool = False, tune: bool = False,
+               tune_runs: int = 20) -> tuple[pd.DataFrame, ...]:
     """Returns (table, curves), and finals with `return_finals`. `normalise=False`: the E3
     stream with x ~ N(0, I) as drawn; `clip=False`: labels not clipped to [-1, 1]
     (`ito-synthetic`'s options; the paper states no generator: with both its regrets' scale is
     matched, docs/ito-results.md).
+
+    tune: every method gets the same tuning budget instead of its printed rates: its `TUNED`
+    constant times the shared factors (`oslr.experiments.tuning.tune`, extended past an edge),
+    each point on the same `tune_runs` runs (indices TUNE_OFFSET..), the lowest mean final
+    regret kept; the table then says what was chosen (`tuned`, `factor`, `tuning_points`,
+    `at_cap`). KKLP's k1 stays k' (its batch length is what it tunes).
 
     table: one row per setting and method with the mean final regret of runs 0-4 (`regret_5`),
     of all runs with its 95% interval, the paper's number, the wall time of the vmapped study
@@ -103,7 +126,12 @@ def ito_table1(settings: Sequence[tuple[int, int, int]] = SETTINGS, horizon: int
         a = projection_matrix(d, 2 * d, "gaussian", seed=0)
         energy = label_energy(problem, pp, seed, runs, horizon)
         for name in methods:
-            learner, params = method(name, d, k, k_prime, horizon, a)
+            tuning = {}
+            if tune:
+                learner, params, tuning = _tune_method(name, problem, pp, d, k, k_prime,
+                                                       horizon, a, tune_runs, seed)
+            else:
+                learner, params = method(name, d, k, k_prime, horizon, a)
             t_start = time.perf_counter()
             res = simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs,
                            seed=seed, comparator_k=k, progress=progress)
@@ -119,7 +147,7 @@ def ito_table1(settings: Sequence[tuple[int, int, int]] = SETTINGS, horizon: int
                 "paper": PAPER.get((d, k_prime, k), {}).get(name, np.nan),
                 "queries_per_round": float(res.final["queries"][0].mean() / horizon),
                 "zero_regret": float(np.mean(energy - best)),
-                "wall_s": wall, "paper_s": PAPER_SECONDS.get(name, np.nan),
+                "wall_s": wall, "paper_s": PAPER_SECONDS.get(name, np.nan), **tuning,
             })
             finals += [{"d": d, "k_prime": k_prime, "k": k, "method": name, "run": r,
                         "regret": float(reg[r, -1])} for r in range(reg.shape[0])]
@@ -130,6 +158,50 @@ def ito_table1(settings: Sequence[tuple[int, int, int]] = SETTINGS, horizon: int
                                "ci_high": cm[c] + ch[c], "typical": reg[0, c]})
     out = (pd.DataFrame(rows), pd.DataFrame(curves))
     return (*out, pd.DataFrame(finals)) if return_finals else out
+
+
+def _tune_method(name: str, problem, pp, d: int, k: int, k_prime: int, horizon: int,
+                 a: np.ndarray, tune_runs: int, seed: int):
+    """(learner, params, table fields) of method `name` tuned by `tuning.tune` on `tune_runs`
+    runs: the `TUNED` param scaled in one vmapped call per window, or KKLP's batch length one
+    study per point."""
+    what = TUNED[name]
+    common = dict(horizon=horizon, n_runs=tune_runs, seed=seed, comparator_k=k,
+                  run_offset=TUNE_OFFSET)
+
+    def final_mean(res) -> np.ndarray:
+        return np.nanmean(res.regret_curves()["regret"][:, :, -1], axis=1)
+
+    if what == "batch":
+        default = kklp_batch(name, d, k, k_prime, horizon, a.shape[1])
+
+        def batch_of(f: float) -> int:
+            return max(1, int(round(f * default)))
+
+        def evaluate(window):
+            made = [method(name, d, k, k_prime, horizon, a, batch=batch_of(f)) for f in window]
+            return np.concatenate([final_mean(simulate(lrn, problem, prm, pp, **common))
+                                   for lrn, prm in made]), made
+    else:
+        learner, params = method(name, d, k, k_prime, horizon, a)
+
+        def evaluate(window):
+            labels, stacked = scaled_points(params, (what,), window)
+            res = simulate(learner, problem, stacked, pp, grid=labels, **common)
+            return final_mean(res), stacked
+
+    tuned = tune(evaluate)
+    factor = tuned.factors[tuned.best]
+    window, local = tuned.chosen()
+    if what == "batch":
+        learner, params = tuned.payloads[window][local]
+        value = f"batch={batch_of(factor)}"
+    else:
+        params = jax.tree.map(lambda x: x[local], tuned.payloads[window])
+        value = f"{what}={float(getattr(params, what)):.4g}"
+    return learner, params, {"tuned": value, "factor": factor,
+                             "tuning_points": len(tuned.factors), "at_cap": tuned.at_cap,
+                             "tuning_regret": float(tuned.scores[tuned.best])}
 
 
 def ito_real(ks: Sequence[int] = (4, 8, 13), horizon: int | None = None, runs: int = 5,
@@ -237,8 +309,8 @@ def plot_real(df: pd.DataFrame, path: str | Path | None = None, title: str = "")
     return finish_figure(fig, ax, path)  # the layout of every panel, and the file
 
 
-__all__ = ["LABELS", "METHODS", "PAPER", "PAPER_SECONDS", "SETTINGS", "ito_real", "ito_table1",
-           "method", "plot_fig1a", "plot_real"]
+__all__ = ["LABELS", "METHODS", "PAPER", "PAPER_SECONDS", "SETTINGS", "TUNED", "ito_real",
+           "ito_table1", "kklp_batch", "method", "plot_fig1a", "plot_real"]
 
 
 # ----------------------------------------------------------------------------- experiments
@@ -249,7 +321,8 @@ def _run_table1(a: ExperimentArgs) -> pd.DataFrame:
                                horizon=1000 if a.quick else 5000, runs=a.runs or 100,
                                seed=a.seed, progress=a.progress,
                                normalise=bool(a.options.get("normalise", True)),
-                               clip=bool(a.options.get("clip", True)), return_finals=True)
+                               clip=bool(a.options.get("clip", True)), return_finals=True,
+                               tune=bool(a.options.get("tune", False)))
     write_table_and_figure(a.out, "ito-table1", table,
                            lambda path, title: plot_fig1a(curves, path, title), "")
     curves.to_csv(a.out / "ito-table1-curves.csv", index=False)
@@ -272,7 +345,7 @@ ITO_TABLE1 = ExperimentSpec(
     "5 and 100 instances, Fig. 1a, runtimes (E3)", _run_table1,
     sizes="every setting, T = 5,000, 100 runs; quick: the first setting, T = 1,000",
     files=("ito-table1.csv", "ito-table1.png", "ito-table1-curves.csv", "ito-table1-finals.csv"),
-    docs="docs/ito-results.md", extra_options=("normalise", "clip"))
+    docs="docs/ito-results.md", extra_options=("normalise", "clip", "tune"))
 ITO_REAL = ExperimentSpec(
     "ito-real", "[ITO] Fig. 1b on kegg (standing in for CT): cumulative loss vs rounds, "
     "k in {4, 8, 13}, k' = k - 1, runtimes", _run_real,

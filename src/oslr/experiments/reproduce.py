@@ -199,6 +199,10 @@ STEPS: tuple[Step, ...] = (
         f"ito-table1-raw{end}" for end in (".csv", ".png", "-curves.csv", "-finals.csv")),
          _experiment("ito-table1", normalise=False, clip=False), tuple(
         f"ito-table1{end}" for end in (".csv", ".png", "-curves.csv", "-finals.csv"))),
+    Step("ito-table1-tuned", "ito-results", tuple(
+        f"ito-table1-tuned{end}" for end in (".csv", ".png", "-curves.csv", "-finals.csv")),
+         _experiment("ito-table1", normalise=False, clip=False, tune=True), tuple(
+        f"ito-table1{end}" for end in (".csv", ".png", "-curves.csv", "-finals.csv"))),
     _spec_step("ito-real", (*_pair("ito-real"), "ito-real-finals.csv")),
     _spec_step("arena", (*_arena_tables("arena"),
                          *(f"arena-{p}-b{b}.png" for p, b in _ARENA_PNGS))),

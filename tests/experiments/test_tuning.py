@@ -1,0 +1,53 @@
+"""The shared tuning rule: the grid extends by one window past an edge, the choice and the cap
+are reported, failed points (NaN) are never chosen."""
+
+import numpy as np
+
+from oslr.experiments.tuning import TUNING_FACTORS, extension, tune
+
+
+def _bowl(optimum: float):
+    """evaluate(window) with scores (log10 f - log10 optimum)^2, recording each window."""
+    seen = []
+
+    def evaluate(window):
+        seen.append(window)
+        return (np.log10(window) - np.log10(optimum)) ** 2, f"payload {len(seen)}"
+
+    return evaluate, seen
+
+
+def test_tune__an_interior_optimum_needs_no_extension():
+    evaluate, seen = _bowl(1.0)
+    t = tune(evaluate)
+    assert seen == [TUNING_FACTORS] and t.factors[t.best] == 1.0 and not t.at_cap
+    assert t.chosen() == (0, 2) and t.payloads == ["payload 1"]
+
+
+def test_tune__an_optimum_past_the_top_extends_once_and_is_found():
+    evaluate, seen = _bowl(90.0)
+    t = tune(evaluate)
+    assert seen == [TUNING_FACTORS, (30.0, 90.0, 300.0, 900.0, 3000.0)]
+    assert t.factors[t.best] == 90.0 and not t.at_cap and t.chosen() == (1, 1)
+    assert len(t.factors) == len(t.scores) == 10
+
+
+def test_tune__beyond_one_window_the_choice_is_at_the_cap():
+    evaluate, seen = _bowl(1e-6)
+    t = tune(evaluate)
+    assert seen[1] == extension(TUNING_FACTORS, 0.1, -1) and len(seen) == 2
+    assert t.factors[t.best] == min(t.factors) == 0.0003 and t.at_cap and t.chosen() == (1, 0)
+    # two windows allowed: it goes on down
+    evaluate, seen = _bowl(1e-6)
+    t = tune(evaluate, max_extensions=2)
+    assert len(seen) == 3 and t.at_cap and t.factors[t.best] == min(t.factors)
+
+
+def test_tune__failed_points_are_not_chosen():
+    def evaluate(window):
+        return np.array([np.nan, 3.0, 2.0, 1.0, np.nan]), None
+
+    t = tune(evaluate)  # 3 is not the largest factor tried (10 failed): no extension
+    assert t.factors[t.best] == 3.0 and not t.at_cap and len(t.windows) == 1
+    t = tune(lambda w: (np.full(len(w), np.nan), None))
+    assert t.factors[t.best] == 1.0 and not t.at_cap  # nothing finite: the middle, no extension
