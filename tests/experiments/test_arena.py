@@ -333,3 +333,22 @@ def test_arena_problems__unit_ball_by_default_raw_one_option_away():
     a9a, app, _ = A.arena_problem("a9a", 20, 2)
     np.testing.assert_allclose(np.linalg.norm(np.asarray(app.x), axis=1).max(), 1.0, rtol=1e-5)
     assert A.PROBLEMS["kegg"].settings(True) == A.PROBLEMS["kegg"].settings(False)
+
+
+def test_arena__a_dataset_is_tuned_on_one_half_of_its_rows_and_evaluated_on_the_other(
+        monkeypatch):
+    seen = []
+
+    def fake_simulate(learner, problem, params, pp, *, n_runs, run_offset=0, grid=None, **kw):
+        seen.append((run_offset, problem.info.get("part"), getattr(pp, "x", np.zeros(0)).shape))
+        f = np.array([g["factor"] for g in grid])[:, None]
+        return _FakeResult((np.log10(f)) ** 2 + np.zeros(n_runs))
+
+    monkeypatch.setattr(A, "simulate", fake_simulate)
+    A.arena(problems=("a9a",), budgets=(10,), horizon=50, runs=10, entrants=(OGD[1],))
+    n = 48_842 // 2
+    assert seen[0] == (A.TUNE_OFFSET, "tune", (n, 123))
+    assert seen[-1] == (0, "eval", (n, 123))
+    seen.clear()  # a synthetic stream has no halves: its runs are independent draws
+    A.arena(problems=("rip",), d=6, budgets=(3,), horizon=50, runs=10, entrants=(OGD[1],))
+    assert {part for _, part, _ in seen} == {None}

@@ -46,6 +46,28 @@ def test_dataset__column_scaling():
         datasets.dataset_params("kegg", scale="rows")
 
 
+def test_dataset__tune_and_eval_halves_are_disjoint_equal_and_on_one_scale():
+    x, y = datasets.load_dataset("a9a")
+    n = len(y)
+    tune, ev = datasets.part_rows(n, "tune"), datasets.part_rows(n, "eval")
+    assert len(tune) == len(ev) == n // 2 and not set(tune) & set(ev)
+    np.testing.assert_array_equal(datasets.part_rows(n, "all"), np.arange(n))
+    full = datasets.dataset_params("a9a", scale="columns")
+    half = datasets.dataset_params("a9a", scale="columns", part="eval")
+    np.testing.assert_array_equal(np.asarray(half.x), np.asarray(full.x)[ev])  # the same scale
+    np.testing.assert_array_equal(np.asarray(half.y), y[ev])
+    # a replay of the eval half shows only its rows, each once in its first n // 2 rounds
+    problem, pp = oslr.make_problem("a9a", part="eval")
+    assert problem.n_rows == n // 2 and problem.info["part"] == "eval"
+    state = problem.init(jax.random.key(3), pp)
+    rows = np.asarray(permute(state.keys, jnp.arange(n // 2), n // 2))
+    assert sorted(rows.tolist()) == list(range(n // 2))
+    _, ex = problem.sample(jax.random.key(0), state, jnp.asarray(5), pp)
+    np.testing.assert_array_equal(np.asarray(ex.x), x[ev][rows[5]])
+    with pytest.raises(ValueError, match="part='test' is not one of all, tune, eval"):
+        oslr.make_problem("a9a", part="test")
+
+
 def test_dataset__class_counts_match_the_sources():
     _, y = datasets.load_dataset("connect4")
     assert (y == 1).sum() == 44_473 and (y == -1).sum() == 16_635

@@ -12,7 +12,9 @@ Protocol, per problem and query budget B (observations per round):
   together), `tune_runs` runs per point on runs `TUNE_OFFSET`, `TUNE_OFFSET` + 1, ... (a seed
   range no evaluation uses). The point with the lowest mean final regret is kept.
 * Evaluation on fresh runs 0 .. runs - 1 of the same seed: every entrant sees the same streams
-  (common random numbers). runs = 5 x tune_runs, so the evaluation batch has the tuning batch's
+  (common random numbers). A dataset is split once into two disjoint halves of its rows
+  (`oslr.problems.datasets.part_rows`): the tuning runs replay one, the evaluation runs the
+  other, so no row that chose a step size is scored. runs = 5 x tune_runs, so the evaluation batch has the tuning batch's
   shape and reuses its compiled program; its wall time gives run-rounds/s.
 * Streams in the unit ball by default (`normalise=True`; `--set normalise=false` for the raw
   ones): [FKK], [ITO] and [KKLP] assume ||x|| <= 1 and set their default rates for it, while
@@ -50,7 +52,8 @@ import pandas as pd
 from oslr import atomic
 from oslr.experiments.foster import budgeted
 from oslr.experiments.kale import theorem_2_order, theorem_9_order
-from oslr.experiments.tuning import MAX_EXTENSIONS, TUNE_OFFSET, TUNING_FACTORS, extension, tune
+from oslr.experiments.tuning import (MAX_EXTENSIONS, TUNE_OFFSET, TUNING_FACTORS, extension,
+                                     scaled_points, tune)
 from oslr.learners.foster import theorem_1_order
 from oslr.registry import make_problem
 from oslr.report import draw_bound, growth_exponent, mean_ci
@@ -60,8 +63,9 @@ from oslr.stats import compare
 
 #: Columns of the per-run frame: the regret of every evaluation run at every checkpoint n.
 RUNS_COLUMNS = ["problem", "budget", "k", "learner", "run", "n", "regret"]
-#: Part of every cell's key: cells saved by an older layout (without per-run regrets) are rerun.
-CELL_VERSION = 2
+#: Part of every cell's key: cells saved by an older protocol (2: datasets tuned on the rows they
+#: are evaluated on) are rerun.
+CELL_VERSION = 3
 #: Entrants that enumerate C(d, k) subsets are skipped above this many.
 MAX_SUBSETS = 20_000
 #: ito-projection with a Gaussian A (m = 2 d forms) is skipped above this many forms: its OMP
@@ -197,9 +201,11 @@ PROBLEMS = {
 SYNTHETIC = ("rip", "agnostic", "drifting", "correlated")
 
 
-def arena_problem(name: str, d: int, k: int, normalise: bool = True):
+def arena_problem(name: str, d: int, k: int, normalise: bool = True, part: str = "all"):
     """(problem, problem_params, number of rows or None) of arena problem `name` (`normalise`:
-    its unit-ball variant, `ArenaProblem.settings`)."""
+    its unit-ball variant, `ArenaProblem.settings`; `part`: a dataset's rows, all or the
+    tuning or evaluation half, `oslr.problems.datasets.part_rows`; ignored by the synthetic
+    streams, whose runs are independent draws)."""
     if name not in PROBLEMS:
         raise ValueError(f"unknown arena problem {name!r}; available: {', '.join(PROBLEMS)}.")
     spec = PROBLEMS[name]
@@ -207,7 +213,7 @@ def arena_problem(name: str, d: int, k: int, normalise: bool = True):
     if name in SYNTHETIC:
         problem, pp = make_problem(spec.registry, d=d, k=k, sigma=0.1, **options)
     else:
-        problem, pp = make_problem(spec.registry, **options)
+        problem, pp = make_problem(spec.registry, part=part, **options)
     return problem, pp, getattr(problem, "n_rows", None)
 
 
@@ -249,8 +255,11 @@ def _metric(reg: dict) -> str:
 
 def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, horizon: int,
                 runs: int, seed: int = 0, factors: Sequence[float] = TUNING_FACTORS,
-                progress: bool = False, radius: float = 1.0):
+                progress: bool = False, radius: float = 1.0, tuning_stream=None):
     """Tune `entrant` on the tuning runs, evaluate the chosen point on runs 0 .. runs - 1.
+
+    tuning_stream: (problem, params) the tuning runs play instead of (problem, pp) (a
+    dataset's tuning half of the rows); it must have the same shapes.
 
     runs must be a multiple of len(factors) (the evaluation batch then has the tuning batch's
     shape). Where the best tuning point is the grid's largest (smallest) factor, the next
@@ -266,6 +275,7 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
     common = dict(horizon=horizon, seed=seed, comparator_k=k, progress=progress)
 
     solver_notes: list[str] = []
+    tune_problem, tune_pp = tuning_stream or (problem, pp)
 
     def evaluate(window):
         labels, stacked = scaled_points(params, entrant.tune, window)
@@ -274,8 +284,8 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
         # evaluation still warns
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)
-            tuning = simulate(learner, problem, stacked, pp, grid=labels, n_runs=tune_runs,
-                              run_offset=TUNE_OFFSET, **common)
+            tuning = simulate(learner, tune_problem, stacked, tune_pp, grid=labels,
+                              n_runs=tune_runs, run_offset=TUNE_OFFSET, **common)
         solver_notes.extend(str(w.message) for w in caught
                             if issubclass(w.category, RuntimeWarning))
         treg = tuning.regret_curves()
@@ -346,7 +356,12 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
     rows, curve_rows, tuning_rows, run_rows = [], [], [], []
     bar = _bar(len(problems) * len(budgets) * len(entrants), progress)
     for name in problems:
-        problem, pp, n_rows = arena_problem(name, d, k, normalise)
+        # a dataset's tuning runs replay one half of its rows, its evaluation runs the other
+        # (shuffles of the same rows would share about half of them between the two)
+        held_out = name not in SYNTHETIC
+        problem, pp, n_rows = arena_problem(name, d, k, normalise,
+                                            "eval" if held_out else "all")
+        tuning_stream = arena_problem(name, d, k, normalise, "tune")[:2] if held_out else None
         radius = PROBLEMS[name].settings(normalise)[1]
         realizable = PROBLEMS[name].realizable
         p_d = problem.d
@@ -379,7 +394,7 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                 n_before = (len(rows), len(curve_rows), len(tuning_rows), len(run_rows))
                 summary, ckpts, curves, tuning, info = run_entrant(
                     entrant, problem, pp, p_d, k, budget, p_horizon, runs, seed, factors,
-                    False, radius)
+                    False, radius, tuning_stream)
                 clear_compiled()  # each cell compiles its own programs; keep none alive
                 has_bound = entrant.bound is not None and (realizable or
                                                             not entrant.realizable_only)

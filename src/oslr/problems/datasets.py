@@ -169,14 +169,34 @@ class DatasetParams:
 
 
 SCALES = ("default", "columns")
+#: Row sets of a dataset: every row, or one of two disjoint halves (`part_rows`), so that a
+#: study can tune on one half and evaluate on the other.
+PARTS = ("all", "tune", "eval")
+#: Seed of the fixed split into halves (the same split in every study and run).
+PART_SEED = 2026
 
 
-def dataset_params(name: str, scale: str = "default") -> DatasetParams:
+def part_rows(n: int, part: str) -> np.ndarray:
+    """Sorted row indices of `part` of n rows: all of them, or the first ("tune") or second
+    ("eval") floor(n / 2) of one fixed random permutation (seed `PART_SEED`): disjoint halves
+    of equal size (so a tuning and an evaluation study have the same shapes)."""
+    if part not in PARTS:
+        raise ValueError(f"part={part!r} is not one of {', '.join(PARTS)}.")
+    if part == "all":
+        return np.arange(n)
+    half = n // 2
+    order = np.random.default_rng(PART_SEED).permutation(n)
+    return np.sort(order[:half] if part == "tune" else order[half:2 * half])
+
+
+def dataset_params(name: str, scale: str = "default", part: str = "all") -> DatasetParams:
     """The preprocessed arrays of dataset `name` as problem params.
 
     scale: "default" (the table above) or "columns": each column divided by its largest |value|,
       then every row by the largest row norm (so ||x||_2 <= 1 with every feature on the same
       scale; on kegg the default leaves the median row at ||x|| = 0.005, this at 0.29).
+    part: "all" rows, or the "tune" or "eval" half (`part_rows`); the scaling is that of the
+      whole data, so both halves are on one scale.
     """
     if scale not in SCALES:
         raise ValueError(f"dataset {name}: scale={scale!r} is not one of {', '.join(SCALES)}.")
@@ -185,7 +205,8 @@ def dataset_params(name: str, scale: str = "default") -> DatasetParams:
         col_max = np.abs(x).max(axis=0)
         x = x / np.where(col_max > 0, col_max, 1.0)
         x = (x / np.linalg.norm(x, axis=1).max()).astype(np.float32)
-    return DatasetParams(x=jnp.asarray(x), y=jnp.asarray(y))
+    rows = part_rows(len(y), part)
+    return DatasetParams(x=jnp.asarray(x[rows]), y=jnp.asarray(y[rows]))
 
 
 class ReplayState(NamedTuple):
@@ -195,16 +216,18 @@ class ReplayState(NamedTuple):
     keys: Array
 
 
-def dataset_replay(name: str, cycle: bool = False) -> Problem:
+def dataset_replay(name: str, cycle: bool = False, part: str = "all") -> Problem:
     """Replay dataset `name`, shuffled per run; round t shows row pi(t mod n), pi the run's keyed
     permutation of the rows (`primitives.permutation.permute`).
 
     Args:
       name: one of `DATASETS`.
       cycle: allow horizons longer than the dataset (rows repeat in the same order).
+      part: "all" rows or one half ("tune", "eval": `part_rows`); its params must be
+        `dataset_params(name, ..., part)`.
     """
     x, _ = load_dataset(name)
-    n, d = x.shape
+    n, d = len(part_rows(x.shape[0], part)), x.shape[1]
 
     def init(key: Array, params: DatasetParams) -> ReplayState:
         del params
@@ -224,7 +247,7 @@ def dataset_replay(name: str, cycle: bool = False) -> Problem:
         name=name,
         n_rows=n,
         cycle=cycle,
-        info={"dataset": name, "rows": n},
+        info={"dataset": name, "rows": n, **({} if part == "all" else {"part": part})},
     )
 
 
@@ -242,9 +265,10 @@ _DATASET_TEXT = {
 def _spec(name: str) -> ProblemSpec:
 
     def factory(cycle: bool = False, n_redundant: int = 0, delays: str | None = None,
-                max_delay: int = 1, scale: str = "default"):
-        problem = add_redundant_features(dataset_replay(name, cycle=cycle), n_redundant)
-        return maybe_delayed(problem, delays, max_delay), dataset_params(name, scale)
+                max_delay: int = 1, scale: str = "default", part: str = "all"):
+        problem = add_redundant_features(dataset_replay(name, cycle=cycle, part=part),
+                                         n_redundant)
+        return maybe_delayed(problem, delays, max_delay), dataset_params(name, scale, part)
 
     return ProblemSpec(name, "stream", f"replay of {_DATASET_TEXT[name]}", factory)
 
