@@ -569,8 +569,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         if not (docs / "figures").is_dir():
             raise UsageError(f"--tables {docs}: no figures folder there; give the docs folder "
                              "(the one holding the pages and figures/).")
-        changed = update(docs)
+        missing: list[str] = []
+        changed = update(docs, missing)
         print(f"rewrote the generated tables of {', '.join(changed) or 'no page (all current)'}")
+        _say_missing(missing, docs)
         return 0
     steps = rep.select(args.only)
     out = Path(args.out)
@@ -586,9 +588,19 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if out.name == "figures" and any(out.parent.glob("*.md")) and not args.quick:
         from oslr.experiments.doc_tables import update
 
-        changed = update(out.parent)  # the pages' generated tables follow the new files
+        missing: list[str] = []
+        changed = update(out.parent, missing)  # the pages' generated tables follow the new files
         print(f"rewrote the generated tables of {', '.join(changed) or 'no page'}")
+        _say_missing(missing, out.parent)
     return 0
+
+
+def _say_missing(missing: list[str], docs: Path) -> None:
+    """Name the generated tables left as they were because their files are missing."""
+    if missing:
+        print(f"left {len(missing)} tables as they were, their files missing: "
+              f"{', '.join(missing)}; run `oslr reproduce` for their steps, then "
+              f"`oslr reproduce --tables {docs}`", file=sys.stderr)
 
 
 def _import_plugins(modules: list[str] | None) -> None:

@@ -93,6 +93,15 @@ def test_cli_tables(tmp_path, capsys):
     assert page.read_text() == dt.render(page.read_text(), figures)
     assert main(["reproduce", "--tables", str(figures)]) == 2  # not the docs folder
     assert "no figures folder there" in capsys.readouterr().err
+    # a table whose file is missing (its step not rerun yet) is left as it was and named
+    page.write_text("<!-- oslr-table arena-skipped -->\nold\n<!-- /oslr-table -->\n"
+                    "<!-- oslr-table kpm-pege -->\nkept\n<!-- /oslr-table -->\n")
+    assert main(["reproduce", "--tables", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert "left 1 tables as they were, their files missing: kpm-pege (kpm-pege.csv)" in err
+    assert "kept" in page.read_text() and "old" not in page.read_text()
+    with pytest.raises(FileNotFoundError):
+        dt.render(page.read_text(), figures)  # strict by default (the docs test)
 
 
 def test_wll_tables__a_changed_reward_and_a_missing_point_show(tmp_path):
