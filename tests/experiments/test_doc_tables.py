@@ -113,7 +113,7 @@ def test_wll_tables__a_changed_reward_and_a_missing_point_show(tmp_path):
     df.loc[row, ["reward_mean", "reward_ci_low", "reward_ci_high"]] = [12345.4, -7.6, 99999.5]
     df.to_csv(figures / "wll-k-a9a-tuned.csv", index=False)
     table = dt.TABLES["wll-k-a9a-tuned"](figures)
-    assert "| 25 (0.20) | 12,345 (-8, 100,000) |" in table
+    assert "| 25 (0.20) | **12,345 (-8, 100,000)** |" in table  # bold: the paired test
     hi = pd.read_csv(figures / "wll-rates-hi-a9a.csv")
     hi = hi[~((hi["learner"] == "ftpsl") & (hi["eta_scale"] == 1000.0) & (hi["c0"] == 0.0))]
     hi.to_csv(figures / "wll-rates-hi-a9a.csv", index=False)
@@ -151,6 +151,15 @@ def test_wll_tables__paired_claims_follow_the_per_run_files(tmp_path):
     assert not after[1].startswith("**") and after[2].startswith("**")
     n = len(ftpsl)
     assert after[5].startswith(f"-1,000 (") and f"ahead in 0/{n}" in after[5]
+    # Holm over the rows: covtype k = 5 has FTPSL ahead in 5 of 5 runs and an unadjusted
+    # interval above 0, but its adjusted p is 0.3: not bold; k = 16 (adjusted p 0.017) is
+    (tmp_path / "cov").mkdir()
+    cov = _figures_copy(tmp_path / "cov", "wll-k-covtype-tuned.csv", "wll-k-covtype-runs.parquet")
+    rows = {r.split(" | ")[0]: r.split(" | ") for r in
+            dt.TABLES["wll-k-covtype-tuned"](cov).splitlines()}
+    assert rows["| 5 (0.09)"][5].startswith("+919 (+62, ") and "ahead in 5/5, p 0.3" in \
+        rows["| 5 (0.09)"][5]
+    assert not rows["| 5 (0.09)"][1].startswith("**") and rows["| 16 (0.30)"][1].startswith("**")
     # rates: the oracle subset at the best FTPSL point's eta made that point's runs - 7
     text = dt.TABLES["wll-rates-covtype"](figures)
     said = text.split("the best FTPSL point (eta_scale ")[1]
@@ -292,3 +301,27 @@ def test_best_if_separated__paired_on_the_same_runs_not_overlapping_intervals():
     assert dt._best_if_separated(finals) == "a"  # b's interval overlaps a's unpaired
     finals["d"] = pd.Series(50.05 + hard + rng.normal(0, 2, 20))  # not separable from a
     assert dt._best_if_separated(finals) is None
+
+
+def test_arena_caps__the_choice_at_the_cap_beside_its_inner_neighbour(tmp_path):
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    board = pd.DataFrame([
+        {"problem": "rip", "budget": 5, "learner": "a", "skipped": "", "at_cap": True,
+         "factor": 3000.0, "regret": 1234.4},
+        {"problem": "rip", "budget": 5, "learner": "b", "skipped": "", "at_cap": False,
+         "factor": 1.0, "regret": 10.0},
+        {"problem": "rip", "budget": 5, "learner": "c", "skipped": "too big", "at_cap": False,
+         "factor": np.nan, "regret": np.nan}])
+    board.to_csv(figures / "arena.csv", index=False)
+    factors = [0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 90.0, 300.0, 900.0, 3000.0]
+    tuning = pd.DataFrame({"learner": "a", "problem": "rip", "budget": 5, "factor": factors,
+                           "tuning_regret": np.linspace(200.0, 100.0, 10)})
+    tuning.loc[8, "tuning_regret"] = 125.0  # 900, the next factor inwards
+    tuning.to_csv(figures / "arena-tuning.csv", index=False)
+    table = dt.TABLES["arena-caps"](figures)
+    assert "| a | rip | 5 | 3000 | 100.0 | 900 | 125.0 | -20.0% | 1,234 |" in table
+    assert "| b |" not in table and "| c |" not in table
+    board["at_cap"] = False
+    board.to_csv(figures / "arena.csv", index=False)
+    assert dt.TABLES["arena-caps"](figures) == "No choice at the cap (2 tuned cells).\n"

@@ -158,6 +158,32 @@ def arena_skipped(figures: Path, name: str = "arena") -> str:
     return "\n".join(lines) + "\n"
 
 
+def arena_caps(figures: Path, name: str = "arena") -> str:
+    """The tuning choices at the cap of the extended grid: the learner, cell, chosen factor,
+    its mean tuning regret beside that of the next factor inwards (how steep the tuning curve
+    still is at the cap), and the evaluation regret; "none" when every choice is interior."""
+    board = _read_board(figures, name)
+    tuning = pd.read_csv(figures / f"{name}-tuning.csv")
+    ran = board[board["skipped"] == ""]
+    capped = ran[ran["at_cap"].astype(bool)]
+    if capped.empty:
+        return f"No choice at the cap ({len(ran)} tuned cells).\n"
+    lines = ["| learner | problem | budget | factor chosen | tuning regret there | next factor "
+             "inwards | tuning regret there | change | evaluation regret |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for _, r in capped.iterrows():
+        t = tuning[(tuning["learner"] == r["learner"]) & (tuning["problem"] == r["problem"])
+                   & (tuning["budget"] == r["budget"])].sort_values("factor")
+        factors = t["factor"].to_numpy()
+        i = int(np.argmin(np.abs(np.log(factors / r["factor"]))))
+        j = i - 1 if i == len(factors) - 1 else i + 1  # the neighbour inside the grid
+        at, inner = t["tuning_regret"].iloc[i], t["tuning_regret"].iloc[j]
+        lines.append(_row(r["learner"], r["problem"], r["budget"], f"{factors[i]:g}",
+                          _regret(at), f"{factors[j]:g}", _regret(inner),
+                          f"{(at - inner) / abs(inner):+.1%}", _regret(r["regret"])))
+    return "\n".join(lines) + "\n"
+
+
 def arena_long(figures: Path) -> str:
     """arena-long: mean regret at T/100, T/10 and T (95% interval at T), exponents over
     [T/100, T] and [T/1000, T], the theorem's rate, the tuned constant and run-rounds/s."""
@@ -214,7 +240,10 @@ def _paired_cells(pairs: dict) -> dict:
 
 
 def _paired_text(r, p_holm: float) -> str:
-    """"+1,970 (1,900, 2,040), ahead in 97/100, p 0.003" for a paired a - b."""
+    """"+1,970 (1,900, 2,040), ahead in 97/100, p 0.003" for a paired a - b (the interval
+    unadjusted, p after Holm); "the same to rounding" where every difference rounds to 0."""
+    if max(abs(r.ci_low), abs(r.ci_high)) < 0.5:
+        return f"0 (0, 0): the same to rounding in all {r.n} runs"
     p = "p < 0.001" if p_holm < 1e-3 else f"p {p_holm:.2g}"
     return (f"{_signed(r.diff)} ({_signed(r.ci_low)}, {_signed(r.ci_high)}), "
             f"ahead in {r.above}/{r.n}, {p}")
@@ -672,6 +701,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "arena-regret": arena_regret,
     "arena-exponents": arena_exponents,
     "arena-skipped": arena_skipped,
+    "arena-caps": arena_caps,
     "arena-long": arena_long,
     "arena-k": arena_k,
     "kpm-runtime": kpm_runtime,
