@@ -24,8 +24,9 @@ _RECORDERS: list[list] = []
 
 @contextlib.contextmanager
 def recording():
-    """`with recording() as results:` collects every `SimResult` that `oslr.simulate` returns
-    inside the block, in order (`oslr experiment` writes their per-run regrets from it)."""
+    """`with recording() as results:` collects the per-run part (`SimResult.per_run`) of every
+    `SimResult` that `oslr.simulate` returns inside the block, in order (`oslr experiment`
+    writes their per-run regrets from it)."""
     seen: list = []
     _RECORDERS.append(seen)
     try:
@@ -35,9 +36,14 @@ def recording():
 
 
 def record(result: "SimResult") -> None:
-    """Hand `result` to every active `recording` (called by `oslr.simulate`)."""
-    for seen in _RECORDERS:
-        seen.append(result)
+    """Hand `result` to every active `recording` (called by `oslr.simulate`), as its per-run
+    part only (`SimResult.per_run`): a recording that kept whole results held every study's
+    checkpoint statistics (the comparator's d x d Gram sums per run and checkpoint, 0.6 GB for
+    one a9a tuning call) until the end and ran out of memory in the arena."""
+    if _RECORDERS:
+        light = result.per_run()
+        for seen in _RECORDERS:
+            seen.append(light)
 
 
 @dataclass
@@ -87,6 +93,18 @@ class SimResult:
         if self._regret is None:
             self._regret = self._compute_regret()
         return self._regret
+
+    def per_run(self) -> "SimResult":
+        """A copy holding what the per-run files need and little else: the regret curves
+        (computed here once, and cached in this result too), the per-run final sums
+        ((G, R) arrays) and the params; the checkpoint statistics (`curves`) and the vector
+        and matrix sums (theta_sum, the Gram sums) are dropped."""
+        regret = self.regret_curves()
+        light = dataclasses.replace(self, curves={}, final={
+            name: v for name, v in self.final.items()
+            if np.ndim(v) == 2 and np.shape(v)[0] == len(self.grid)})
+        light._regret = regret
+        return light
 
     def summary_table(self, compare_to: str | None = None):
         """pandas DataFrame: final regret per grid point (mean, sem, 95% interval); with

@@ -14,9 +14,10 @@ FIGURES = Path(__file__).resolve().parents[2] / "docs" / "figures"
 
 
 def test_manifest__every_docs_figure_file_has_exactly_one_step():
-    made = [name for step in rep.STEPS for name in (*step.files, step.runs_file)]
+    made = [name for step in rep.STEPS for name in step.all_files]
     assert len(made) == len(set(made))  # no file written by two steps
-    on_disk = {p.name for p in FIGURES.iterdir() if p.name != "STAMPS.json"}
+    on_disk = {p.name for p in FIGURES.iterdir()
+               if p.name != "STAMPS.json" and not p.name.startswith(".")}  # .work-STEP too
     # every file on disk has its step; every table and figure is on disk (the per-run files
     # arrive with the next regeneration of the docs)
     tables = {name for step in rep.STEPS for name in step.files}
@@ -165,3 +166,33 @@ def test_reproduce__two_runs_into_one_folder_keep_each_others_stamps(tmp_path, m
     assert {"mine.csv", "theirs.csv", "mine-runs.parquet", "theirs-runs.parquet"} == set(saved)
     assert saved["theirs.csv"]["step"] == "theirs" and saved["mine.csv"]["step"] == "mine"
     assert sorted(p.name for p in out.iterdir()) == sorted([*saved, "STAMPS.json"])
+
+
+def test_reproduce__a_killed_step_resumes_from_its_work_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(rep.sim, "clear_compiled", lambda: None)
+    out, calls = tmp_path / "out", []
+
+    def run(work, quick, progress):  # saves a "cell" per call in a folder, like the arena
+        calls.append(sorted(p.name for p in (work / "cells").glob("*")) if (
+            work / "cells").exists() else None)
+        (work / "cells").mkdir(exist_ok=True)
+        (work / "cells" / f"cell{len(calls)}.json").write_text("{}")
+        assert not (work / "loose.txt").exists()  # a killed run's loose files are not reused
+        (work / "loose.txt").write_text("partial")
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # killed after its first cell
+        (work / "own-runs.parquet").write_text("per-run")
+        (work / "t.csv").write_text("t\n")
+
+    step = rep.Step("own", "arena", ("t.csv", "own-runs.parquet"), run)
+    assert step.writes_own_runs and step.all_files == ("t.csv", "own-runs.parquet")
+    with pytest.raises(KeyboardInterrupt):
+        rep.reproduce([step], out, log=lambda *a: None)
+    assert (out / ".work-own" / "cells" / "cell1.json").exists()
+    said = []
+    rep.reproduce([step], out, log=said.append)
+    assert calls == [None, ["cell1.json"]] and any("resuming" in s for s in said)
+    assert not (out / ".work-own").exists()  # removed once the files are in place
+    # the step's own per-run file is kept, not replaced by the recorder's
+    assert (out / "own-runs.parquet").read_text() == "per-run"
+    assert set(json.loads((out / "STAMPS.json").read_text())) == {"t.csv", "own-runs.parquet"}

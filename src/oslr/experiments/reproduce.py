@@ -3,7 +3,8 @@ code in one command, and stamp each file with the commit that made it.
 
 `STEPS` is the manifest: one step per docs/figures file group, with the exact settings the docs
 used (the [WLL] steps call the experiment functions with their grids; the others are the
-`oslr experiment` presets). Each step writes into a scratch folder; its files are then moved to
+`oslr experiment` presets). Each step writes into out/.work-STEP (kept when the step is killed:
+a rerun resumes from the folders there, the arena's finished cells); its files are then moved to
 `out` under the names the docs use, and `out/STAMPS.json` records, per file, the commit (and
 whether the checkout had uncommitted changes), the date, the step and its wall time. Each step
 also leaves STEP-runs.parquet, every run's regret at every checkpoint of every study it
@@ -21,7 +22,7 @@ from __future__ import annotations
 import datetime
 import fcntl
 import os
-import tempfile
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,8 +56,19 @@ class Step:
     @property
     def runs_file(self) -> str:
         """The step's per-run file: every run's regret at every checkpoint of every study it
-        simulated (`oslr.experiments.write_runs`)."""
+        simulated (`oslr.experiments.write_runs`), unless the step writes it itself (it is
+        then one of `files`: the arena's, whose finished cells a resumed step does not
+        simulate again)."""
         return f"{self.name}-runs.parquet"
+
+    @property
+    def writes_own_runs(self) -> bool:
+        return self.runs_file in self.outputs().values()
+
+    @property
+    def all_files(self) -> tuple[str, ...]:
+        """Every file the step puts under the docs' names, its per-run file last."""
+        return (*(f for f in self.files if f != self.runs_file), self.runs_file)
 
 
 def _experiment(name: str, dataset: str | None = None,
@@ -154,8 +166,10 @@ _K_RATIOS = {"a9a": _RATIOS, "covtype": (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7
              "mnist35": (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)}
 
 def _arena_tables(name: str) -> tuple[str, ...]:
+    """An arena's tables, its per-run file (the arena writes it from its cells, finished ones
+    included: a resumed step has it whole) last."""
     return (f"{name}.csv", f"{name}.json", f"{name}.md", f"{name}-curves.csv",
-            f"{name}-tuning.csv")
+            f"{name}-tuning.csv", f"{name}-runs.parquet")
 
 
 #: The arena's figures: one per problem and budget (the datasets' budgets scale with their d).
@@ -238,37 +252,49 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
     for i, step in enumerate(steps, 1):
         log(f"[{i}/{len(steps)}] {step.name} ({step.doc})")
         t0 = time.perf_counter()
-        with tempfile.TemporaryDirectory() as scratch:
-            with recording() as results:
-                step.run(Path(scratch), quick, progress)
-            seconds = time.perf_counter() - t0
-            write_runs(results, Path(scratch) / f".runs-{step.runs_file}")
-            # keep no step's programs alive: one process compiling every step's programs ran
-            # out of memory mappings (LLVM "Cannot allocate memory", then a crash) at step 10
-            # of the wll chain
-            sim.clear_compiled()
-            made = {}
-            for produced, name in step.outputs().items():
-                if (Path(scratch) / produced).exists():
-                    made[produced] = name
-                elif quick:  # a quick run covers fewer problems (the arena's figures)
-                    log(f"  {name}: not made at the quick size")
-                else:
-                    raise RuntimeError(f"reproduce: step {step.name} did not write {produced}.")
+        # the step works in out/.work-STEP, removed once its files are in place: a killed step
+        # leaves it, and the rerun resumes from the folders saved there (the arena's finished
+        # cells); its loose files are made again
+        scratch = out / f".work-{step.name}"
+        if scratch.exists():
+            log(f"  resuming from {scratch}")
+            for stale in scratch.iterdir():
+                if not stale.is_dir():
+                    stale.unlink()
+        scratch.mkdir(exist_ok=True)
+        with recording() as results:
+            step.run(scratch, quick, progress)
+        seconds = time.perf_counter() - t0
+        if not step.writes_own_runs:
+            write_runs(results, scratch / f".runs-{step.runs_file}")
+        # keep no step's programs alive: one process compiling every step's programs ran
+        # out of memory mappings (LLVM "Cannot allocate memory", then a crash) at step 10
+        # of the wll chain
+        sim.clear_compiled()
+        made = {}
+        for produced, name in step.outputs().items():
+            if (Path(scratch) / produced).exists():
+                made[produced] = name
+            elif quick:  # a quick run covers fewer problems (the arena's figures)
+                log(f"  {name}: not made at the quick size")
+            else:
+                raise RuntimeError(f"reproduce: step {step.name} did not write {produced}.")
+        if not step.writes_own_runs:
             made[f".runs-{step.runs_file}"] = step.runs_file  # the per-run file last
-            # every file is replaced whole (oslr.atomic); while a step's files are being put in
-            # place their stamps say so, so a kill in between leaves no file under a stale stamp
-            pending = f"incomplete: killed while writing; rerun step {step.name}"
-            _stamp(path, {name: {"step": step.name, "doc": step.doc, "commit": pending}
-                          for name in made.values()})
-            done = {}
-            for produced, name in made.items():
-                atomic.copy_atomic(Path(scratch) / produced, out / name)
-                done[name] = {**source, "step": step.name, "doc": step.doc, "quick": quick,
-                              "date": datetime.datetime.now(datetime.timezone.utc)
-                              .isoformat(timespec="seconds"),
-                              "seconds": round(seconds, 1)}
+        # every file is replaced whole (oslr.atomic); while a step's files are being put in
+        # place their stamps say so, so a kill in between leaves no file under a stale stamp
+        pending = f"incomplete: killed while writing; rerun step {step.name}"
+        _stamp(path, {name: {"step": step.name, "doc": step.doc, "commit": pending}
+                      for name in made.values()})
+        done = {}
+        for produced, name in made.items():
+            atomic.copy_atomic(Path(scratch) / produced, out / name)
+            done[name] = {**source, "step": step.name, "doc": step.doc, "quick": quick,
+                          "date": datetime.datetime.now(datetime.timezone.utc)
+                          .isoformat(timespec="seconds"),
+                          "seconds": round(seconds, 1)}
         stamps = _stamp(path, done)
+        shutil.rmtree(scratch)
     return stamps
 
 
@@ -294,7 +320,7 @@ def _stamp(path: Path, entries: dict) -> dict:
 def manifest() -> pd.DataFrame:
     """One row per step: name, docs page, files (the last its per-run file)."""
     return pd.DataFrame([{"step": s.name, "doc": s.doc,
-                          "files": ", ".join((*s.files, s.runs_file))}
+                          "files": ", ".join(s.all_files)}
                          for s in STEPS])
 
 
