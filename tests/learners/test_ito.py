@@ -151,6 +151,25 @@ def test_ito_projection__identity_takes_the_top_k_prime_of_u_tilde():
     np.testing.assert_allclose(np.asarray(recs.prediction), preds, rtol=1e-4, atol=1e-5)
 
 
+def test_ito_projection__max_k_prime_bounds_omp_without_changing_its_answer():
+    # OMP built for k' = 2 atoms plays the same rounds as one built for max_observed - 1 = 5
+    problem, pp = oslr.make_problem("ito-synthetic", d=8, k=2)
+    out = []
+    for bound in ({}, {"max_k_prime": 2}):
+        learner, params = oslr.make("ito-projection", d=8, k=6, k_prime=2, max_observed=6,
+                                    projection="identity", **bound)
+        res = oslr.simulate(learner, problem, params, pp, horizon=30, n_runs=3, seed=2)
+        out.append(np.asarray(res.final["loss"]))
+    assert learner.info["max_k_prime"] == 2
+    np.testing.assert_array_equal(out[0], out[1])
+    with pytest.raises(ValueError, match=r"max_k_prime=6 must lie in \[1, max_observed - 1 = 5\]"):
+        oslr.make("ito-projection", d=8, max_observed=6, max_k_prime=6)
+    learner, params = oslr.make("ito-projection", d=8, k=6, k_prime=3, max_observed=6,
+                                max_k_prime=2)
+    with pytest.raises(ValueError, match=r"k_prime=\[3\] exceeds max_k_prime=2"):
+        oslr.simulate(learner, problem, params, pp, horizon=5, n_runs=1)
+
+
 def test_ito_projection__refuses_bad_settings():
     with pytest.raises(ValueError, match=r"\|\|A\|\|_2 = 2"):
         oslr.make("ito-projection", d=4, projection=2 * np.eye(4))

@@ -21,6 +21,21 @@ def test_omp__matches_float64_reference(s):
     np.testing.assert_allclose(u, u_ref, atol=1e-9)
 
 
+def test_omp__many_slots_take_the_lapack_solve_and_still_match_the_reference():
+    # s_max = 12 > UNROLL_MAX: LAPACK's solve per iteration (an unrolled Cholesky of that size
+    # made a compile of over 20 GB); same answer as the reference
+    from oslr.primitives import sparse_approx
+
+    assert sparse_approx.UNROLL_MAX < 12
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((30, 40)), rng.standard_normal(30)
+    u_ref, support = omp_reference(a, b, 9)
+    with x64():
+        u = np.asarray(jax.jit(omp, static_argnums=3)(jnp.asarray(a), jnp.asarray(b), 9, 12))
+    assert set(np.nonzero(u)[0]) == set(support)
+    np.testing.assert_allclose(u, u_ref, atol=1e-9)
+
+
 def test_omp__identity_dictionary_gives_the_top_s_entries():
     b = jnp.array([0.3, -2.0, 0.1, 1.5, -0.7, 0.0])
     u = omp(jnp.eye(6), b, jnp.int32(3), 4)

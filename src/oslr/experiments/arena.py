@@ -244,8 +244,8 @@ def check_runs(runs: int, factors: Sequence[float] = TUNING_FACTORS) -> None:
 def _entrant_learner(entrant: Entrant, d: int, k: int, budget: int, horizon: int,
                      radius: float):
     options = dict(entrant.options, radius=radius)
-    if entrant.learner == "ito-projection":
-        options.update(k_prime=k, max_observed=budget)
+    if entrant.learner == "ito-projection":  # OMP built for k' = k atoms, not budget - 1
+        options.update(k_prime=k, max_observed=budget, max_k_prime=k)
     return budgeted(entrant.learner, d, k, budget, horizon, **options)
 
 

@@ -174,7 +174,7 @@ def projection_lambda(params: ProjectionParams, m: int, t: Array) -> Array:
 
 
 def ito_projection(d: int, projection="gaussian", max_observed: int | None = None,
-                   approx: str = "omp") -> Learner:
+                   approx: str = "omp", max_k_prime: int | None = None) -> Learner:
     """[ITO] Algorithm 3 (k of m given projections).
 
     Args:
@@ -184,6 +184,9 @@ def ito_projection(d: int, projection="gaussian", max_observed: int | None = Non
       max_observed: static bound on the traced k (default min(m, 8)); OMP / IHT run
         max_observed - 1 iterations (those past k' are inactive).
       approx: "omp" (B8, default) or "iht" (B9, 30 iterations).
+      max_k_prime: static bound on the traced k' (default max_observed - 1): OMP runs this
+        many iterations, so a large budget with a small k' (the arena: k' = 2 of 62) does not
+        unroll 61 of them.
     """
     a_mat = resolve_projection(projection, d)
     if a_mat is None:
@@ -199,14 +202,18 @@ def ito_projection(d: int, projection="gaussian", max_observed: int | None = Non
         raise ValueError(f"ito-projection: max_observed={max_k} must lie in [2, m={m}].")
     if approx not in APPROX:
         raise ValueError(f"ito-projection: approx={approx!r}; choose one of {APPROX}.")
+    max_kp = max_k - 1 if max_k_prime is None else int(max_k_prime)
+    if not 1 <= max_kp <= max_k - 1:
+        raise ValueError(f"ito-projection: max_k_prime={max_kp} must lie in [1, "
+                         f"max_observed - 1 = {max_k - 1}].")
     a = jnp.asarray(a_mat)
     gram = a.T @ a
     rows = a.T  # (m, d): row i is a_i^T
 
     def sparse(target: Array, s: Array) -> Array:
         if approx == "omp":
-            return omp(a, target, s, max_k - 1, gram=gram)
-        return iht(a, target, s, max_k - 1)
+            return omp(a, target, s, max_kp, gram=gram)
+        return iht(a, target, s, max_kp)
 
     def init(key: Array, params: ProjectionParams) -> ProjectionState:
         del key, params
@@ -235,13 +242,16 @@ def ito_projection(d: int, projection="gaussian", max_observed: int | None = Non
         if np.any(kp >= k):
             raise ValueError(f"ito-projection: k_prime={kp.tolist()} must be < k={k.tolist()} "
                              "(k - k' observations explore); lower k_prime or raise k.")
+        if np.any(kp > max_kp):
+            raise ValueError(f"ito-projection: k_prime={kp.tolist()} exceeds max_k_prime="
+                             f"{max_kp} (the static bound OMP is built for); raise max_k_prime.")
 
     def diagnostics(state: ProjectionState, params: ProjectionParams) -> dict:
         return {"approx_error": state.approx_error}
 
     return Learner(init=init, step=step, family=PREDICTION, budget=budget, check=check,
                    diagnostics=diagnostics, name="ito-projection",
-                   info={"m": int(m), "approx": approx})
+                   info={"m": int(m), "approx": approx, "max_k_prime": max_kp})
 
 
 def _n_forms(c: Ctx) -> int:
@@ -263,6 +273,8 @@ ITO_PROJECTION = LearnerSpec(
         Option("max_observed", lambda c: min(8, _n_forms(c)), "static bound on the traced k "
                "(default min(8, m))"),
         Option("approx", "omp", "k'-sparse approximation of A u-tilde", choices=APPROX),
+        Option("max_k_prime", None, "static bound on the traced k' (default max_observed - 1; "
+               "OMP runs this many iterations)"),
     ),
     alt={"k": lambda c: min(c.options["max_observed"], 3), "k_prime": 1, "radius": 2.0,
          "lam_scale": 0.5},

@@ -14,6 +14,12 @@ from oslr.primitives.topk import top_k_mask
 from oslr.types import Array
 
 
+#: Slot counts up to this use the unrolled Cholesky `spd_solve`; above it the graph of an
+#: unrolled factorisation per iteration grows as s_max^4 (61 slots: a compile that took over
+#: 20 GB), so OMP calls LAPACK's solve instead.
+UNROLL_MAX = 8
+
+
 def omp(a: Array, b: Array, s: Array, s_max: int, gram: Array | None = None) -> Array:
     """Orthogonal matching pursuit ([PRK93], [TG07]).
 
@@ -22,7 +28,7 @@ def omp(a: Array, b: Array, s: Array, s_max: int, gram: Array | None = None) -> 
     min(s_max, m) slots; the least-squares step solves the slots' Gram block G_SS u_S =
     (A^T b)_S (inactive slots padded with the identity) by an unrolled Cholesky factorisation:
     elementwise work that batches across runs, where a masked m x m solve cost 7x more
-    (ito-projection, m = 20, s_max = 3).
+    (ito-projection, m = 20, s_max = 3); above UNROLL_MAX slots by LAPACK's solve.
 
     Args:
       a: (d, m) dictionary (columns a_j; zero columns are never chosen).
@@ -57,7 +63,8 @@ def omp(a: Array, b: Array, s: Array, s_max: int, gram: Array | None = None) -> 
         mask = on.astype(dtype)
         block = g[idx[:, None], idx[None, :]] * mask[:, None] * mask[None, :]
         block = block + jnp.diag(1.0 - mask)
-        coef = spd_solve(block, atb[idx] * mask)
+        coef = (spd_solve(block, atb[idx] * mask) if n_slots <= UNROLL_MAX
+                else jnp.linalg.solve(block, atb[idx] * mask))
         u = jnp.zeros(m, dtype).at[idx].add(coef * mask)
     return u
 
@@ -108,4 +115,4 @@ def iht(a: Array, b: Array, s: Array, s_max: int, n_iter: int = 30,
     return lax.fori_loop(0, n_iter, body, jnp.zeros(a.shape[-1], jnp.result_type(a, b)))
 
 
-__all__ = ["iht", "omp", "spd_solve"]
+__all__ = ["UNROLL_MAX", "iht", "omp", "spd_solve"]
