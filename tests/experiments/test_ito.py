@@ -34,6 +34,7 @@ def test_method__kklp_parameters_follow_l3_4():
     assert learner.info["batch"] == 10 and learner.info["projection_m"] == 20
 
 
+@pytest.mark.slow  # 15 s; the tuning rule itself is tested fast in test_tuning
 def test_ito_table1_tuned__each_method_keeps_the_point_its_tuning_runs_favour(monkeypatch):
     from oslr.experiments import tuning
     from oslr.sim import simulate
