@@ -325,3 +325,31 @@ def test_arena_caps__the_choice_at_the_cap_beside_its_inner_neighbour(tmp_path):
     board["at_cap"] = False
     board.to_csv(figures / "arena.csv", index=False)
     assert dt.TABLES["arena-caps"](figures) == "No choice at the cap (2 tuned cells).\n"
+
+
+@pytest.mark.parametrize("name", ["arena", "arena-long", "arena-k"])
+def test_docs_arena_boards__every_tie_and_interval_recomputed_from_the_per_run_file(name):
+    # the docs' leaderboard against a paired Holm test done here by hand on its per-run file
+    from oslr import stats
+
+    board = pd.read_csv(DOCS / "figures" / f"{name}.csv")
+    runs = pd.read_parquet(DOCS / "figures" / f"{name}-runs.parquet")
+    ran = board[board["skipped"].isna()]
+    for (problem, budget, k), part in ran.groupby(["problem", "budget", "k"]):
+        cell = runs[(runs["problem"] == problem) & (runs["budget"] == budget) & (runs["k"] == k)]
+        last = cell[cell["n"] == cell["n"].max()]
+        finals = {n: g.sort_values("run")["regret"].to_numpy() for n, g in last.groupby("learner")}
+        assert set(finals) == set(part["learner"])
+        best = min(finals, key=lambda n: finals[n].mean())
+        others = [n for n in finals if n != best]
+        tests = [stats.paired(finals[n], finals[best]) for n in others]
+        p_holm = stats.holm([t.p for t in tests])
+        for n, t, q in zip(others, tests, p_holm):
+            row = part[part["learner"] == n].iloc[0]
+            assert row["regret"] == pytest.approx(finals[n].mean(), rel=1e-9)
+            assert (row["diff_to_best"], row["diff_low"], row["diff_high"]) == pytest.approx(
+                (t.diff, t.ci_low, t.ci_high), rel=1e-9, abs=1e-9)
+            assert row["p_holm"] == pytest.approx(q, rel=1e-9, abs=1e-15)
+            assert bool(row["tied_with_best"]) == (q > 0.05), (problem, budget, n)
+            assert row["worse_runs"] == t.above
+        assert bool(part[part["learner"] == best].iloc[0]["tied_with_best"])
