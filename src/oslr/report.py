@@ -189,10 +189,7 @@ def runs_curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
                     "learner": res.learner, "params": params_label(point), "metric": name,
                     "run": np.repeat(np.arange(n_runs) + res.run_offset, n_ck),
                     "t": np.tile(res.ckpts, n_runs), "value": c[g].reshape(-1)}))
-        for name, v in res.final.items():
-            v = np.asarray(v)
-            if v.ndim != 2 or v.shape[0] != len(res.grid):
-                continue  # vector and matrix statistics (theta_sum, gram) are not per-run values
+        for name, v in res.per_run_sums().items():
             for g, point in enumerate(res.grid):
                 frames.append(pd.DataFrame({
                     "learner": res.learner, "params": params_label(point),

@@ -100,11 +100,15 @@ class SimResult:
         ((G, R) arrays) and the params; the checkpoint statistics (`curves`) and the vector
         and matrix sums (theta_sum, the Gram sums) are dropped."""
         regret = self.regret_curves()
-        light = dataclasses.replace(self, curves={}, final={
-            name: v for name, v in self.final.items()
-            if np.ndim(v) == 2 and np.shape(v)[0] == len(self.grid)})
+        light = dataclasses.replace(self, curves={}, final=self.per_run_sums())
         light._regret = regret
         return light
+
+    def per_run_sums(self) -> dict[str, np.ndarray]:
+        """name -> (G, R) running sum at the horizon of every grid point and run (loss, reward,
+        queries, ...); the vector and matrix statistics (theta_sum, the Gram sums) left out."""
+        return {name: np.asarray(v) for name, v in self.final.items()
+                if np.ndim(v) == 2 and np.shape(v)[0] == len(self.grid)}
 
     def summary_table(self, compare_to: str | None = None):
         """pandas DataFrame: final regret per grid point (mean, sem, 95% interval); with

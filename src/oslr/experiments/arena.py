@@ -14,8 +14,9 @@ Protocol, per problem and query budget B (observations per round):
 * Evaluation on fresh runs 0 .. runs - 1 of the same seed: every entrant sees the same streams
   (common random numbers). A dataset is split once into two disjoint halves of its rows
   (`oslr.problems.datasets.part_rows`): the tuning runs replay one, the evaluation runs the
-  other, so no row that chose a step size is scored. runs = 5 x tune_runs, so the evaluation batch has the tuning batch's
-  shape and reuses its compiled program; its wall time gives run-rounds/s.
+  other, so no row that chose a step size is scored. runs = 5 x tune_runs, so the evaluation
+  batch has the tuning batch's shape and reuses its compiled program; its wall time gives
+  run-rounds/s.
 * Streams in the unit ball by default (`normalise=True`; `--set normalise=false` for the raw
   ones): [FKK], [ITO] and [KKLP] assume ||x|| <= 1 and set their default rates for it, while
   the raw synthetic streams have ||x||_2 = sqrt(d) (4.5 at d = 20) and a9a's rows 3.7. Each
@@ -53,7 +54,7 @@ from oslr import atomic
 from oslr.experiments.foster import budgeted
 from oslr.experiments.kale import theorem_2_order, theorem_9_order
 from oslr.experiments.tuning import (MAX_EXTENSIONS, TUNE_OFFSET, TUNING_FACTORS, extension,
-                                     scaled_points, tune)
+                                     mean_final_regret, scaled_points, tune)
 from oslr.learners.foster import theorem_1_order
 from oslr.registry import make_problem
 from oslr.report import draw_bound, growth_exponent, mean_ci
@@ -288,8 +289,7 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
                               n_runs=tune_runs, run_offset=TUNE_OFFSET, **common)
         solver_notes.extend(str(w.message) for w in caught
                             if issubclass(w.category, RuntimeWarning))
-        treg = tuning.regret_curves()
-        return np.nanmean(treg[_metric(treg)][:, :, -1], axis=1), (labels, stacked)
+        return mean_final_regret(tuning), (labels, stacked)
 
     # the same tuning runs and batch shape in every window: the compiled program is reused
     tuned = tune(evaluate, factors)

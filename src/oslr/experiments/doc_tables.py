@@ -62,13 +62,8 @@ def _paired_signs(pairs: dict, alpha: float = 0.05) -> dict:
     """key -> -1 where a is below b on the same runs, +1 where above, 0 where the paired t test
     (Holm over every key of `pairs`, family-wise `alpha`) does not separate them, for `pairs`
     key -> (a, b) per-run value arrays."""
-    from oslr.stats import holm, paired
-
-    keys = list(pairs)
-    results = [paired(*pairs[k]) for k in keys]
-    adjusted = holm([r.p for r in results])
     return {k: (int(np.sign(r.diff)) if q <= alpha else 0)
-            for k, r, q in zip(keys, results, adjusted)}
+            for k, (r, q) in _paired_cells(pairs).items()}
 
 
 def _runs_of(frame: pd.DataFrame, **match) -> "np.ndarray":

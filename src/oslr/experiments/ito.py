@@ -30,7 +30,7 @@ import pandas as pd
 from jax import lax
 
 from oslr.experiments.output import write_table_and_figure
-from oslr.experiments.tuning import TUNE_OFFSET, scaled_points, tune
+from oslr.experiments.tuning import TUNE_OFFSET, mean_final_regret, scaled_points, tune
 from oslr.primitives.projections import projection_matrix
 from oslr.rollout import PROBLEM_INIT, PROBLEM_ROUNDS, run_keys
 from oslr.registry import make, make_problem
@@ -169,9 +169,6 @@ def _tune_method(name: str, problem, pp, d: int, k: int, k_prime: int, horizon: 
     common = dict(horizon=horizon, n_runs=tune_runs, seed=seed, comparator_k=k,
                   run_offset=TUNE_OFFSET)
 
-    def final_mean(res) -> np.ndarray:
-        return np.nanmean(res.regret_curves()["regret"][:, :, -1], axis=1)
-
     if what == "batch":
         default = kklp_batch(name, d, k, k_prime, horizon, a.shape[1])
 
@@ -180,7 +177,7 @@ def _tune_method(name: str, problem, pp, d: int, k: int, k_prime: int, horizon: 
 
         def evaluate(window):
             made = [method(name, d, k, k_prime, horizon, a, batch=batch_of(f)) for f in window]
-            return np.concatenate([final_mean(simulate(lrn, problem, prm, pp, **common))
+            return np.concatenate([mean_final_regret(simulate(lrn, problem, prm, pp, **common))
                                    for lrn, prm in made]), made
     else:
         learner, params = method(name, d, k, k_prime, horizon, a)
@@ -188,7 +185,7 @@ def _tune_method(name: str, problem, pp, d: int, k: int, k_prime: int, horizon: 
         def evaluate(window):
             labels, stacked = scaled_points(params, (what,), window)
             res = simulate(learner, problem, stacked, pp, grid=labels, **common)
-            return final_mean(res), stacked
+            return mean_final_regret(res), stacked
 
     tuned = tune(evaluate)
     factor = tuned.factors[tuned.best]

@@ -273,7 +273,7 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
         sim.clear_compiled()
         made = {}
         for produced, name in step.outputs().items():
-            if (Path(scratch) / produced).exists():
+            if (scratch / produced).exists():
                 made[produced] = name
             elif quick:  # a quick run covers fewer problems (the arena's figures)
                 log(f"  {name}: not made at the quick size")
@@ -288,7 +288,7 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
                       for name in made.values()})
         done = {}
         for produced, name in made.items():
-            atomic.copy_atomic(Path(scratch) / produced, out / name)
+            atomic.copy_atomic(scratch / produced, out / name)
             done[name] = {**source, "step": step.name, "doc": step.doc, "quick": quick,
                           "date": datetime.datetime.now(datetime.timezone.utc)
                           .isoformat(timespec="seconds"),

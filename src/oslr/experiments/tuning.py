@@ -27,6 +27,13 @@ MAX_EXTENSIONS = 1
 TUNE_OFFSET = 100_000
 
 
+def mean_final_regret(res) -> np.ndarray:
+    """(G,) tuning score of a SimResult: each grid point's final regret (R1, or R2 where the
+    exact comparator was not computed) averaged over its runs (NaN runs ignored)."""
+    reg = res.regret_curves()
+    return np.nanmean(reg["regret" if "regret" in reg else "regret_lb_greedy"][:, :, -1], axis=1)
+
+
 def extension(factors: Sequence[float], edge: float, side: int) -> tuple[float, ...]:
     """The next window of len(factors) factors past `edge` (side +1: above, -1: below),
     continuing the grid's spacing: `factors` shifted so that its first (last) point is one
@@ -108,4 +115,4 @@ def tune(evaluate: Callable[[tuple[float, ...]], tuple[np.ndarray, Any]],
 
 
 __all__ = ["MAX_EXTENSIONS", "TUNE_OFFSET", "TUNING_FACTORS", "Tuned", "extension",
-           "scaled_points", "tune"]
+           "mean_final_regret", "scaled_points", "tune"]
