@@ -37,3 +37,58 @@ def test_declared_open_bounds__refused_at_the_bound_before_tracing():
     learner, params = oslr.make("ogd-full", d=4, eta=0.0)
     with pytest.raises(ValueError, match=r"eta=\[0\.0\] is out of range \(0\.0, inf\)"):
         learner.check(params, 4)
+
+
+
+def test_check_range__message_pinned_for_each_bound_kind():
+    def msg(value, **kw):
+        with pytest.raises(ValueError) as e:
+            check_range("L", "p", value, **kw)
+        return str(e.value)
+
+    assert msg(3.0, hi=2.0) == "L: parameter p=[3.0] is out of range (-inf, 2.0]."
+    assert msg(-3.0, lo=-2.0) == "L: parameter p=[-3.0] is out of range [-2.0, inf)."
+    assert msg(5.0, lo=0.0, hi=1.0, hint="use a rate below 1.") == (
+        "L: parameter p=[5.0] is out of range [0.0, 1.0]. use a rate below 1.")
+    # at most five distinct offending values are shown, sorted
+    assert msg(np.arange(10.0)[::-1], lo=20.0).startswith(
+        "L: parameter p=[0.0, 1.0, 2.0, 3.0, 4.0] is out")
+
+
+def test_check_integral__message_and_hint():
+    from oslr.checks import check_integral
+
+    with pytest.raises(ValueError) as e:
+        check_integral("k", 2.5, np.int32)
+    assert str(e.value) == ("parameter k=2.5 must be a whole number (it counts something); give "
+                            "e.g. k=2 or k=3.")
+    with pytest.raises(ValueError) as e:
+        check_integral("k", [2.0, np.inf], np.int32, where="ftpsl: ")
+    assert str(e.value).startswith("ftpsl: parameter k=")
+    assert str(e.value).endswith("(it counts something); give a whole number.")
+    check_integral("k", [2.0, 3.0], np.int32)      # whole floats pass
+    check_integral("eta", 2.5, np.float32)         # not an integer leaf: no check
+
+
+@pytest.mark.parametrize("seed,ok", [
+    (0, True), (64, True), (3**20, True), (2**32 - 1, True), (np.uint32(7), True),
+    (2**32, False), (3**21, False), (-1, False), (True, False), (1.0, False), ("3", False),
+])
+def test_check_seed__accepts_exactly_the_integers_in_0_to_2_32(seed, ok):
+    from oslr.checks import check_seed
+
+    if ok:
+        assert check_seed(seed) == int(seed) and type(check_seed(seed)) is int
+    else:
+        with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 2\^32\)"):
+            check_seed(seed)
+
+
+def test_unknown_name__three_closest_first_then_every_name_sorted():
+    from oslr.checks import unknown_name
+
+    names = ["ogd-full", "ogd-fulk", "ogd-fulm", "ogd-fuln", "linucb"]
+    assert unknown_name("learner", "ogd-ful", names) == (
+        "unknown learner 'ogd-ful'; did you mean 'ogd-fuln' or 'ogd-fulm' or 'ogd-full'? "
+        "available: linucb, ogd-fulk, ogd-full, ogd-fulm, ogd-fuln.")
+    assert unknown_name("problem", "zzz", ["b", "a"]) == "unknown problem 'zzz'; available: a, b."

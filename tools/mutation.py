@@ -1,0 +1,282 @@
+"""Mutation testing of one module at a time with mutmut, on the tests that mirror it.
+
+    python tools/mutation.py oslr.checks oslr.stats     # every mutant (a seeded sample of
+                                                        #   --sample where a module has more)
+    python tools/mutation.py --changed [BASE]           # the modules a change touches (git diff)
+    python tools/mutation.py --table                    # rewrite tests/MUTATION.md from the json
+    python tools/mutation.py --survivors oslr.checks    # print each live mutant's diff
+
+For each module mutmut copies the package into `mutants/` (ignored by git), writes every mutant
+of the module as a trampoline, runs the module's tests (`tests_for`: the mirrored test files
+plus the listed extras) once to learn which test reaches which function, then runs each mutant
+on the tests that reach it (stopping at the first failure), each in a fresh process forked from a
+server that has imported jax, numpy and pandas but started no backend, so a mutant is traced
+and compiled anew. The tests run as in the default run (`-m 'not slow'`, XLA optimisation
+level 0) in one process each (`-n 0`), two mutants at a time on two cores.
+
+Verdicts: killed (a test failed, or the mutant ran past mutmut's timeout: 15 x the clean
+duration + 1 s), survived, or no test (no selected test reached the function: counted as
+survived). Mutants listed in `tests/MUTATION-equivalent.toml` with a reason (programs that
+behave the same) leave the denominator. The score, the counts, the date and the commit of each
+module go to `tests/MUTATION.json`, and `tests/MUTATION.md` is rendered from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import fnmatch
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "tests" / "MUTATION.json"
+TABLE = ROOT / "tests" / "MUTATION.md"
+EQUIVALENT = ROOT / "tests" / "MUTATION-equivalent.toml"
+PRELOAD = ["jax", "jax.numpy", "numpy", "scipy.stats", "pandas", "optax"]
+
+# Tests beyond the mirrored ones (tests/<pkg>/test_<module>.py, tests/test_<pkg>.py,
+# tests/test_<module>.py): a module whose promises are checked elsewhere too.
+EXTRA_TESTS = {
+    "oslr.atomic": ["tests/test_checkpoint.py"],
+    "oslr.checks": ["tests/test_cli.py", "tests/test_spec.py", "tests/test_sim.py"],
+    "oslr.metrics": ["tests/test_sim.py", "tests/test_regret.py"],
+    "oslr.regret": ["tests/test_sim.py", "tests/test_metrics.py"],
+    "oslr.result": ["tests/test_report.py", "tests/test_sim.py"],
+    "oslr.stats": ["tests/test_result.py", "tests/test_report.py"],
+    "oslr.protocol": ["tests/test_contract.py"],
+    "oslr.rollout": ["tests/test_sim.py", "tests/test_checkpoint.py"],
+    "oslr.sim": ["tests/test_checkpoint.py", "tests/test_rollout.py"],
+    "oslr.prng": ["tests/test_rollout.py"],
+    "oslr.spec": ["tests/test_extension.py"],
+    "oslr.registry": ["tests/test_extension.py", "tests/test_spec.py"],
+    "oslr.report": ["tests/test_result.py"],
+    "oslr.cli": ["tests/test_readme.py"],
+}
+LEARNER_EXTRAS = ["tests/test_contract.py", "tests/test_x64.py"]
+
+
+def module_path(module: str) -> Path:
+    """`oslr.learners.ogd` -> src/oslr/learners/ogd.py (a package's __init__.py otherwise)."""
+    p = ROOT / "src" / Path(*module.split("."))
+    return p.with_suffix(".py") if p.with_suffix(".py").exists() else p / "__init__.py"
+
+
+def tests_for(module: str) -> list[str]:
+    """The test files of `module`: mirrored names that exist, then EXTRA_TESTS."""
+    parts = module.split(".")[1:]
+    name = parts[-1] if parts[-1] != "__init__" else parts[-2]
+    pkg = parts[:-1]
+    cands = [Path("tests", *pkg, f"test_{name}.py"), Path("tests", f"test_{name}.py")]
+    if pkg:
+        cands.append(Path("tests", f"test_{pkg[-1]}.py"))
+        if pkg[0] == "learners":
+            cands += [Path(p) for p in LEARNER_EXTRAS]
+    out = [str(c) for c in cands if (ROOT / c).exists()]
+    out += [t for t in EXTRA_TESTS.get(module, []) if (ROOT / t).exists()]
+    return list(dict.fromkeys(out))
+
+
+def all_modules() -> list[str]:
+    src = ROOT / "src"
+    mods = []
+    for p in sorted((src / "oslr").rglob("*.py")):
+        rel = p.relative_to(src).with_suffix("")
+        mods.append(".".join(rel.parts))
+    return mods
+
+
+def changed_modules(base: str) -> list[str]:
+    out = subprocess.run(["git", "diff", "--name-only", base, "--", "src/oslr"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout.split()
+    return [".".join(Path(f).relative_to("src").with_suffix("").parts) for f in out
+            if f.endswith(".py") and (ROOT / f).exists()]
+
+
+def load_equivalent() -> dict[str, str]:
+    if not EQUIVALENT.exists():
+        return {}
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    data = tomllib.loads(EQUIVALENT.read_text())
+    return {name: entry["reason"] for name, entry in data.items()}
+
+
+def _configure(module: str, tests: list[str]) -> None:
+    """mutmut reads [tool.mutmut] from pyproject.toml; this run's module and tests go on top."""
+    import mutmut.configuration as mc
+
+    base_reader = mc._config_reader()
+    rel = str(module_path(module).relative_to(ROOT))
+    preload = ROOT / "mutants-preload.txt"
+    preload.write_text("\n".join(PRELOAD) + "\n")
+    over = {
+        "source_paths": ["src/oslr"],
+        "only_mutate": [rel],
+        "pytest_add_cli_args_test_selection": tests,
+        "preload_modules_file": str(preload),
+    }
+
+    def reader(key, default):
+        return over[key] if key in over else base_reader(key, default)
+
+    mc._config_reader = lambda: reader
+    mc.reset_config()
+
+
+def _meta(module: str) -> dict:
+    rel = module_path(module).relative_to(ROOT)
+    return json.loads((ROOT / "mutants" / f"{rel}.meta").read_text())
+
+
+def run_module(module: str, sample: int, seed: int, max_children: int) -> dict:
+    """Run mutmut on `module`; return its record for MUTATION.json."""
+    import mutmut.__main__ as mm
+
+    tests = tests_for(module)
+    if not tests:
+        raise SystemExit(f"{module}: no test file found; add one to EXTRA_TESTS in {__file__}")
+    shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+    _configure(module, tests)
+    os.chdir(ROOT)
+    # generate once to learn the mutant names, then sample
+    mm.makedirs(Path("mutants"), exist_ok=True)
+    mm.copy_src_dir()
+    mm.copy_also_copy_files()
+    mm.setup_source_paths()
+    mm.store_lines_covered_by_tests()
+    mm.create_mutants(max_children)
+    names = sorted(_meta(module)["exit_code_by_key"])
+    if not names:
+        return {"module": module, "mutants": 0, "tested": 0, "killed": 0, "survived": [],
+                "no_tests": [], "equivalent": [], "score": None, "tests": tests}
+    chosen = names if len(names) <= sample else sorted(random.Random(seed).sample(names, sample))
+    mm._run(chosen, max_children)
+    codes = _meta(module)["exit_code_by_key"]
+    from mutmut.stats import status_by_exit_code
+
+    status = {n: status_by_exit_code[codes[n]] for n in chosen}
+    equivalent = load_equivalent()
+    eq = [n for n in chosen if n in equivalent and status[n] != "killed"]
+    killed = [n for n in chosen if status[n] in ("killed", "timeout")]
+    survived = [n for n in chosen if status[n] == "survived" and n not in eq]
+    no_tests = [n for n in chosen if status[n] == "no tests" and n not in eq]
+    other = [n for n in chosen if n not in killed + survived + no_tests + eq]
+    denom = len(chosen) - len(eq)
+    return {
+        "module": module, "mutants": len(names), "tested": len(chosen), "killed": len(killed),
+        "survived": survived, "no_tests": no_tests, "other": {n: status[n] for n in other},
+        "equivalent": eq, "score": round(len(killed) / denom, 4) if denom else None,
+        "tests": tests, "date": _dt.date.today().isoformat(), "commit": _commit(),
+    }
+
+
+def _commit() -> str:
+    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                         text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "src", "tests"], cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    return sha + ("+changes" if dirty else "")
+
+
+def load_results() -> dict:
+    return json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+
+
+def write_table(results: dict) -> None:
+    rows = []
+    tot_k = tot_n = 0
+    for m in all_modules():
+        r = results.get(m)
+        if r is None:
+            rows.append(f"| `{m}` | | | | | not yet run |")
+            continue
+        if not r["tested"]:
+            rows.append(f"| `{m}` | 0 | | | | no mutants (nothing to mutate) |")
+            continue
+        live = len(r["survived"]) + len(r["no_tests"])
+        denom = r["tested"] - len(r["equivalent"])
+        tot_k += r["killed"]
+        tot_n += denom
+        sampled = "" if r["tested"] == r["mutants"] else f" (sample of {r['mutants']})"
+        rows.append(f"| `{m}` | {r['tested']}{sampled} | {r['killed']} | {live} | "
+                    f"{len(r['equivalent'])} | {100 * r['score']:.1f}% ({r['date']}, "
+                    f"{r['commit']}) |")
+    overall = f"{100 * tot_k / tot_n:.1f}% ({tot_k} of {tot_n})" if tot_n else "n/a"
+    TABLE.write_text(
+        "# Mutation scores\n\n"
+        "Generated by `python tools/mutation.py --table` from `tests/MUTATION.json` (do not edit "
+        "by hand). Each module's mutants (mutmut 3; a seeded random sample where a module has\n"
+        "more than the sample size) run against the default run's tests that mirror the module "
+        "(`tools/mutation.py`, `tests_for`). *Live* = survived + reached by no selected test;\n"
+        "*equivalent* = listed with its reason in `tests/MUTATION-equivalent.toml`. Score = "
+        "killed / (tested - equivalent).\n\n"
+        f"Overall: {overall}.\n\n"
+        "| module | mutants tested | killed | live | equivalent | score (date, commit) |\n"
+        "|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+
+
+def show_survivors(module: str) -> None:
+    r = load_results().get(module)
+    if not r:
+        raise SystemExit(f"{module}: not in {RESULTS.name}; run it first")
+    for n in r["survived"] + r["no_tests"]:
+        subprocess.run(["mutmut", "show", n], cwd=ROOT)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("modules", nargs="*", help="dotted module names, e.g. oslr.checks; "
+                    "shell patterns allowed (oslr.learners.*)")
+    ap.add_argument("--changed", nargs="?", const="HEAD", metavar="BASE",
+                    help="the modules under src/oslr that differ from BASE (default HEAD)")
+    ap.add_argument("--sample", type=int, default=60,
+                    help="mutants per module at most (a seeded random sample; default 60)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--table", action="store_true", help="only rewrite tests/MUTATION.md")
+    ap.add_argument("--survivors", metavar="MODULE", help="print the live mutants' diffs")
+    a = ap.parse_args(argv)
+    if a.survivors:
+        show_survivors(a.survivors)
+        return 0
+    mods = []
+    for pat in a.modules:
+        hits = [m for m in all_modules() if fnmatch.fnmatch(m, pat)]
+        if not hits:
+            raise SystemExit(f"no module matches {pat!r}; e.g. oslr.checks, oslr.learners.*")
+        mods += hits
+    if a.changed:
+        mods += changed_modules(a.changed)
+    results = load_results()
+    for m in dict.fromkeys(mods):
+        # each module in its own process: mutmut keeps global state per run
+        if len(mods) > 1:
+            cmd = [sys.executable, __file__, m, "--sample", str(a.sample), "--seed",
+                   str(a.seed), "--max-children", str(a.max_children)]
+            subprocess.run(cmd, cwd=ROOT, check=True)
+            results = load_results()
+            continue
+        r = run_module(m, a.sample, a.seed, a.max_children)
+        results = load_results()
+        results[m] = r
+        RESULTS.write_text(json.dumps(dict(sorted(results.items())), indent=1) + "\n")
+        live = len(r["survived"]) + len(r["no_tests"])
+        score = "n/a" if r["score"] is None else f"{100 * r['score']:.1f}%"
+        print(f"{m}: {r['killed']} of {r['tested'] - len(r['equivalent'])} killed ({score}), "
+              f"{live} live, {len(r['equivalent'])} equivalent")
+        for n in r["survived"] + r["no_tests"]:
+            print("  live:", n)
+    write_table(results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
