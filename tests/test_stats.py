@@ -114,3 +114,83 @@ def test_confidence_sequence__coverage_over_many_repetitions():
     # 40,000 repetitions of 50 looks of 4 runs (small batches: the t interval's own exactness
     # matters most there): 97.0% measured
     assert _coverage(True, 40_000, 50, 4, 1) >= 0.95
+
+
+def test_compare__reference_row_and_columns_pinned():
+    from oslr.stats import compare
+
+    v = {"a": np.array([1.0, 2.0, 3.0, 4.0]), "b": np.array([1.5, 2.0, 3.5, 4.0])}
+    t = compare(v, reference="b")
+    assert list(t.columns) == ["name", "mean", "reference", "diff", "diff_low", "diff_high", "p",
+                               "p_holm", "ahead", "behind", "verdict"]
+    ref = t.set_index("name").loc["b"]
+    assert (ref["diff"], ref["diff_low"], ref["diff_high"], ref["ahead"], ref["behind"]) == (
+        0.0, 0.0, 0.0, 0, 0)
+    assert np.isnan(ref["p"]) and np.isnan(ref["p_holm"]) and ref["verdict"] == "reference"
+    a = t.set_index("name").loc["a"]
+    assert (a["ahead"], a["behind"]) == (2, 0)  # two runs tied: neither ahead nor behind
+
+
+def test_paired__ties_count_neither_above_nor_below():
+    from oslr.stats import paired
+
+    pr = paired([1.0, 2.0, 3.0, 5.0], [1.0, 1.0, 4.0, 5.0])
+    assert (pr.below, pr.above, pr.n) == (1, 1, 4)
+
+
+def test_holm__caps_at_one_and_is_float64_whatever_the_input():
+    from oslr.stats import holm
+
+    assert holm([0.5, 0.6]).tolist() == [1.0, 1.0]
+    assert holm([0.4, 0.01, 0.3]).tolist() == pytest.approx([0.6, 0.03, 0.6], abs=1e-15)
+    p32 = np.array([0.1, 0.7, 0.0133], np.float32)  # 3 x 0.0133f is not a float32
+    assert holm(p32).dtype == np.float64
+    np.testing.assert_array_equal(holm(p32), holm(p32.astype(np.float64)))
+
+
+def _cs_by_hand(d, look, m):
+    """The anytime-valid interval of `sequential_compare` computed from its definition: look j
+    at level 1 - 6 alpha_m / (pi^2 j^2), alpha_m = 0.05 / m, an exact t interval."""
+    from scipy import stats as st
+
+    a = 6 * (0.05 / m) / (np.pi**2 * look**2)
+    q = st.t.ppf(1 - a / 2, len(d) - 1)
+    half = q * np.std(d, ddof=1) / np.sqrt(len(d))
+    return np.mean(d) - half, np.mean(d) + half
+
+
+@pytest.mark.parametrize("reference,m", [("best", 3), ("c", 2)])
+def test_sequential_compare__bonferroni_over_pairs_for_best_over_comparisons_when_named(
+        reference, m):
+    """E = 3 entries: "best" shares alpha over the E (E - 1) / 2 = 3 pairs, a named reference
+    over its E - 1 = 2 comparisons (the best may change between looks)."""
+    from oslr.stats import sequential_compare
+
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=12)
+    v = {"a": base + 0.9 + 0.3 * rng.normal(size=12), "b": base + 0.05 + 0.3 * rng.normal(size=12),
+         "c": base + 0.3 * rng.normal(size=12)}
+    ref = min(v, key=lambda n: v[n].mean()) if reference == "best" else reference
+    t = sequential_compare(v, look=2, reference=reference)
+    assert list(t.columns) == ["name", "reference", "runs", "diff", "cs_low", "cs_high",
+                               "decided", "verdict"]
+    assert list(t["name"]) == [n for n in v if n != ref]
+    for _, row in t.iterrows():
+        d = v[row["name"]] - v[ref]
+        lo, hi = _cs_by_hand(d, 2, m)
+        assert (row["cs_low"], row["cs_high"]) == pytest.approx((lo, hi), rel=1e-12)
+        assert row["reference"] == ref and row["runs"] == 12
+        assert row["diff"] == pytest.approx(d.mean(), rel=1e-12)
+        decided = lo > 0 or hi < 0
+        assert row["decided"] == decided
+        assert row["verdict"] == ("undecided" if not decided else "worse" if lo > 0 else "better")
+    assert "worse" in set(t["verdict"]) and "undecided" in set(t["verdict"])
+
+
+def test_sequential_compare__two_entries_suffice_one_does_not():
+    from oslr.stats import sequential_compare
+
+    t = sequential_compare({"a": np.arange(5.0), "b": np.arange(5.0) + 1.0}, look=1)
+    assert list(t["name"]) == ["b"] and t["verdict"].item() == "worse"
+    with pytest.raises(ValueError, match="two entries or more"):
+        sequential_compare({"a": np.arange(5.0)}, look=1)

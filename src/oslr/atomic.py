@@ -4,25 +4,82 @@
 (`fsync`), renames it over `path` (atomic on POSIX file systems) and flushes the folder, so that
 after a crash at any moment `path` holds either its previous content or the new one, never a
 mix, and after a power loss the rename is on disk once `write_atomic` has returned (on file
-systems that honour `fsync`). A temporary file left by a killed writer is never read; the next
-write to the same path replaces it.
+systems that honour `fsync`). Each process writes under its own temporary name
+(`.NAME.PID.tmp`), so two writers never share one; a temporary is removed when the write fails
+(a full disk keeps no half file holding the space that is short) and one left by a killed
+process is removed by the next write to the same path. A write that fails raises
+`AtomicWriteError`, an OSError whose message is one line naming the file and the fix.
 
-Used for the simulator's checkpoints (`oslr.sim`), the arena's finished cells and
-`oslr reproduce`'s files and stamps.
+`FolderLock` makes a folder single-writer: a second process that asks for it is refused in one
+line naming the holder (the lock is the kernel's `flock`, released when the holder exits, however
+it exits). `write_frame_atomic` writes a pandas frame as CSV, JSON or Parquet through
+`write_atomic`.
+
+Used for the simulator's checkpoints (`oslr.sim`), a study's result files (`oslr.report`), the
+experiments' tables, the arena's finished cells and `oslr reproduce`'s files and stamps.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
+import re
 import shutil
+import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 
+class AtomicWriteError(OSError):
+    """A crash-safe write failed (disk full, no permission, a file where a folder should be);
+    the message is one line naming the path and what to do. The target is unchanged."""
+
+
+#: what to do, by errno, in AtomicWriteError messages
+_FIXES = {
+    errno.ENOSPC: "free some space there (or write elsewhere), then run the same command again",
+    errno.EDQUOT: "free some of your quota there, then run the same command again",
+    errno.EACCES: "make the folder writable or write elsewhere",
+    errno.EPERM: "make the folder writable or write elsewhere",
+    errno.EROFS: "the file system is read-only: write elsewhere",
+    errno.ENOTDIR: "a file stands where a folder should be: move it away or write elsewhere",
+    errno.ENOENT: "its folder does not exist (was it removed?): create it or write elsewhere",
+    errno.EISDIR: "a folder stands where the file should be: move it away or write elsewhere",
+}
+
+
+def os_error_message(err: OSError, path: str | os.PathLike) -> str:
+    """One line for an OSError on `path`: what failed and what to do."""
+    fix = _FIXES.get(err.errno, "check the path and run the same command again")
+    return f"cannot write {path} ({err.strerror or err}); {fix}."
+
+
 def _tmp_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}.tmp")
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        return True
+    return True
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Remove `.NAME.PID.tmp` files beside `path` whose writer is no longer running (left by a
+    kill), and the `.NAME.tmp` of older oslr versions."""
+    pattern = re.compile(re.escape(f".{path.name}.") + r"(?:(\d+)\.)?tmp")
+    for f in path.parent.iterdir():
+        m = pattern.fullmatch(f.name)
+        if m and (m.group(1) is None or not _pid_alive(int(m.group(1)))):
+            f.unlink(missing_ok=True)
 
 
 def fsync_dir(folder: str | os.PathLike) -> None:
@@ -40,15 +97,31 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> 
     Args:
       path: the file to (re)place; its folder must exist.
       write: called once with the open temporary file.
+
+    Raises:
+      AtomicWriteError: the write failed; `path` is unchanged and no temporary is left.
     """
     path = Path(path)
     tmp = _tmp_path(path)
-    with open(tmp, "wb") as f:
-        write(f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as err:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(err, OSError) and not isinstance(err, AtomicWriteError):
+            raise AtomicWriteError(err.errno, os_error_message(err, path)) from None
+        raise
+    try:
+        fsync_dir(path.parent)
+        _remove_stale_temporaries(path)
+    except OSError as err:
+        raise AtomicWriteError(err.errno, os_error_message(err, path.parent)) from None
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
@@ -68,6 +141,79 @@ def copy_atomic(src: str | os.PathLike, dst: str | os.PathLike) -> None:
         write_atomic(dst, lambda f: shutil.copyfileobj(f_src, f))
 
 
+def write_frame_atomic(path: str | os.PathLike, frame, **kwargs) -> None:
+    """`write_atomic` of a pandas DataFrame, in the format of `path`'s suffix: .csv
+    (`to_csv`, index=False unless given), .json (`to_json`) or .parquet (`to_parquet`)."""
+    path = Path(path)
+    suffix = path.suffix
+    if suffix == ".csv":
+        kwargs.setdefault("index", False)
+        write_text_atomic(path, frame.to_csv(**kwargs))
+    elif suffix == ".json":
+        write_text_atomic(path, frame.to_json(**kwargs))
+    elif suffix == ".parquet":
+        kwargs.setdefault("index", False)
+        write_atomic(path, lambda f: frame.to_parquet(f, **kwargs))
+    else:
+        raise ValueError(f"write_frame_atomic: {path}: give a .csv, .json or .parquet name.")
+
+
+class FolderBusy(ValueError):
+    """Another process holds the folder's lock (`FolderLock`)."""
+
+
+class FolderLock:
+    """An exclusive, non-blocking lock on `folder` for as long as the object is held (a
+    context manager): a second holder is refused with FolderBusy naming the first (its pid,
+    host, start time and command). The lock is `flock` on `folder/.oslr.lock`, released by the
+    kernel when the holder exits, however it exits (a SIGKILL leaves no stale lock)."""
+
+    NAME = ".oslr.lock"
+
+    def __init__(self, folder: str | os.PathLike, what: str = "folder"):
+        self.folder = Path(folder)
+        self.what = what
+        self.fd: int | None = None
+
+    def acquire(self) -> FolderLock:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        file = self.folder / self.NAME
+        fd = os.open(file, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            raise FolderBusy(f"{self.what} {self.folder} is in use by {holder}; wait for it to "
+                             "finish (or stop it), or give another folder.") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        me = (f"pid {os.getpid()} on {socket.gethostname()} since "
+              f"{time.strftime('%Y-%m-%d %H:%M:%S')} ({' '.join(_argv())[:200]})")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, me.encode(), 0)
+        self.fd = fd
+        return self
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor releases the flock
+            self.fd = None
+
+    def __enter__(self) -> FolderLock:
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def _argv() -> list[str]:
+    import sys
+
+    return [os.path.basename(sys.argv[0])] + sys.argv[1:] if sys.argv else ["python"]
+
+
 def read_json(path: str | os.PathLike, what: str, fix: str) -> Any:
     """The JSON in `path`, or a ValueError naming the file, what it is and how to go on
     (`fix`) when it cannot be read (damaged by something other than `write_atomic`)."""
@@ -78,5 +224,6 @@ def read_json(path: str | os.PathLike, what: str, fix: str) -> Any:
                          f"{fix}") from None
 
 
-__all__ = ["copy_atomic", "fsync_dir", "read_json", "write_atomic", "write_json_atomic",
-           "write_text_atomic"]
+__all__ = ["AtomicWriteError", "FolderBusy", "FolderLock", "copy_atomic", "fsync_dir",
+           "os_error_message", "read_json", "write_atomic", "write_frame_atomic",
+           "write_json_atomic", "write_text_atomic"]
