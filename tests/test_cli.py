@@ -104,10 +104,12 @@ def test_run__toml_config(tmp_path, capsys):
     ],
 )
 def test_run__bad_input_gets_a_clear_error(argv, message, capsys, tmp_path):
-    assert main(["run", "--out", str(tmp_path), "--no-progress", *argv]) == 2
+    out = tmp_path / "out"
+    assert main(["run", "--out", str(out), "--no-progress", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("oslr: error:")
     assert message in err
+    assert not out.exists()  # --out is made only once the study is known to be valid
 
 
 @pytest.mark.parametrize(
@@ -447,3 +449,135 @@ def test_run__until_separated_stops_once_decided_and_is_right(tmp_path, capsys):
     assert main(["run", "--d", "6", "--k", "2", "--runs", str(runs), "--horizon", "300",
                  "--out", str(whole), "--no-progress", "--no-plot"]) == 0
     pd.testing.assert_frame_equal(pd.read_csv(out / "runs.csv"), pd.read_csv(whole / "runs.csv"))
+
+
+def _small(learners="ogd-full", runs=3, horizon=60, chunk=20):
+    return ["run", "--learners", learners, "--runs", str(runs), "--horizon", str(horizon),
+            "--chunk", str(chunk), "--no-progress", "--no-plot", "--json"]
+
+
+_SMALL = _small()
+
+
+def _killed_after_two_chunks(monkeypatch, argv) -> None:
+    import oslr.sim as sim
+
+    real, saves = sim._save_checkpoint, []
+
+    def dying(*args):
+        real(*args)
+        saves.append(args[2])
+        if len(saves) == 2:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(sim, "_save_checkpoint", dying)
+    assert main(argv) == 130
+    monkeypatch.setattr(sim, "_save_checkpoint", real)
+
+
+def test_run__a_second_writer_is_refused_naming_the_holder(tmp_path, capsys):
+    from oslr.atomic import FolderLock
+
+    out = tmp_path / "d"
+    with FolderLock(out, "--out"):
+        assert main([*_SMALL, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"--out {out} is in use by pid " in err
+    assert not (out / "config.json").exists() and not (out / ".checkpoints").exists()
+    assert main([*_SMALL, "--out", str(out)]) == 0  # released: the study runs
+
+
+def test_run__another_study_in_the_folder_is_refused_and_its_chunks_kept(tmp_path, capsys,
+                                                                         monkeypatch):
+    out = tmp_path / "d"
+    _killed_after_two_chunks(monkeypatch, [*_SMALL, "--out", str(out)])
+    capsys.readouterr()
+    saved = sorted(p.name for p in (out / ".checkpoints").rglob("*"))
+    assert main([*_small("ogd-random-subset"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "holds the unfinished chunks of another study (learners: saved ['ogd-full'], now " \
+           "['ogd-random-subset'])" in err and "resuming" not in err
+    assert sorted(p.name for p in (out / ".checkpoints").rglob("*")) == saved
+    assert main([*_small(runs=4), "--out", str(out)]) == 2
+    assert "runs: saved 3, now 4" in capsys.readouterr().err
+    # the chunk size may change: the same study resumes
+    assert main([*_small(chunk=30), "--out", str(out)]) == 0
+    assert "resuming" in capsys.readouterr().err
+
+
+def test_run__a_new_study_says_nothing_of_resuming(tmp_path, capsys):
+    assert main([*_SMALL, "--out", str(tmp_path / "d")]) == 0
+    assert "resuming" not in capsys.readouterr().err
+
+
+def test_run__result_files_are_written_crash_safely_config_last(tmp_path, capsys, monkeypatch):
+    """Every result file goes through oslr.atomic, config.json (the "finished" mark) after the
+    others, and the checkpoints are removed only after the folder is flushed."""
+    import shutil
+
+    from oslr import atomic
+
+    order = []
+    real_write, real_fsync, real_rm = atomic.write_atomic, atomic.fsync_dir, shutil.rmtree
+    monkeypatch.setattr(atomic, "write_atomic",
+                        lambda p, w: order.append(Path(p).name) or real_write(p, w))
+    monkeypatch.setattr(atomic, "fsync_dir",
+                        lambda d: order.append(("fsync", Path(d).name)) or real_fsync(d))
+    monkeypatch.setattr(shutil, "rmtree", lambda p, **kw: order.append(("rm", Path(p).name))
+                        or real_rm(p, **kw))
+    out = tmp_path / "d"
+    assert main([*_small("ogd-full,ogd-random-subset"), "--compare-to", "ogd-full", "--out",
+                 str(out)]) == 0
+    results = [o for o in order if isinstance(o, str) and not o.startswith("checkpoint-")
+               and o != "study.json"]
+    assert results == ["summary.csv", "summary.json", "curves.csv", "runs.csv", "runs.parquet",
+                       "compare.csv", "config.json"]
+    tail = order[order.index("config.json"):]
+    assert tail.index(("fsync", "d")) < tail.index(("rm", ".checkpoints"))
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(results)
+
+
+def _oslr(args, **kw):
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-m", "oslr.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+@pytest.mark.parametrize("signame,code", [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
+def test_oslr_command__a_signal_at_start_up_is_one_line_and_its_exit_status(tmp_path, signame,
+                                                                           code):
+    import signal
+    import time
+
+    p = _oslr(["run", "--out", str(tmp_path / "d"), "--no-progress"])
+    time.sleep(0.5)  # inside the imports / the study's set-up
+    p.send_signal(getattr(signal, signame))
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == code, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines[-1].startswith(f"oslr: stopped by {signame} (exit status {code})"), err
+    assert "Traceback" not in err
+
+
+def test_oslr_command__sigterm_mid_study_keeps_the_chunks_and_the_rerun_resumes(tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "d"
+    args = [*_small(horizon=400, chunk=10), "--out", str(out)]
+    p = _oslr(args)
+    deadline = time.time() + 120
+    while not list((out / ".checkpoints").rglob("checkpoint-*.npz")):  # a chunk is saved
+        assert time.time() < deadline and p.poll() is None
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 143, err
+    assert err.strip().splitlines()[-1] == (
+        f"oslr: stopped by SIGTERM (exit status 143); every finished chunk is saved in "
+        f"{out / '.checkpoints'}: run the same command again (same --out) to resume.")
+    assert not (out / "config.json").exists()
+    p = _oslr(args)
+    outs, err = p.communicate(timeout=300)
+    assert p.returncode == 0 and "resuming" in err, err

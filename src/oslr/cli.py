@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from oslr.checks import check_seed, unknown_name
-from oslr.problems.datasets import DataError
 
 DEFAULT_STUDY: dict[str, Any] = {
     "problem": "sparse-linear",
@@ -375,20 +374,72 @@ def cmd_run(args: argparse.Namespace) -> int:
     if (out / "config.json").exists() and not saved.exists():
         raise UsageError(f"--out {out} already holds a finished study; give another --out (or "
                          "none: each study then gets its own oslr-results/run-<time> folder).")
-    _check_out_dir(out)
     rank = _start_distributed(args)
     problem, pp, plans = prepare(study)  # every check happens here, before tracing
     study.pop("_default_learners", None)
     compare_to, until_cap = _check_compare(args, study, plans)
+    _check_out_dir(out)  # made only once the study is known to be valid
+    from oslr import atomic
+
+    # one writer per --out (process 0 of a distributed study writes for all)
+    lock = atomic.FolderLock(out, "--out") if rank == 0 else None
+    if lock is not None:
+        lock.acquire()
+    try:
+        return _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
+                           until_cap)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+#: settings that may change between a killed study and its resumption
+_RESUMABLE_CHANGES = {"out", "chunk"}
+
+
+def _check_same_study(saved: Path, study: dict, rank: int) -> bool:
+    """The study's settings are kept in `saved/study.json` (written when its first chunk is
+    about to run); a folder of another study is refused naming each setting that differs.
+    Returns True when `saved` holds chunks of this study to resume from."""
+    from oslr import atomic
+
+    mine = {k: v for k, v in json.loads(json.dumps(study, default=str)).items()
+            if k not in _RESUMABLE_CHANGES}
+    file = saved / "study.json"
+    if file.exists():
+        theirs = atomic.read_json(file, "study settings", f"delete {saved} to start afresh")
+        theirs = {k: v for k, v in theirs.items() if k not in _RESUMABLE_CHANGES}
+        diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        if diff:
+            shown = "; ".join(f"{k}: saved {theirs.get(k)!r}, now {mine.get(k)!r}"
+                              for k in diff[:4])
+            raise UsageError(f"--out {saved.parent} holds the unfinished chunks of another "
+                             f"study ({shown}); give another --out, or delete {saved} to drop "
+                             "them.")
+        return any(p.is_dir() and any(p.iterdir()) for p in saved.iterdir())
+    if saved.exists() and any(p.name != atomic.FolderLock.NAME for p in saved.iterdir()):
+        raise UsageError(f"--out {saved.parent}: {saved} holds chunks of an unknown study (no "
+                         f"study.json: an older oslr?); delete {saved} to start afresh.")
+    if rank == 0:
+        saved.mkdir(parents=True, exist_ok=True)
+        atomic.write_json_atomic(file, mine, indent=1, sort_keys=True)
+    return False
+
+
+def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
+                until_cap) -> int:
 
     import oslr
-    from oslr import report
+    from oslr import atomic, report
     from oslr.result import SimResult
     log = sys.stderr if rank == 0 else open(os.devnull, "w")
     print(f"oslr run: {problem.name} (d={problem.d}), {len(plans)} learner(s), "
           f"T={study['horizon']}, {study['runs']} runs, seed {study['seed']}", file=log)
-    if saved.exists():
+    if _check_same_study(saved, study, rank):
         print(f"  resuming from the chunks saved in {saved}", file=log)
+    same = "same --out" if study.get("out") else f"adding --out {out}"
+    _RESUME["note"] = (f"every finished chunk is saved in {saved}: run the same command again "
+                       f"({same}) to resume.")
     t0 = time.perf_counter()
     batch, cap = study["runs"], until_cap
     parts: list[list] = [[] for _ in plans]
@@ -423,8 +474,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if undecided.empty or (look + 1) * batch > cap:
                 break
     except KeyboardInterrupt:
-        print(f"\noslr: interrupted; every finished chunk is saved in {saved}: run the same "
-              "command again (same --out) to resume.", file=log)
+        print(f"\noslr: interrupted; {_RESUME['note']}", file=log)
         return 130
     if decision is None:  # one batch: each learner's result as simulate returned it
         results = [p[0] for p in parts]
@@ -433,11 +483,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if decision is not None:
         study = {**study, "until": "separated", "max_runs": cap, "runs": look * batch,
                  "batch_runs": batch, "looks": look}
+    if decision is not None:  # before save_study, whose config.json marks the folder complete
+        atomic.write_frame_atomic(out / "until.csv", decision)
     files = report.save_study(results, out, config=study, plot=not args.no_plot, axes=args.axes,
                               compare_to=compare_to)
     if decision is not None:
-        decision.to_csv(out / "until.csv", index=False)
         files["until.csv"] = out / "until.csv"
+    # every file is on disk (each written crash-safely, config.json last): only now may the
+    # checkpoints go, so a crash or a power loss never leaves neither
+    atomic.fsync_dir(out)
     shutil.rmtree(saved, ignore_errors=True)  # the study is complete: its files say it all
     summary = report.summary_frame(results, compare_to=compare_to)
     if args.json:
@@ -754,19 +808,71 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
+    from oslr.atomic import AtomicWriteError
+    from oslr.problems.datasets import DataError
+
     try:
         _import_plugins(getattr(args, "imports", None))
         return args.func(args)
-    except (ValueError, KeyError, DataError) as err:  # bad input: a clear message, no traceback
+    except (ValueError, KeyError, DataError, AtomicWriteError) as err:
+        # bad input or a file that cannot be written: a clear message, no traceback
         msg = err.args[0] if err.args else str(err)
+        if isinstance(err, AtomicWriteError):
+            msg = err.strerror or str(err)
         print(f"oslr: error: {msg}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # one line, not JAX's stack
-        print("\noslr: interrupted. `oslr run` and the arena experiments resume from their "
-              "saved parts when run again with the same --out; other experiments start over.",
-              file=sys.stderr)
+        print("\noslr: interrupted. " + _RESUME_NOTE, file=sys.stderr)
         return 130
 
 
-if __name__ == "__main__":  # pragma: no cover
+#: what the interrupt message says about resuming (`cmd_run` names its folder)
+_RESUME = {"note": ""}
+_RESUME_NOTE = ("`oslr run`, `oslr reproduce` and the arena experiments resume from their saved "
+                "parts when run again with the same --out; other experiments start over.")
+
+#: exit status after each signal (128 + its number, as a shell reports it): a batch scheduler
+#: requeues on it (e.g. SLURM's --requeue), and the same command then resumes
+SIGNAL_EXIT = {"SIGINT": 130, "SIGHUP": 129, "SIGTERM": 143}
+
+
+def _install_signal_handlers() -> None:
+    """SIGINT, SIGTERM and SIGHUP end the process at once with one line and status 128 + the
+    signal's number, whatever it is doing (importing, compiling, inside a JAX call or a
+    callback): the C-level handler writes the signal to a pipe (`signal.set_wakeup_fd`) and a
+    thread waiting on it prints the line and calls `os._exit`. Nothing is lost that a SIGKILL
+    would not lose: every saved chunk and file is written crash-safely (`oslr.atomic`), and a
+    half-written temporary is never read."""
+    import signal
+    import threading
+
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    numbers = {getattr(signal, name): code for name, code in SIGNAL_EXIT.items()}
+    for signum in numbers:
+        signal.signal(signum, lambda *_: None)  # no KeyboardInterrupt: the thread below acts
+
+    def wait() -> None:
+        while True:
+            data = os.read(read_fd, 1)
+            if data and data[0] in numbers:
+                name = signal.Signals(data[0]).name
+                try:
+                    sys.stderr.write(f"\noslr: stopped by {name} (exit status "
+                                     f"{numbers[data[0]]}); {_RESUME['note'] or _RESUME_NOTE}\n")
+                    sys.stderr.flush()
+                finally:
+                    os._exit(numbers[data[0]])
+
+    threading.Thread(target=wait, name="oslr-signals", daemon=True).start()
+
+
+def entry() -> None:
+    """The `oslr` console command: signal handlers first, then `main`."""
+    _install_signal_handlers()
     sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    entry()

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 import pandas as pd
 
+from oslr import atomic
 from oslr.stats import mean_ci, t_quantile  # noqa: F401  (re-exported)
 
 if TYPE_CHECKING:  # the results are read, not built, here: no import at run time
@@ -338,7 +339,8 @@ def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict |
                compare_to: str | None = None) -> dict[str, Path]:
     """Write summary.csv/json, curves.csv, runs.csv (final regret per run), runs.parquet (every
     run's regret at every checkpoint), config.json, regret.png and, with `compare_to`,
-    compare.csv (`compare_frame`) to `out_dir`.
+    compare.csv (`compare_frame`) to `out_dir`, each replaced whole (`oslr.atomic`: a crash or
+    a power loss leaves the old file or the whole new one), config.json last.
 
     Returns:
       name -> path of every file written. The plot is skipped (with a note in the returned dict)
@@ -347,20 +349,32 @@ def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict |
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, Path] = {}
+
+    def put(name: str, frame, **kwargs) -> None:
+        atomic.write_frame_atomic(out / name, frame, **kwargs)
+        files[name] = out / name
+
     summary = summary_frame(results, compare_to=compare_to)
-    summary.to_csv(out / "summary.csv", index=False)
-    files["summary.csv"] = out / "summary.csv"
-    (out / "summary.json").write_text(summary.to_json(orient="records", indent=1))
-    files["summary.json"] = out / "summary.json"
-    curves_frame(results).to_csv(out / "curves.csv", index=False)
-    files["curves.csv"] = out / "curves.csv"
-    runs_frame(results).to_csv(out / "runs.csv", index=False)
-    files["runs.csv"] = out / "runs.csv"
-    runs_curves_frame(results).to_parquet(out / "runs.parquet", index=False)
-    files["runs.parquet"] = out / "runs.parquet"
+    put("summary.csv", summary)
+    put("summary.json", summary, orient="records", indent=1)
+    put("curves.csv", curves_frame(results))
+    put("runs.csv", runs_frame(results))
+    put("runs.parquet", runs_curves_frame(results))
     if compare_to is not None:
-        compare_frame(results, compare_to).to_csv(out / "compare.csv", index=False)
-        files["compare.csv"] = out / "compare.csv"
+        put("compare.csv", compare_frame(results, compare_to))
+    if plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            files["regret.png (skipped: pip install 'oslr[plot]')"] = out
+        else:
+            import matplotlib.pyplot as plt
+
+            fig = plot_regret(results, None, axes=axes)
+            atomic.write_atomic(out / "regret.png", lambda f: fig.savefig(f, format="png",
+                                                                          dpi=120))
+            plt.close(fig)
+            files["regret.png"] = out / "regret.png"
     from oslr.provenance import stamp
 
     meta = {**dict(config or {}), **stamp()}
@@ -370,17 +384,8 @@ def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict |
          "comparator_radius": r.comparator_radius, "info": r.info}
         for r in results
     ]
-    (out / "config.json").write_text(json.dumps(meta, indent=1, default=str))
+    # config.json last: its presence says the study's files are all on disk (each was flushed
+    # and renamed into place before it)
+    atomic.write_text_atomic(out / "config.json", json.dumps(meta, indent=1, default=str))
     files["config.json"] = out / "config.json"
-    if plot:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            files["regret.png (skipped: pip install 'oslr[plot]')"] = out
-        else:
-            import matplotlib.pyplot as plt
-
-            fig = plot_regret(results, out / "regret.png", axes=axes)
-            plt.close(fig)
-            files["regret.png"] = out / "regret.png"
     return files
