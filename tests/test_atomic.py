@@ -68,3 +68,132 @@ def test_read_json__damaged_file_is_refused_naming_it_and_the_fix(tmp_path):
     (tmp_path / "s.json").write_text('{"a": ')
     with pytest.raises(ValueError, match=r"stamps .*s\.json cannot be read.*delete it"):
         atomic.read_json(tmp_path / "s.json", "stamps", "delete it.")
+
+
+def test_write_atomic__data_is_on_disk_at_the_fsync(tmp_path, monkeypatch):
+    """flush() before fsync(): at the file's fsync the bytes are in the file, not in Python's
+    buffer (a missing flush syncs an empty file and the data reaches the disk later)."""
+    sizes = []
+
+    def fsync(fd):
+        st = os.fstat(fd)
+        if not os.path.isdir(os.readlink(f"/proc/self/fd/{fd}")):
+            sizes.append(st.st_size)
+        return os.fsync(fd)
+    monkeypatch.setattr(atomic, "os", fake_os(fsync=fsync))
+    atomic.write_atomic(tmp_path / "f", lambda f: f.write(b"x" * 100))
+    assert sizes == [100]
+
+
+def test_write_atomic__each_process_its_own_temporary(tmp_path, monkeypatch):
+    seen = []
+
+    def write(f):
+        seen.append(os.path.basename(f.name))
+        f.write(b"1")
+    atomic.write_atomic(tmp_path / "f.csv", write)
+    assert seen == [f".f.csv.{os.getpid()}.tmp"]
+
+
+def test_write_atomic__removes_temporaries_of_dead_writers_only(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    alive = os.getppid()  # a running process
+    for name in (f".f.{dead}.tmp", f".f.{alive}.tmp", ".f.tmp", ".g.1.tmp", "f.1.tmp"):
+        (tmp_path / name).write_bytes(b"")
+    atomic.write_text_atomic(tmp_path / "f", "new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["f", f".f.{alive}.tmp", ".g.1.tmp", "f.1.tmp"])
+
+
+def test_write_atomic__a_failed_write_leaves_no_temporary_and_says_what_to_do(tmp_path):
+    import errno
+
+    target = tmp_path / "f"
+    atomic.write_text_atomic(target, "old")
+
+    def full(f):
+        f.write(b"abc")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    with pytest.raises(atomic.AtomicWriteError) as e:
+        atomic.write_atomic(target, full)
+    assert e.value.errno == errno.ENOSPC
+    assert str(e.value.strerror) == (f"cannot write {target} (No space left on device); free "
+                                     "some space there (or write elsewhere), then run the same "
+                                     "command again.")
+    assert target.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+    # a folder where the file should go: one line too
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(atomic.AtomicWriteError, match="a file stands where a folder should be"):
+        atomic.write_text_atomic(tmp_path / "f" / "x", "y")
+    with pytest.raises(atomic.AtomicWriteError, match=r"its folder does not exist"):
+        atomic.write_text_atomic(tmp_path / "nope" / "x", "y")
+
+
+def test_os_error_message__every_fix_and_the_fallback(tmp_path):
+    import errno
+
+    def msg(code):
+        return atomic.os_error_message(OSError(code, os.strerror(code)), "P")
+    assert msg(errno.EACCES) == "cannot write P (Permission denied); make the folder writable " \
+                                "or write elsewhere."
+    assert msg(errno.EROFS).endswith("; the file system is read-only: write elsewhere.")
+    assert msg(errno.EISDIR).endswith("; a folder stands where the file should be: move it away "
+                                      "or write elsewhere.")
+    assert msg(errno.EDQUOT).endswith("; free some of your quota there, then run the same "
+                                      "command again.")
+    assert msg(errno.EPERM).endswith("make the folder writable or write elsewhere.")
+    assert msg(errno.EIO).endswith("; check the path and run the same command again.")
+
+
+def test_folder_lock__second_holder_refused_naming_the_first_then_free(tmp_path):
+    lock = atomic.FolderLock(tmp_path / "d", "--out").acquire()
+    try:
+        holder = (tmp_path / "d" / ".oslr.lock").read_text()
+        assert holder.startswith(f"pid {os.getpid()} on ")
+        with pytest.raises(atomic.FolderBusy) as e:
+            atomic.FolderLock(tmp_path / "d", "--out").acquire()
+        assert str(e.value) == (f"--out {tmp_path / 'd'} is in use by {holder}; wait for it to "
+                                "finish (or stop it), or give another folder.")
+    finally:
+        lock.release()
+    lock.release()  # releasing twice is harmless
+    with atomic.FolderLock(tmp_path / "d") as again:
+        assert again.fd is not None
+    assert again.fd is None
+
+
+def test_folder_lock__released_when_the_holder_is_killed(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import sys, time; from oslr.atomic import FolderLock; "
+            f"FolderLock({str(tmp_path)!r}).acquire(); print('held', flush=True); time.sleep(60)")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "held"
+    with pytest.raises(atomic.FolderBusy, match=f"pid {p.pid} on "):
+        atomic.FolderLock(tmp_path).acquire()
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    p.stdout.close()
+    atomic.FolderLock(tmp_path).acquire().release()
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.json", "t.parquet"])
+def test_write_frame_atomic__each_format_reads_back(tmp_path, name):
+    import pandas as pd
+
+    df = pd.DataFrame({"a": [1, 2], "b": [0.5, -1.0]})
+    atomic.write_frame_atomic(tmp_path / name, df)
+    back = {"t.csv": pd.read_csv, "t.json": pd.read_json,
+            "t.parquet": pd.read_parquet}[name](tmp_path / name)
+    pd.testing.assert_frame_equal(back, df)
+    assert (tmp_path / "t.csv").exists() == (name == "t.csv")
+    if name == "t.csv":
+        assert (tmp_path / name).read_text() == "a,b\n1,0.5\n2,-1.0\n"
+    with pytest.raises(ValueError, match=r"give a \.csv, \.json or \.parquet name"):
+        atomic.write_frame_atomic(tmp_path / "t.txt", df)
