@@ -89,15 +89,17 @@ def _dies_at(point, nth=2):
 #: kill point -> the checkpoint files left (the temporary and the rounds saved)
 _KILLS = {
     # the new file half written: only its temporary is incomplete
-    "fsync-file": [".checkpoint-000000000100.npz.tmp", "checkpoint-000000000050.npz"],
+    "fsync-file": [f".checkpoint-000000000100.npz.{os.getpid()}.tmp",
+                   "checkpoint-000000000050.npz"],
     # complete on disk, not yet renamed
-    "replace": [".checkpoint-000000000100.npz.tmp", "checkpoint-000000000050.npz"],
+    "replace": [f".checkpoint-000000000100.npz.{os.getpid()}.tmp",
+                "checkpoint-000000000050.npz"],
     # renamed, the folder not yet flushed, round 50 not yet removed
     "after-replace": ["checkpoint-000000000050.npz", "checkpoint-000000000100.npz"],
     # flushed, round 50 not yet removed
     "after-fsync-dir": ["checkpoint-000000000050.npz", "checkpoint-000000000100.npz"],
-    # all done: killed before the third chunk
-    "between-chunks": ["checkpoint-000000000100.npz"],
+    # all done: killed before the third chunk (the last two rounds are kept)
+    "between-chunks": ["checkpoint-000000000050.npz", "checkpoint-000000000100.npz"],
 }
 
 
@@ -125,7 +127,8 @@ def test_checkpoint__killed_at_every_step_of_a_write_resumes_bit_identical(
     resumed = oslr.simulate(learner, problem, params, pp, **{**_STUDY, "chunk_size": chunk},
                             checkpoint_path=folder)
     _assert_same(reference, resumed)
-    assert [p for p in _saved(folder) if not p.startswith(".")] == ["checkpoint-000000000250.npz"]
+    kept = [p for p in _saved(folder) if not p.startswith(".")]
+    assert len(kept) == 2 and kept[-1] == "checkpoint-000000000250.npz"
 
 
 def test_checkpoint__resume_uses_the_last_whole_round(tmp_path, monkeypatch, reference):
@@ -311,3 +314,70 @@ def test_checkpoint__sigkill_at_random_moments_resumes_bit_identical(tmp_path):
     ref = _uninterrupted(horizon)
     for key in ref:
         np.testing.assert_array_equal(got[key], ref[key], err_msg=key)
+
+
+def _two_rounds(tmp_path):
+    learner, params, problem, pp = _setup()
+    folder = tmp_path / "ck"
+    run = dict(horizon=40, n_runs=2, chunk_size=10)
+    whole = oslr.simulate(learner, problem, params, pp, **run)
+    calls = []
+    real = sim._save_checkpoint
+
+    def dying(*args):
+        real(*args)
+        calls.append(1)
+        if len(calls) == 2:
+            raise _Killed("after two chunks")
+    import pytest as _pt
+    mp = _pt.MonkeyPatch()
+    mp.setattr(sim, "_save_checkpoint", dying)
+    with pytest.raises(_Killed):
+        oslr.simulate(learner, problem, params, pp, **run, checkpoint_path=folder)
+    mp.undo()
+    assert _saved(folder) == ["checkpoint-000000000010.npz", "checkpoint-000000000020.npz"]
+    return (learner, problem, params, pp), run, folder, whole
+
+
+@pytest.mark.parametrize("damage", ["truncated", "one_value_changed", "wrong_round"])
+def test_checkpoint__newest_round_damaged_falls_back_to_the_older_one_with_a_warning(
+        tmp_path, damage):
+    args, run, folder, whole = _two_rounds(tmp_path)
+    newest = folder / "checkpoint-000000000020.npz"
+    if damage == "truncated":
+        newest.write_bytes(newest.read_bytes()[:100])
+    elif damage == "wrong_round":  # a copy of round 10 under round 20's name
+        newest.write_bytes((folder / "checkpoint-000000000010.npz").read_bytes())
+    else:  # re-saved with one value changed and the same metadata: only the SHA-256 sees it
+        with np.load(newest) as z:
+            arrays = {n: z[n].copy() for n in z.files}
+        name = next(n for n in arrays if n != "meta" and arrays[n].dtype.kind == "f")
+        arrays[name].flat[0] += 1.0
+        with open(newest, "wb") as f:
+            np.savez(f, **arrays)
+    with pytest.warns(RuntimeWarning, match=r"checkpoint .*" + newest.name + r" is damaged \(.*"
+                      r"\); resuming from round 10 instead"):
+        resumed = oslr.simulate(*args, **run, checkpoint_path=folder)
+    _assert_same(whole, resumed)
+
+
+def test_checkpoint__every_round_damaged_is_refused_naming_each(tmp_path):
+    args, run, folder, _ = _two_rounds(tmp_path)
+    for f in folder.iterdir():
+        f.write_bytes(b"junk")
+    with pytest.raises(ValueError, match=r"checkpoint .*020\.npz is damaged \(ValueError: not an \.npz archive\), "
+                                         r"and so is every older round \(.*010\.npz is damaged"):
+        oslr.simulate(*args, **run, checkpoint_path=folder)
+
+
+def test_checkpoint__another_runtime_resumes_with_a_one_line_warning(tmp_path, monkeypatch):
+    args, run, folder, whole = _two_rounds(tmp_path)
+    real = sim.runtime()
+    assert set(real) == {"jax", "jaxlib", "backend", "device_kind", "xla_flags"}
+    assert real["xla_flags"] == os.environ.get("XLA_FLAGS", "")
+    monkeypatch.setattr(sim, "runtime", lambda: {**real, "xla_flags": "--other"})
+    with pytest.warns(RuntimeWarning, match=r"saved by another runtime \(xla_flags .* -> "
+                                            r"'--other'\): the resumed study equals an "
+                                            r"uninterrupted one only to float rounding"):
+        resumed = oslr.simulate(*args, **run, checkpoint_path=folder)
+    _assert_same(whole, resumed)

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import oslr
 
 SRC = Path(oslr.__file__).parent
@@ -89,4 +91,17 @@ def test_import_oslr__loads_no_learner_family_module():
                                        text=True, check=True).stdout)
     assert not [m for m in loaded if m.startswith(("oslr.learners.", "oslr.problems.",
                                                    "oslr.experiments"))], loaded
-    assert "oslr.registry" in loaded
+    assert loaded == []  # `import oslr` is lazy: each public name loads its module on first use
+
+
+def test_import_oslr__no_jax_until_a_name_is_used_then_every_public_name_resolves():
+    code = ("import json, sys, oslr; before = 'jax' in sys.modules; "
+            "names = {n: type(getattr(oslr, n)).__name__ for n in oslr.__all__}; "
+            "print(json.dumps([before, 'jax' in sys.modules, names, "
+            "oslr.report.__name__, sorted(set(oslr.__all__) - set(dir(oslr)))]))")
+    before, after, names, report, missing = json.loads(subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert before is False and after is True and report == "oslr.report" and missing == []
+    assert names["make"] == "function" and names["SimResult"] == "type"
+    with pytest.raises(AttributeError, match="module 'oslr' has no attribute 'nope'"):
+        oslr.nope  # noqa: B018

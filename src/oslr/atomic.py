@@ -109,7 +109,7 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> 
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException as err:
+    except Exception as err:  # a kill leaves its temporary: the next write removes it
         try:
             os.unlink(tmp)
         except OSError:

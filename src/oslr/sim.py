@@ -294,10 +294,36 @@ def _saved_rounds(folder: Path) -> list[int]:
                   if (m := re.fullmatch(r"checkpoint-(\d+)\.npz", f.name)))
 
 
+def runtime() -> dict:
+    """What a compiled study's numbers depend on besides its settings: the jax and jaxlib
+    versions, the backend, the device kind and the XLA flags (recorded in every checkpoint)."""
+    import jaxlib
+
+    dev = jax.devices()[0]
+    return {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "backend": dev.platform,
+            "device_kind": dev.device_kind, "xla_flags": os.environ.get("XLA_FLAGS", "")}
+
+
+def _blocks_digest(blocks: dict) -> str:
+    """SHA-256 of the carry's blocks (names, shapes, dtypes and bytes, in name order)."""
+    h = hashlib.sha256()
+    for name in sorted(blocks):
+        a = np.ascontiguousarray(blocks[name])
+        h.update(f"{name}:{a.shape}:{a.dtype};".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+#: saved rounds kept per folder: the newest and the one before, so that a newest file damaged
+#: by something else still leaves a round to resume from
+KEEP_ROUNDS = 2
+
+
 def _save_checkpoint(path: Path, carry: PyTree, t_done: int, fingerprint: str) -> None:
-    """Save the carry after round `t_done` as one crash-safe file (`oslr.atomic`), then drop the
-    other rounds' files. Under jax.distributed every process first waits until all have saved
-    `t_done`, so that at any moment some round is saved by every process."""
+    """Save the carry after round `t_done` as one crash-safe file (`oslr.atomic`) holding the
+    carry's blocks, their SHA-256, the study's fingerprint and the runtime, then drop all but
+    the last KEEP_ROUNDS rounds' files. Under jax.distributed every process first waits until
+    all have saved `t_done`, so that at any moment some round is saved by every process."""
     folder = _process_dir(path)
     folder.mkdir(parents=True, exist_ok=True)
     blocks = {}
@@ -305,14 +331,30 @@ def _save_checkpoint(path: Path, carry: PyTree, t_done: int, fingerprint: str) -
         for shard in leaf.addressable_shards:  # the blocks of each leaf this process holds
             start, stop = _rows(shard.index, leaf.shape)
             blocks[f"{i}/{start}-{stop}"] = np.asarray(shard.data)
-    meta = {"t_done": t_done, "fingerprint": fingerprint, "format": CHECKPOINT_FORMAT}
+    meta = {"t_done": t_done, "fingerprint": fingerprint, "format": CHECKPOINT_FORMAT,
+            "sha256": _blocks_digest(blocks), "runtime": runtime()}
     blocks["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     atomic.write_atomic(_checkpoint_file(folder, t_done), lambda f: np.savez(f, **blocks))
     if jax.process_count() > 1:
         multihost_utils.sync_global_devices(f"oslr checkpoint {t_done}")
-    for t in _saved_rounds(folder):
-        if t != t_done:
-            _checkpoint_file(folder, t).unlink(missing_ok=True)
+    for t in _saved_rounds(folder)[:-KEEP_ROUNDS]:
+        _checkpoint_file(folder, t).unlink(missing_ok=True)
+
+
+def _read_checkpoint(file: Path) -> tuple[dict, dict]:
+    """The metadata and the carry's blocks of one checkpoint file; ValueError (saying why) when
+    it cannot be read or its blocks do not match their SHA-256."""
+    try:
+        if not zipfile.is_zipfile(file):  # np.load would try it as a pickle
+            raise ValueError("not an .npz archive")
+        with open(file, "rb") as f, np.load(f) as z:
+            meta = json.loads(z["meta"].tobytes())
+            arrays = {name: z[name] for name in z.files if name != "meta"}
+    except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{type(e).__name__}: {e}") from None
+    if "sha256" in meta and meta["sha256"] != _blocks_digest(arrays):
+        raise ValueError("its arrays do not match their SHA-256")
+    return meta, arrays
 
 
 def _resume_round(folder: Path, root: Path) -> int | None:
@@ -347,20 +389,42 @@ def _load_checkpoint(path: Path, like: PyTree, fingerprint: str,
     t_done = _resume_round(folder, root)
     if t_done is None:
         return None
-    file = _checkpoint_file(folder, t_done)
-    try:
-        with open(file, "rb") as f, np.load(f) as z:
-            meta = json.loads(z["meta"].tobytes())
-            arrays = {name: z[name] for name in z.files if name != "meta"}
-    except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as e:
-        raise ValueError(f"checkpoint {file} is damaged ({type(e).__name__}: {e}); {fresh}."
-                         ) from None
-    if meta.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"checkpoint {file} was written by an older oslr (format "
-                         f"{meta.get('format')}); {fresh}.")
-    if meta.get("fingerprint") != fingerprint or meta.get("t_done") != t_done:
+    # the newest round first; in a single process an older saved round when it is damaged
+    older = [t for t in _saved_rounds(folder) if t < t_done] if jax.process_count() == 1 else []
+    damaged = []
+    for t in [t_done, *reversed(older)]:
+        file = _checkpoint_file(folder, t)
+        try:
+            meta, arrays = _read_checkpoint(file)
+        except ValueError as e:
+            damaged.append(f"{file} is damaged ({e})")
+            continue
+        if meta.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"checkpoint {file} was written by an older oslr (format "
+                             f"{meta.get('format')}); {fresh}.")
+        if meta.get("t_done") != t:
+            damaged.append(f"{file} is damaged (it holds round {meta.get('t_done')}, its name "
+                           f"says {t})")
+            continue
+        break
+    else:
+        raise ValueError(f"checkpoint {damaged[0]}"
+                         + (f", and so is every older round ({'; '.join(damaged[1:])})"
+                            if len(damaged) > 1 else "") + f"; {fresh}.")
+    if damaged:
+        warnings.warn(f"checkpoint {damaged[0]}; resuming from round {t} instead "
+                      f"(the rounds after it are played again).", RuntimeWarning, stacklevel=3)
+    t_done = t
+    if meta.get("fingerprint") != fingerprint:
         raise ValueError(f"checkpoint in {root} belongs to a different study (settings "
                          "changed); delete the folder or choose another checkpoint path.")
+    saved_rt, now_rt = meta.get("runtime"), runtime()
+    if saved_rt is not None and saved_rt != now_rt:
+        what = ", ".join(f"{k} {saved_rt.get(k)!r} -> {now_rt.get(k)!r}" for k in sorted(now_rt)
+                         if saved_rt.get(k) != now_rt.get(k))
+        warnings.warn(f"checkpoint in {root} was saved by another runtime ({what}): the resumed "
+                      "study equals an uninterrupted one only to float rounding, not bit for "
+                      "bit.", RuntimeWarning, stacklevel=3)
     for t in _saved_rounds(folder):  # rounds past the resumed one are played again
         if t > t_done:
             _checkpoint_file(folder, t).unlink(missing_ok=True)
