@@ -122,6 +122,11 @@ def test_simulate__sharded_over_four_host_devices_matches_one_device():
         (dict(n_runs=-1), "n_runs"),
         (dict(horizon=2.5), "horizon"),
         (dict(unroll=0), "unroll"),
+        (dict(chunk_size=0), r"chunk_size must be a positive integer, got 0"),
+        (dict(horizon=2**31), r"horizon=2147483648 must be below 2\^31"),
+        (dict(run_offset=-1), r"run_offset=-1 must be an integer >= 0"),
+        (dict(run_offset=2**31 - 1), r"run_offset=2147483647 .* n_runs <= 2\^31 .*n_runs=2"),
+        (dict(run_offset=1.0), r"run_offset=1\.0 must be an integer"),
     ],
 )
 def test_simulate__bad_settings_fail_before_tracing(kwargs, match):
@@ -186,3 +191,32 @@ def test_simulate__arguments_in_the_wrong_order_get_one_clear_line():
                           ((learner, pp, params, pp), "the second argument must be a Problem")]:
         with pytest.raises(ValueError, match=message):
             oslr.simulate(*args, horizon=5, n_runs=2)
+
+
+def test_simulate__run_offset_at_the_last_allowed_run_is_accepted():
+    learner, params, problem, pp = _setup()
+    res = oslr.simulate(learner, problem, params, pp, horizon=5, n_runs=2,
+                        run_offset=2**31 - 2)
+    assert res.n_runs == 2
+
+
+@pytest.mark.parametrize("grid,match", [
+    ({"k": []}, r"grid k=\[\] must be a non-empty list of values"),
+    ({"k": 3}, r"grid k=3 must be a non-empty list of values, e.g. \{'k': \[3\]\}"),
+    ({"k": "3"}, r"grid k='3' must be a non-empty list"),
+])
+def test_sweep__an_empty_or_scalar_grid_is_refused_in_one_line(grid, match):
+    learner, params, problem, pp = _setup()
+    with pytest.raises(ValueError, match=match):
+        oslr.sweep(learner, problem, params, pp, grid, horizon=5, n_runs=2)
+
+
+@pytest.mark.parametrize("sigma,ok", [(1e6, True), (0.0, True), (1.1e6, False), (1e30, False),
+                                      (-0.1, False), (float("nan"), False)])
+def test_make_problem__sigma_beyond_float32_losses_is_refused(sigma, ok):
+    if ok:
+        oslr.make_problem("sparse-linear", d=4, k=2, sigma=sigma)
+        return
+    with pytest.raises(ValueError, match=r"noise sigma=.* must lie in \[0, 1e\+06\] \(larger "
+                                         r"squared losses overflow float32"):
+        oslr.make_problem("sparse-linear", d=4, k=2, sigma=sigma)

@@ -72,7 +72,10 @@ def grid_params(base: PyTree, grid: dict[str, Sequence[Any]] | None,
     """
     grid = dict(grid or {})
     names = {f.name for f in dataclasses.fields(base)}
-    for key in grid:
+    for key, values in grid.items():
+        if isinstance(values, (str, bytes)) or np.ndim(values) != 1 or len(values) == 0:
+            raise ValueError(f"grid {key}={values!r} must be a non-empty list of values, e.g. "
+                             f"{{{key!r}: [{values if np.ndim(values) == 0 else '...'}]}}.")
         if key not in names:
             raise ValueError(
                 f"grid key {key!r} is not a parameter of this learner; parameters: "
@@ -133,6 +136,9 @@ def validate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     _check_types(learner, problem, params, problem_params)
     check_positive_int("horizon", horizon)
     check_positive_int("n_runs", n_runs)
+    if horizon >= 2**31:
+        raise ValueError(f"horizon={horizon} must be below 2^31 = {2**31} (rounds are counted "
+                         "in int32); split a longer study in parts.")
     check_seed(seed)
     if comparator_k is not None and not (isinstance(comparator_k, (int, np.integer))
                                          and 1 <= comparator_k <= problem.d):
@@ -522,8 +528,13 @@ def simulate(
         raise ValueError(f"params must have a leading grid axis of size {n_grid}; got {lead}.")
     validate(learner, problem, params, problem_params, horizon, n_runs, seed, comparator_k)
     horizon, n_runs = int(horizon), int(n_runs)
+    if isinstance(run_offset, bool) or not isinstance(run_offset, (int, np.integer)) or not (
+            0 <= run_offset and run_offset + n_runs <= 2**31):
+        raise ValueError(f"run_offset={run_offset!r} must be an integer >= 0 with run_offset + "
+                         f"n_runs <= 2^31 (run ids are int32); got n_runs={n_runs}.")
     ckpts = metrics.checkpoint_rounds(horizon, n_checkpoints)
-    chunk_size = min(horizon, check_positive_int("chunk_size", chunk_size or 1000))
+    chunk_size = min(horizon, check_positive_int("chunk_size", 1000 if chunk_size is None
+                                                 else chunk_size))
     unroll = min(chunk_size, check_positive_int("unroll", unroll))
 
     family = learner.family

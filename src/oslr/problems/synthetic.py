@@ -66,6 +66,11 @@ class SyntheticParams:
     period: Array
 
 
+#: the largest label noise a synthetic stream accepts (sigma^2 summed over 1e6 rounds stays far
+#: below float32's 3.4e38)
+SIGMA_MAX = 1e6
+
+
 def synthetic_params(k: int = 3, sigma: float = 0.1, drift: float = 0.0, flip: float = 0.0,
                      period: int = 1000):
     return SyntheticParams(
@@ -234,8 +239,9 @@ def _factory(builder):
         check_positive_int("d", d)
         if not 1 <= k <= d:
             raise ValueError(f"sparsity k={k} must satisfy 1 <= k <= d={d}.")
-        if sigma < 0:
-            raise ValueError(f"noise sigma={sigma} must be >= 0.")
+        if not 0 <= sigma <= SIGMA_MAX:
+            raise ValueError(f"noise sigma={sigma} must lie in [0, {SIGMA_MAX:g}] (larger "
+                             "squared losses overflow float32, whose largest number is 3.4e38).")
         if not 0 <= flip <= 1:
             raise ValueError(f"flip probability {flip} must lie in [0, 1].")
         if period < 1:
