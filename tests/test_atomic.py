@@ -197,3 +197,58 @@ def test_write_frame_atomic__each_format_reads_back(tmp_path, name):
         assert (tmp_path / name).read_text() == "a,b\n1,0.5\n2,-1.0\n"
     with pytest.raises(ValueError, match=r"give a \.csv, \.json or \.parquet name"):
         atomic.write_frame_atomic(tmp_path / "t.txt", df)
+
+
+def test_write_atomic__other_errors_pass_through_unchanged(tmp_path):
+    def bad(f):
+        raise KeyError("not an OS error")
+    with pytest.raises(KeyError, match="not an OS error"):
+        atomic.write_atomic(tmp_path / "f", bad)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_atomic__a_failed_folder_flush_names_the_folder(tmp_path, monkeypatch):
+    import errno
+
+    def fail(folder):
+        raise OSError(errno.EIO, "Input/output error")
+    monkeypatch.setattr(atomic, "fsync_dir", fail)
+    with pytest.raises(atomic.AtomicWriteError) as e:
+        atomic.write_text_atomic(tmp_path / "f", "x")
+    assert e.value.strerror == (f"cannot write {tmp_path} (Input/output error); check the path "
+                                "and run the same command again.")
+
+
+def test_write_frame_atomic__parquet_drops_a_non_default_index(tmp_path):
+    import pandas as pd
+
+    df = pd.DataFrame({"a": [1, 2]}, index=[5, 7])
+    atomic.write_frame_atomic(tmp_path / "t.parquet", df)
+    back = pd.read_parquet(tmp_path / "t.parquet")
+    assert list(back.columns) == ["a"] and list(back.index) == [0, 1]
+
+
+def test_folder_lock__makes_missing_parents_and_says_who_holds_it(tmp_path, monkeypatch):
+    import re
+    import sys
+
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/oslr", "run", "--out", "x" * 400])
+    with atomic.FolderLock(tmp_path / "a" / "b"):
+        holder = (tmp_path / "a" / "b" / ".oslr.lock").read_text()
+    m = re.fullmatch(r"pid (\d+) on (\S+) since (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \((.*)\)", holder)
+    assert m and int(m.group(1)) == os.getpid()
+    assert m.group(4) == ("oslr run --out " + "x" * 400)[:200]
+
+
+def test_folder_lock__a_holder_that_wrote_nothing_is_another_process(tmp_path):
+    import fcntl
+
+    tmp_path.joinpath(".oslr.lock").write_text("")
+    fd = os.open(tmp_path / ".oslr.lock", os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(atomic.FolderBusy, match=r"folder .* is in use by another process;"):
+            atomic.FolderLock(tmp_path).acquire()
+    finally:
+        os.close(fd)
+    atomic.FolderLock(tmp_path).acquire().release()

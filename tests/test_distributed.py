@@ -81,7 +81,8 @@ def test_two_processes__same_numbers_as_one_files_written_once(tmp_path):
     assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == [
         "process-0-of-2", "process-1-of-2"]
     for part in (tmp_path / "ck").iterdir():  # each holds its own 3 runs, at the horizon
-        assert sorted(p.name for p in part.iterdir()) == ["checkpoint-000000000300.npz"]
+        assert sorted(p.name for p in part.iterdir()) == [  # the last two rounds
+            "checkpoint-000000000200.npz", "checkpoint-000000000300.npz"]
 
     # oslr run --distributed: the files of a single-process run, written once
     assert "wrote" in outs[0][0] and "wrote" not in outs[1][0]  # by process 0 only
