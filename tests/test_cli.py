@@ -188,28 +188,17 @@ def test_run__one_run_gives_a_result_with_no_interval(tmp_path, capsys):
 
 
 def test_run__ctrl_c_says_what_was_saved_and_a_rerun_resumes(tmp_path, capsys, monkeypatch):
-    import oslr.sim as sim
-
     study = ["run", "--learners", "ogd-full", "--runs", "3", "--horizon", "60", "--chunk", "20",
              "--no-progress", "--no-plot", "--json"]
     assert main([*study, "--out", str(tmp_path / "whole")]) == 0
     whole = json.loads(capsys.readouterr().out)
-    real, saves = sim._save_checkpoint, []
-
-    def dying(*args):
-        real(*args)
-        saves.append(args[2])
-        if len(saves) == 2:
-            raise KeyboardInterrupt
-    monkeypatch.setattr(sim, "_save_checkpoint", dying)
     out = tmp_path / "cut"
-    assert main([*study, "--out", str(out)]) == 130
+    _killed_after_two_chunks(monkeypatch, [*study, "--out", str(out)])
     err = capsys.readouterr().err.strip().splitlines()
     assert err[0].startswith("oslr run:") and err[-1].startswith("oslr: interrupted; every "
                                                                  "finished chunk is saved in")
     assert len([line for line in err if line]) == 2 and "same --out) to resume" in err[-1]
     assert not (out / "summary.json").exists() and (out / ".checkpoints").is_dir()
-    monkeypatch.setattr(sim, "_save_checkpoint", real)
     assert main([*study, "--out", str(out)]) == 0
     cap = capsys.readouterr()
     assert "resuming" in cap.err and json.loads(cap.out) == whole
