@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import socket
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -209,8 +210,6 @@ class FolderLock:
 
 
 def _argv() -> list[str]:
-    import sys
-
     return [os.path.basename(sys.argv[0])] + sys.argv[1:] if sys.argv else ["python"]
 
 

@@ -483,7 +483,7 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
     if decision is not None:
         study = {**study, "until": "separated", "max_runs": cap, "runs": look * batch,
                  "batch_runs": batch, "looks": look}
-    if decision is not None:  # before save_study, whose config.json marks the folder complete
+        # before save_study, whose config.json marks the folder complete
         atomic.write_frame_atomic(out / "until.csv", decision)
     files = report.save_study(results, out, config=study, plot=not args.no_plot, axes=args.axes,
                               compare_to=compare_to)

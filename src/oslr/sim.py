@@ -369,7 +369,8 @@ def _resume_round(folder: Path, root: Path) -> int | None:
     rounds = _saved_rounds(folder)
     if jax.process_count() == 1:
         return rounds[-1] if rounds else None
-    mine = np.full(2, -1, np.int64)  # a process holds at most two rounds (`_save_checkpoint`)
+    # the newest two rounds suffice: every process saved the second newest of any process
+    mine = np.full(2, -1, np.int64)
     mine[:len(rounds[-2:])] = rounds[-2:]
     held = [set(row) - {-1} for row in np.asarray(multihost_utils.process_allgather(mine))]
     if not any(held):
