@@ -252,3 +252,20 @@ def test_folder_lock__a_holder_that_wrote_nothing_is_another_process(tmp_path):
     finally:
         os.close(fd)
     atomic.FolderLock(tmp_path).acquire().release()
+
+
+def test_folder_lock__a_failing_flock_raises_its_error_and_closes_the_file(tmp_path,
+                                                                            monkeypatch):
+    import errno
+    import fcntl
+    import types
+
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+    monkeypatch.setattr(atomic, "fcntl", types.SimpleNamespace(
+        flock=no_locks, LOCK_EX=fcntl.LOCK_EX, LOCK_NB=fcntl.LOCK_NB))
+    before = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(OSError) as e:
+        atomic.FolderLock(tmp_path).acquire()
+    assert e.value.errno == errno.ENOLCK
+    assert len(os.listdir("/proc/self/fd")) == before  # the lock file's descriptor is closed
