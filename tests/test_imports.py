@@ -105,3 +105,12 @@ def test_import_oslr__no_jax_until_a_name_is_used_then_every_public_name_resolve
     assert names["make"] == "function" and names["SimResult"] == "type"
     with pytest.raises(AttributeError, match="module 'oslr' has no attribute 'nope'"):
         oslr.nope  # noqa: B018
+
+
+def test_oslr_dir__lists_every_public_name_and_getattr_caches_it():
+    names = dir(oslr)
+    assert names == sorted(names) and set(oslr.__all__) <= set(names)
+    assert "__version__" in names and len(names) == len(set(names))
+    make = oslr.make
+    assert oslr.__dict__["make"] is make  # resolved once, then a plain attribute
+    assert oslr.stats.__name__ == "oslr.stats" and oslr.__dict__["stats"] is oslr.stats

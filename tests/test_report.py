@@ -43,3 +43,102 @@ def test_draw_bound__without_rescale_keeps_the_data_limits():
     assert ax.get_ylim() == before and line.get_label() == "_nolegend_"
     assert line in ax.get_children()
     plt.close(fig)
+
+
+# --------------------------------------------------------------------------- tables and files
+
+import json  # noqa: E402
+
+import pytest  # noqa: E402
+from scipy import stats as st  # noqa: E402
+
+from oslr import report  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def swept():
+    """A two-point sweep (k = 2, 3) of a small study: every table is checked against it."""
+    import oslr
+
+    problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)
+    learner, params = oslr.make("ogd-random-subset", d=4, max_k=3)
+    return oslr.sweep(learner, problem, params, pp, {"k": [2, 3]}, horizon=30, n_runs=5,
+                      chunk_size=30)
+
+
+def _ci(v):
+    v = np.asarray(v, np.float64)
+    half = st.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
+    return v.mean(), v.mean() - half, v.mean() + half
+
+
+def test_params_label__floats_to_four_digits_integers_whole():
+    assert report.params_label({"k": 123456, "eta": 0.123456}) == "k=123456, eta=0.1235"
+    assert report.params_label({}) == "default"
+
+
+def test_summary_frame__by_hand_from_the_per_run_finals(swept):
+    s = report.summary_frame([swept])
+    curves = swept.regret_curves()
+    assert len(s) == 2 * len(curves)
+    for g, label in enumerate(["k=2", "k=3"]):
+        rows = s[s["params"] == label]
+        assert list(rows.loc[rows["primary"], "metric"]) == ["regret"]  # one primary per point
+        for _, row in rows.iterrows():
+            mean, lo, hi = _ci(curves[row["metric"]][g, :, -1])
+            assert (row["mean"], row["ci_low"], row["ci_high"]) == pytest.approx((mean, lo, hi),
+                                                                                rel=1e-12)
+        assert (rows["over_budget_rounds"] == 0).all()
+    # a result whose runs went over budget says how many rounds did
+    final = {**swept.final, "over_budget": np.ones_like(swept.final["over_budget"]) * 2}
+    import dataclasses
+
+    over = report.summary_frame([dataclasses.replace(swept, final=final)])
+    assert (over["over_budget_rounds"] == 2 * swept.n_runs).all()
+
+
+def test_curves_runs_frames__columns_labels_and_values(swept):
+    curves = swept.regret_curves()
+    c = report.curves_frame([swept])
+    assert list(c.columns) == ["learner", "problem", "params", "metric", "t", "mean", "sem",
+                               "ci_low", "ci_high"]
+    row = c[(c["params"] == "k=3") & (c["metric"] == "regret")].iloc[-1]
+    assert row["learner"] == "ogd-random-subset" and row["t"] == 30
+    assert (row["mean"], row["ci_low"], row["ci_high"]) == pytest.approx(
+        _ci(curves["regret"][1, :, -1]), rel=1e-12)
+    r = report.runs_frame([swept])
+    assert list(r.columns) == ["learner", "params", "metric", "run", "final"]
+    sel = r[(r["params"] == "k=2") & (r["metric"] == "regret")]
+    np.testing.assert_array_equal(sel["final"], curves["regret"][0, :, -1])
+    rc = report.runs_curves_frame([swept])
+    assert set(rc["params"]) == {"k=2", "k=3"}
+
+
+def test_sequential_frame__passes_its_level(swept):
+    wide = report.sequential_frame([swept], 1, level=0.99)
+    narrow = report.sequential_frame([swept], 1, level=0.5)
+    assert (wide["cs_high"] - wide["cs_low"]).item() > (narrow["cs_high"] - narrow["cs_low"]).item()
+
+
+def test_save_study__files_config_and_the_figure(swept, tmp_path):
+    files = report.save_study([swept], tmp_path, config={"note": "x"})
+    names = ["summary.csv", "summary.json", "curves.csv", "runs.csv", "runs.parquet",
+             "regret.png", "config.json"]
+    assert sorted(files) == sorted(names)
+    assert all(files[n] == tmp_path / n and files[n].is_file() for n in names)
+    cfg = json.loads((tmp_path / "config.json").read_text())
+    assert cfg["note"] == "x" and set(cfg["results"][0]) == {
+        "learner", "problem", "family", "horizon", "n_runs", "seed", "grid", "comparator_k",
+        "comparator_radius", "info"}
+    # the figure: log-log axes by default, saved at FIGURE_DPI
+    import matplotlib.pyplot as plt
+
+    fig = report.plot_regret([swept], tmp_path / "again.png")
+    ax = fig.axes[0]
+    assert (ax.get_xscale(), ax.get_xlabel(), ax.get_title()) == (
+        "log", "round t", report.plot_title([swept]))
+    assert ax.get_ylabel() == report.METRIC_LABELS["regret"]
+    assert "(d=4, k=2)" in ax.get_title()
+    width = int.from_bytes((tmp_path / "again.png").read_bytes()[16:20], "big")
+    assert width == round(fig.get_size_inches()[0] * report.FIGURE_DPI)
+    plt.close(fig)

@@ -4,7 +4,7 @@
                                                         #   --sample where a module has more)
     python tools/mutation.py --changed [BASE]           # the modules a change touches (git diff)
     python tools/mutation.py --table                    # rewrite tests/MUTATION.md from the json
-    python tools/mutation.py --survivors oslr.checks    # print each live mutant's diff
+    python tools/mutation.py --survivors oslr.checks    # each live mutant's diff (kept in the json)
 
 For each module mutmut copies the package into `mutants/` (ignored by git), writes every mutant
 of the module as a trampoline, runs the module's tests (`tests_for`: the mirrored test files
@@ -53,8 +53,9 @@ EXTRA_TESTS = {
     "oslr.prng": ["tests/test_rollout.py"],
     "oslr.spec": ["tests/test_extension.py"],
     "oslr.registry": ["tests/test_extension.py", "tests/test_spec.py"],
-    "oslr.report": ["tests/test_result.py"],
+    "oslr.report": ["tests/test_result.py", "tests/test_cli.py"],
     "oslr.cli": ["tests/test_readme.py"],
+    "oslr.__init__": ["tests/test_imports.py", "tests/test_extension.py"],
 }
 LEARNER_EXTRAS = ["tests/test_contract.py", "tests/test_x64.py"]
 
@@ -68,8 +69,9 @@ def module_path(module: str) -> Path:
 def tests_for(module: str) -> list[str]:
     """The test files of `module`: mirrored names that exist, then EXTRA_TESTS."""
     parts = module.split(".")[1:]
-    name = parts[-1] if parts[-1] != "__init__" else parts[-2]
-    pkg = parts[:-1]
+    if parts[-1] == "__init__":  # a package: its own name (the top one has only its extras)
+        parts = parts[:-1] or ["__init__"]
+    name, pkg = parts[-1], parts[:-1]
     cands = [Path("tests", *pkg, f"test_{name}.py"), Path("tests", f"test_{name}.py")]
     if pkg:
         cands.append(Path("tests", f"test_{pkg[-1]}.py"))
@@ -168,12 +170,23 @@ def run_module(module: str, sample: int, seed: int, max_children: int) -> dict:
     no_tests = [n for n in chosen if status[n] == "no tests" and n not in eq]
     other = [n for n in chosen if n not in killed + survived + no_tests + eq]
     denom = len(chosen) - len(eq)
+    diffs = {n: _diff(n) for n in survived + no_tests}
     return {
         "module": module, "mutants": len(names), "tested": len(chosen), "killed": len(killed),
         "survived": survived, "no_tests": no_tests, "other": {n: status[n] for n in other},
         "equivalent": eq, "score": round(len(killed) / denom, 4) if denom else None,
         "tests": tests, "date": _dt.date.today().isoformat(), "commit": _commit(),
+        "live_diffs": diffs,
     }
+
+
+def _diff(name: str) -> str:
+    """The changed lines of mutant `name` (kept in MUTATION.json: `mutants/` is rebuilt by the
+    next run)."""
+    out = subprocess.run(["mutmut", "show", name], cwd=ROOT, capture_output=True,
+                         text=True).stdout
+    return "\n".join(line for line in out.splitlines()
+                     if line[:1] in "+-" and not line.startswith(("+++", "---")))
 
 
 def _commit() -> str:
@@ -226,7 +239,8 @@ def show_survivors(module: str) -> None:
     if not r:
         raise SystemExit(f"{module}: not in {RESULTS.name}; run it first")
     for n in r["survived"] + r["no_tests"]:
-        subprocess.run(["mutmut", "show", n], cwd=ROOT)
+        kind = "survived" if n in r["survived"] else "no test reached it"
+        print(f"# {n} ({kind})\n{r.get('live_diffs', {}).get(n, '(diff not recorded)')}")
 
 
 def main(argv=None) -> int:
@@ -259,7 +273,8 @@ def main(argv=None) -> int:
         if len(mods) > 1:
             cmd = [sys.executable, __file__, m, "--sample", str(a.sample), "--seed",
                    str(a.seed), "--max-children", str(a.max_children)]
-            subprocess.run(cmd, cwd=ROOT, check=True)
+            if subprocess.run(cmd, cwd=ROOT).returncode != 0:
+                print(f"{m}: the mutation run failed (see above); going on", file=sys.stderr)
             results = load_results()
             continue
         r = run_module(m, a.sample, a.seed, a.max_children)

@@ -324,13 +324,18 @@ def draw_bound(ax, t, bound, label: str | None, color=None, order_only: bool = F
     return line
 
 
+#: resolution of every saved figure
+FIGURE_DPI = 120
+
+
 def finish_figure(fig, ax, path: str | Path | None = None):
     """Grid, legend, tight layout, and save to `path` when given; returns `fig`."""
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
+    if path is not None:  # replaced whole (oslr.atomic), in the format of its suffix
+        fmt = Path(path).suffix.lstrip(".").lower() or "png"
+        atomic.write_atomic(path, lambda f: fig.savefig(f, format=fmt, dpi=FIGURE_DPI))
     return fig
 
 
@@ -370,9 +375,7 @@ def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict |
         else:
             import matplotlib.pyplot as plt
 
-            fig = plot_regret(results, None, axes=axes)
-            atomic.write_atomic(out / "regret.png", lambda f: fig.savefig(f, format="png",
-                                                                          dpi=120))
+            fig = plot_regret(results, out / "regret.png", axes=axes)
             plt.close(fig)
             files["regret.png"] = out / "regret.png"
     from oslr.provenance import stamp
