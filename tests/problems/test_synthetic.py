@@ -136,3 +136,64 @@ def test_ito_synthetic__unnormalised_generator_clipped_or_not():
     np.testing.assert_array_equal(np.asarray(ex2.x), np.asarray(exs.x))  # the same stream
     y2 = np.asarray(ex2.y)
     assert np.abs(y2).max() > 2.0 and np.array_equal(np.clip(y2, -1, 1), y)
+
+
+# --------------------------------------------------------------------------- pinned by mutation
+
+
+def test_hadamard_design__draws_every_row_of_the_next_power_of_two():
+    """d = 5: rows of the 8 x 8 Sylvester matrix (not 4 x 4), each equal to H[i, :5]."""
+    from oslr.problems.synthetic import hadamard_row
+
+    problem, pp = oslr.make_problem("sparse-linear", d=5, k=2, design="hadamard")
+    x = np.asarray(stream(problem, pp, 0, 0, 400).x)
+    h8 = np.array([[(-1.0) ** bin(i & j).count("1") for j in range(8)] for i in range(8)])
+    rows = {tuple(r) for r in x}
+    assert rows == {tuple(r[:5]) for r in h8}  # all 8 rows appear, nothing else
+    np.testing.assert_array_equal(np.asarray(hadamard_row(jnp.int32(6), 5)), h8[6, :5])
+
+
+def test_sphere_design_and_unit_x__norm_one_whatever_the_draw():
+    problem, pp = oslr.make_problem("sparse-linear", d=2, k=1, design="sphere")
+    x = np.asarray(stream(problem, pp, 0, 0, 200).x)
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1.0, rtol=1e-6)
+    assert len(np.unique(np.abs(x))) > 100  # a Gaussian direction, not +-1 entries
+    # unit_x on a design whose norm is often below 1 (d = 2 Gaussian) scales up as well as down
+    problem, pp = oslr.make_problem("sparse-linear", d=2, k=1, unit_x=True)
+    raw, _ = oslr.make_problem("sparse-linear", d=2, k=1)
+    assert (np.linalg.norm(np.asarray(stream(raw, pp, 0, 0, 200).x), axis=1) < 1).any()
+    x = np.asarray(stream(problem, pp, 0, 0, 200).x)
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1.0, rtol=1e-6)
+
+
+def test_clip_y__clips_the_noise_free_label_too():
+    problem, pp = oslr.make_problem("sparse-linear", d=8, k=1, sigma=1.0, clip_y=True)
+    exs = stream(problem, pp, 0, 0, 300)
+    y_clean = np.asarray(exs.y_clean)
+    assert np.abs(y_clean).max() == 1.0 and np.abs(np.asarray(exs.y)).max() == 1.0
+
+
+def test_factory__bounds_on_d_and_k_pinned():
+    with pytest.raises(ValueError, match=r"^d must be a positive integer, got 0\.$"):
+        oslr.make_problem("sparse-linear", d=0, k=1)
+    for k in (1, 6):
+        oslr.make_problem("sparse-linear", d=6, k=k)
+    for k in (0, 7):
+        with pytest.raises(ValueError, match=rf"sparsity k={k} must satisfy 1 <= k <= d=6\."):
+            oslr.make_problem("sparse-linear", d=6, k=k)
+
+
+def test_streams__names_kinds_modes_and_defaults():
+    from oslr.problems import synthetic as s
+
+    for build, name, mode, realizable in [(s.sparse_linear, "sparse-linear", "realizable", True),
+                                          (s.agnostic, "agnostic", "agnostic", False),
+                                          (s.drifting, "drifting", "drifting", True),
+                                          (s.switching, "switching", "switching", True)]:
+        p = build(6)  # the defaults: l1 normalisation, x as drawn
+        assert (p.name, p.kind, p.info["mode"], p.realizable) == (name, "stream", mode,
+                                                                  realizable)
+        assert p.info["unit_x"] is False
+    p, _ = oslr.make_problem("ito-synthetic")
+    assert p.name == "ito-synthetic" and p.info["clip"] is True
+    assert s.synthetic_params(k=3).k.dtype == jnp.int32
