@@ -142,3 +142,50 @@ def test_save_study__files_config_and_the_figure(swept, tmp_path):
     width = int.from_bytes((tmp_path / "again.png").read_bytes()[16:20], "big")
     assert width == round(fig.get_size_inches()[0] * report.FIGURE_DPI)
     plt.close(fig)
+
+
+def test_growth_exponent__t_min_itself_counts():
+    assert growth_exponent([1.0, 10.0, 100.0], [1.0, 10.0, 1000.0], t_min=10.0) == \
+        pytest.approx(2.0, rel=1e-12)
+
+
+def _with_regret(res, curves):
+    light = res.per_run()
+    light._regret = curves
+    return light
+
+
+def test_plot_regret__into_a_given_axis_labels_bands_and_scales(swept):
+    import matplotlib.pyplot as plt
+
+    g, r, c = swept.regret_curves()["regret"].shape
+    rng = np.random.default_rng(0)
+    v = 0.5 + 0.01 * rng.random((g, r, c))
+    small = _with_regret(swept, {"regret_wstar": v, "my_metric": v})
+    fig, ax = plt.subplots()
+    out = report.plot_regret([swept, small], ax=ax)
+    assert out is fig and len(ax.lines) == 4  # two learners x two grid points, drawn into ax
+    assert ax.get_ylabel() == (f"{report.METRIC_LABELS['regret']} / "
+                               f"{report.METRIC_LABELS['regret_wstar']}")
+    assert ax.get_legend_handles_labels()[1][:2] == ["ogd-random-subset (k=2)",
+                                                     "ogd-random-subset (k=3)"]
+    assert all(np.all(band.get_linewidth() == 0) for band in ax.collections)
+    assert "mean over 5 runs" in ax.get_title()
+    plt.close(fig)
+    fig = report.plot_regret([small])  # every band above 0 (here below 1): a log y axis
+    assert fig.axes[0].get_yscale() == "log"
+    plt.close(fig)
+    fig = report.plot_regret([small], metric="my_metric")  # no label known: its name
+    assert fig.axes[0].get_ylabel() == "my_metric"
+    plt.close(fig)
+
+
+def test_frames__empty_input_and_column_order(swept, tmp_path):
+    assert report.runs_curves_frame([]).empty and report.curves_frame([]).empty
+    assert list(report.sequential_frame([swept], 1).columns[:3]) == ["name", "metric",
+                                                                    "reference"]
+    s = report.summary_frame([swept], compare_to="best")
+    assert s["diff"].dtype == np.float64 and s.loc[~s["primary"], "diff"].isna().all()
+    assert s.loc[~s["primary"], "verdict"].isna().all()
+    report.save_study([swept], tmp_path, plot=False)
+    assert (tmp_path / "summary.json").read_text().startswith('[\n {\n  "learner"')
