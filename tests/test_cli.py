@@ -526,11 +526,16 @@ def test_run__result_files_are_written_crash_safely_config_last(tmp_path, capsys
 
 
 def _oslr(args, **kw):
+    """`python -m oslr.cli ARGS` importing the modules this process imports (under the mutation
+    tool, the mutated copy)."""
+    import os
     import subprocess
     import sys
 
+    path = os.pathsep.join(os.path.abspath(p) for p in sys.path if p)
+    env = {**os.environ, "PYTHONPATH": path}
     return subprocess.Popen([sys.executable, "-m", "oslr.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kw)
+                            stderr=subprocess.PIPE, text=True, env=env, **kw)
 
 
 @pytest.mark.parametrize("signame,code", [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
