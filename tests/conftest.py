@@ -1,6 +1,7 @@
 """Strict JAX flags for the whole suite (STYLE.md: equinox-style strictness)."""
 
 import os
+from pathlib import Path
 
 # Tests compile at XLA's backend optimisation level 0 (set before JAX starts its backend, and
 # inherited by the subprocesses that tests launch): programs compile about twice as fast, which is
@@ -28,9 +29,11 @@ def _compilation_cache(tmp_path_factory):
     the same programs (contract checks, references, the benchmark smoke run), and XLA compiles
     each identical program once (17% off the contract suite on 2 cores)."""
     base = tmp_path_factory.getbasetemp()
-    # pytest-xdist workers have their own base folders under a shared root: share the cache
-    cache = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "jax-cache"
-    cache.mkdir(exist_ok=True)
+    # pytest-xdist workers have their own base folders under a shared root: share the cache;
+    # the mutation tool (tools/mutation.py) names one cache for all of a run's mutants
+    cache = Path(os.environ.get("OSLR_TEST_JAX_CACHE") or
+                 (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "jax-cache")
+    cache.mkdir(parents=True, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", str(cache))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)

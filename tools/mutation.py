@@ -146,6 +146,11 @@ def run_module(module: str, sample: int, seed: int, max_children: int) -> dict:
     if not tests:
         raise SystemExit(f"{module}: no test file found; add one to EXTRA_TESTS in {__file__}")
     shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+    # one XLA compilation cache for every mutant of the run: a program the mutant does not
+    # change is compiled once (the cache key is the program itself, so a mutant's own program
+    # is always compiled anew)
+    os.environ.setdefault("OSLR_TEST_JAX_CACHE", str(Path(os.environ.get("TMPDIR", "/tmp"),
+                                                          "oslr-mutation-jax-cache")))
     _configure(module, tests)
     os.chdir(ROOT)
     # generate once to learn the mutant names, then sample
