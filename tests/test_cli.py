@@ -575,3 +575,42 @@ def test_oslr_command__sigterm_mid_study_keeps_the_chunks_and_the_rerun_resumes(
     p = _oslr(args)
     outs, err = p.communicate(timeout=300)
     assert p.returncode == 0 and "resuming" in err, err
+
+
+def test_experiment__out_that_is_a_file_is_refused_before_any_work(tmp_path, capsys,
+                                                                   monkeypatch):
+    import oslr.experiments as ex
+
+    monkeypatch.setattr(ex, "run_experiment", lambda *a, **k: pytest.fail("ran anyway"))
+    (tmp_path / "afile").write_text("x")
+    assert main(["experiment", "kpm-pege", "--quick", "--out", str(tmp_path / "afile")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"oslr: error: --out {tmp_path / 'afile'} exists and is not a folder; give a "
+                   "folder (new or one this experiment wrote before).")
+    assert (tmp_path / "afile").read_text() == "x"
+
+
+def test_experiment__a_second_writer_is_refused_naming_the_holder(tmp_path, capsys,
+                                                                  monkeypatch):
+    import oslr.experiments as ex
+    from oslr.atomic import FolderBusy, FolderLock
+
+    calls = []
+    monkeypatch.setattr(ex, "run_experiment", lambda *a, **k: calls.append(a) or pd.DataFrame(
+        {"x": [1]}))
+    out = tmp_path / "d"
+    argv = ["experiment", "kpm-pege", "--quick", "--no-progress", "--json", "--out", str(out)]
+    with FolderLock(out, "--out"):
+        assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"--out {out} is in use by pid " in err, err
+    assert calls == []
+    assert main(argv) == 0 and len(calls) == 1  # released: the experiment runs
+
+    def second_writer(*a, **k):  # during the run the folder is held
+        with pytest.raises(FolderBusy):
+            FolderLock(out).acquire()
+        return pd.DataFrame({"x": [2]})
+
+    monkeypatch.setattr(ex, "run_experiment", second_writer)
+    assert main(argv) == 0

@@ -159,6 +159,12 @@ def write_frame_atomic(path: str | os.PathLike, frame, **kwargs) -> None:
         raise ValueError(f"write_frame_atomic: {path}: give a .csv, .json or .parquet name.")
 
 
+def save_figure_atomic(fig, path: str | os.PathLike, dpi: int) -> None:
+    """`write_atomic` of a matplotlib figure, in the format of `path`'s suffix (png when none)."""
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    write_atomic(path, lambda f: fig.savefig(f, format=fmt, dpi=dpi))
+
+
 class FolderBusy(ValueError):
     """Another process holds the folder's lock (`FolderLock`)."""
 
@@ -224,5 +230,5 @@ def read_json(path: str | os.PathLike, what: str, fix: str) -> Any:
 
 
 __all__ = ["AtomicWriteError", "FolderBusy", "FolderLock", "copy_atomic", "fsync_dir",
-           "os_error_message", "read_json", "write_atomic", "write_frame_atomic",
+           "os_error_message", "read_json", "save_figure_atomic", "write_atomic", "write_frame_atomic",
            "write_json_atomic", "write_text_atomic"]

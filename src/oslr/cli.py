@@ -571,6 +571,9 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             raise UsageError(f"--hold-rates does not apply to {args.name}.")
         options["hold_rates"] = True
     spec.check_options(options)  # unknown names stop here, before any work
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} exists and is not a folder; give a folder (new or one "
+                         "this experiment wrote before).")
     rank = _start_distributed(args)
     if rank != 0:
         # the same work in lockstep with process 0 (resumable cells included) into a scratch
@@ -580,8 +583,13 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                        False, **options)
         shutil.rmtree(scratch, ignore_errors=True)
         return 0
-    df = run_experiment(args.name, dataset, args.runs, args.seed, out, args.quick,
-                        not args.no_progress, **options)
+    from oslr import atomic
+
+    # one writer per --out; each file is replaced whole (a kill leaves none half-written) and
+    # a rerun makes every file again (only the arena's finished cells are kept and reused)
+    with atomic.FolderLock(out, "--out"):
+        df = run_experiment(args.name, dataset, args.runs, args.seed, out, args.quick,
+                            not args.no_progress, **options)
     if args.json:
         print(df.to_json(orient="records", indent=1))
         return 0

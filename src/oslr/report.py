@@ -334,8 +334,7 @@ def finish_figure(fig, ax, path: str | Path | None = None):
     ax.legend(fontsize=8)
     fig.tight_layout()
     if path is not None:  # replaced whole (oslr.atomic), in the format of its suffix
-        fmt = Path(path).suffix.lstrip(".").lower() or "png"
-        atomic.write_atomic(path, lambda f: fig.savefig(f, format=fmt, dpi=FIGURE_DPI))
+        atomic.save_figure_atomic(fig, path, FIGURE_DPI)
     return fig
 
 

@@ -196,3 +196,26 @@ def test_reproduce__a_killed_step_resumes_from_its_work_folder(tmp_path, monkeyp
     # the step's own per-run file is kept, not replaced by the recorder's
     assert (out / "own-runs.parquet").read_text() == "per-run"
     assert set(json.loads((out / "STAMPS.json").read_text())) == {"t.csv", "own-runs.parquet"}
+
+
+def test_reproduce__a_second_process_on_the_same_step_is_refused_naming_the_first(
+        tmp_path, monkeypatch):
+    from oslr.atomic import FolderBusy, FolderLock
+
+    monkeypatch.setattr(rep.sim, "clear_compiled", lambda: None)
+    out, ran = tmp_path / "out", []
+    step = rep.Step("s", "arena", ("s.csv",), lambda o, q, p: ran.append(o) or (
+        o / "s.csv").write_text("s\n"))
+    (out / ".work-s").mkdir(parents=True)
+    (out / ".work-s" / "cell.json").write_text("{}")  # the first process's saved work
+    with FolderLock(out / ".work-s", "the other"):
+        with pytest.raises(FolderBusy, match=r"^step s's work folder .*\.work-s is in use by "
+                           r"pid \d+ on .*; wait for it to finish"):
+            rep.reproduce([step], out, log=lambda *a: None)
+    assert ran == [] and (out / ".work-s" / "cell.json").exists()  # nothing adopted or removed
+    assert not (out / "s.csv").exists()
+    # the lock file of a killed process is not taken for a stale loose file: it resumes
+    said = []
+    rep.reproduce([step], out, log=said.append)
+    assert ran == [out / ".work-s"] and any("resuming" in s for s in said)
+    assert (out / "s.csv").read_text() == "s\n" and not (out / ".work-s").exists()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from oslr import atomic
 from oslr.registry import EXPERIMENTS
 from oslr.spec import ExperimentArgs
 
@@ -65,7 +66,7 @@ def write_runs(results, path: Path) -> None:
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["study", "problem", "learner", "params", "metric", "run", "t", "value"])
     path.parent.mkdir(parents=True, exist_ok=True)
-    table.to_parquet(path, index=False)
+    atomic.write_frame_atomic(path, table)
 
 
 def _param_columns(res) -> dict:

@@ -601,7 +601,7 @@ def plot_arena(curves: pd.DataFrame, problem: str, budget: int, path: str | Path
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=110)
+        atomic.save_figure_atomic(fig, path, 110)
     return fig
 
 
@@ -641,12 +641,13 @@ def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: boo
                                          for frames in zip(*parts))
     if ks is not None:
         curves["k"] = np.concatenate([np.full(len(p[1]), k) for p, k in zip(parts, ks)])
-    board.to_csv(out / f"{name}.csv", index=False)
-    (out / f"{name}.json").write_text(board.to_json(orient="records", indent=1))
-    (out / f"{name}.md").write_text(leaderboard_markdown(board))
-    curves.to_csv(out / f"{name}-curves.csv", index=False)
-    tuning.to_csv(out / f"{name}-tuning.csv", index=False)
-    runs_frame.to_parquet(out / f"{name}-runs.parquet", index=False)
+    # each file replaced whole (oslr.atomic): a kill leaves none that reads as complete
+    atomic.write_frame_atomic(out / f"{name}.csv", board)
+    atomic.write_frame_atomic(out / f"{name}.json", board, orient="records", indent=1)
+    atomic.write_text_atomic(out / f"{name}.md", leaderboard_markdown(board))
+    atomic.write_frame_atomic(out / f"{name}-curves.csv", curves)
+    atomic.write_frame_atomic(out / f"{name}-tuning.csv", tuning)
+    atomic.write_frame_atomic(out / f"{name}-runs.parquet", runs_frame)
     try:
         import matplotlib.pyplot as plt
 

@@ -23,6 +23,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from oslr import atomic
+
 _BLOCK = re.compile(r"(<!-- oslr-table (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /oslr-table -->)",
                     re.S)
 
@@ -756,7 +758,7 @@ def update(docs: str | Path, missing: list[str] | None = None) -> list[str]:
         text = page.read_text()
         new = render(text, docs / "figures", missing)
         if new != text:
-            page.write_text(new)
+            atomic.write_text_atomic(page, new)
             changed.append(page.name)
     return changed
 

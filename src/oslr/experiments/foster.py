@@ -25,7 +25,8 @@ from oslr.experiments.output import write_table_and_figure
 from oslr.learners.foster import theorem_1_order
 from oslr.problems.set_cover import decision_threshold
 from oslr.registry import LEARNERS, make, make_problem
-from oslr.report import draw_bound, finish_figure, growth_exponent, mean_ci
+from oslr import atomic
+from oslr.report import FIGURE_DPI, draw_bound, finish_figure, growth_exponent, mean_ci
 from oslr.sim import simulate, sweep
 from oslr.spec import ExperimentArgs, ExperimentSpec
 from oslr.types import PREDICTION
@@ -224,7 +225,7 @@ def plot_hard(df: pd.DataFrame, path: str | Path | None = None, title: str = "")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=120)
+        atomic.save_figure_atomic(fig, path, FIGURE_DPI)
     return fig
 
 
@@ -248,7 +249,7 @@ def _run_hard(a: ExperimentArgs) -> pd.DataFrame:
                      instances=1 if a.quick else 3, seed=a.seed, progress=a.progress, **a.options)
     write_table_and_figure(a.out, "foster-hard", df, lambda p, t: plot_hard(df, p, t),
                            f"planted set cover (d=8, k=2, m=10, rho=0.3): {runs} runs, 95% bands")
-    hard_decisions(df).to_csv(a.out / "foster-hard-decisions.csv", index=False)
+    atomic.write_frame_atomic(a.out / "foster-hard-decisions.csv", hard_decisions(df))
     return df
 
 

@@ -34,6 +34,7 @@ from oslr.experiments.tuning import TUNE_OFFSET, mean_final_regret, scaled_point
 from oslr.primitives.projections import projection_matrix
 from oslr.rollout import PROBLEM_INIT, PROBLEM_ROUNDS, run_keys
 from oslr.registry import make, make_problem
+from oslr import atomic
 from oslr.report import finish_figure, mean_ci
 from oslr.sim import simulate
 from oslr.spec import ExperimentArgs, ExperimentSpec
@@ -322,8 +323,8 @@ def _run_table1(a: ExperimentArgs) -> pd.DataFrame:
                                tune=bool(a.options.get("tune", False)))
     write_table_and_figure(a.out, "ito-table1", table,
                            lambda path, title: plot_fig1a(curves, path, title), "")
-    curves.to_csv(a.out / "ito-table1-curves.csv", index=False)
-    finals.to_csv(a.out / "ito-table1-finals.csv", index=False)
+    atomic.write_frame_atomic(a.out / "ito-table1-curves.csv", curves)
+    atomic.write_frame_atomic(a.out / "ito-table1-finals.csv", finals)
     return table
 
 
@@ -333,7 +334,7 @@ def _run_real(a: ExperimentArgs) -> pd.DataFrame:
                   runs=runs, seed=a.seed, progress=a.progress, finals=finals)
     write_table_and_figure(a.out, "ito-real", df, lambda path, title: plot_real(df, path, title),
                            f"kegg (for CT), {runs} shuffles, 95% bands:")
-    pd.DataFrame(finals).to_csv(a.out / "ito-real-finals.csv", index=False)
+    atomic.write_frame_atomic(a.out / "ito-real-finals.csv", pd.DataFrame(finals))
     return df
 
 

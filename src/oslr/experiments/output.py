@@ -1,4 +1,5 @@
-"""What every experiment writes: its table as CSV and, when it draws one, its figure as PNG."""
+"""What every experiment writes: its table as CSV and, when it draws one, its figure as PNG, each
+replaced whole (`oslr.atomic`: a kill leaves the old file or none, never a part)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
+
+from oslr import atomic
 
 
 def write_table_and_figure(out: Path, stem: str, df: pd.DataFrame,
@@ -15,7 +18,7 @@ def write_table_and_figure(out: Path, stem: str, df: pd.DataFrame,
     is given and matplotlib is installed, `stem.png`."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    df.to_csv(out / f"{stem}.csv", index=False)
+    atomic.write_frame_atomic(out / f"{stem}.csv", df)  # whole or absent after a kill
     if plot is None:
         return
     try:

@@ -256,45 +256,60 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
         # leaves it, and the rerun resumes from the folders saved there (the arena's finished
         # cells); its loose files are made again
         scratch = out / f".work-{step.name}"
-        if scratch.exists():
-            log(f"  resuming from {scratch}")
-            for stale in scratch.iterdir():
-                if not stale.is_dir():
-                    stale.unlink()
-        scratch.mkdir(exist_ok=True)
-        with recording() as results:
-            step.run(scratch, quick, progress)
-        seconds = time.perf_counter() - t0
-        if not step.writes_own_runs:
-            write_runs(results, scratch / f".runs-{step.runs_file}")
-        # keep no step's programs alive: one process compiling every step's programs ran
-        # out of memory mappings (LLVM "Cannot allocate memory", then a crash) at step 10
-        # of the wll chain
-        sim.clear_compiled()
-        made = {}
-        for produced, name in step.outputs().items():
-            if (scratch / produced).exists():
-                made[produced] = name
-            elif quick:  # a quick run covers fewer problems (the arena's figures)
-                log(f"  {name}: not made at the quick size")
-            else:
-                raise RuntimeError(f"reproduce: step {step.name} did not write {produced}.")
-        if not step.writes_own_runs:
-            made[f".runs-{step.runs_file}"] = step.runs_file  # the per-run file last
-        # every file is replaced whole (oslr.atomic); while a step's files are being put in
-        # place their stamps say so, so a kill in between leaves no file under a stale stamp
-        pending = f"incomplete: killed while writing; rerun step {step.name}"
-        _stamp(path, {name: {"step": step.name, "doc": step.doc, "commit": pending}
-                      for name in made.values()})
-        done = {}
-        for produced, name in made.items():
-            atomic.copy_atomic(scratch / produced, out / name)
-            done[name] = {**source, "step": step.name, "doc": step.doc, "quick": quick,
-                          "date": datetime.datetime.now(datetime.timezone.utc)
-                          .isoformat(timespec="seconds"),
-                          "seconds": round(seconds, 1)}
-        stamps = _stamp(path, done)
-        shutil.rmtree(scratch)
+        resumed = scratch.exists()
+        # one process per step's folder: a second `oslr reproduce` of the step into the same
+        # --out is refused in one line naming the first (atomic.FolderBusy)
+        lock = atomic.FolderLock(scratch, f"step {step.name}'s work folder").acquire()
+        try:
+            if resumed:
+                log(f"  resuming from {scratch}")
+                for stale in scratch.iterdir():
+                    if not stale.is_dir() and stale.name != atomic.FolderLock.NAME:
+                        stale.unlink()
+            with recording() as results:
+                step.run(scratch, quick, progress)
+            stamps = _finish_step(step, scratch, results, path, source, quick, log, t0)
+        finally:
+            lock.release()
+    return stamps
+
+
+def _finish_step(step: Step, scratch: Path, results, path: Path, source: dict, quick: bool,
+                 log, t0: float) -> dict:
+    """Put the files of `step` (made in `scratch`) in place beside the stamps file `path`,
+    stamp them with `source` (`commit()`), remove `scratch`; return all stamps."""
+    out = path.parent
+    seconds = time.perf_counter() - t0
+    if not step.writes_own_runs:
+        write_runs(results, scratch / f".runs-{step.runs_file}")
+    # keep no step's programs alive: one process compiling every step's programs ran
+    # out of memory mappings (LLVM "Cannot allocate memory", then a crash) at step 10
+    # of the wll chain
+    sim.clear_compiled()
+    made = {}
+    for produced, name in step.outputs().items():
+        if (scratch / produced).exists():
+            made[produced] = name
+        elif quick:  # a quick run covers fewer problems (the arena's figures)
+            log(f"  {name}: not made at the quick size")
+        else:
+            raise RuntimeError(f"reproduce: step {step.name} did not write {produced}.")
+    if not step.writes_own_runs:
+        made[f".runs-{step.runs_file}"] = step.runs_file  # the per-run file last
+    # every file is replaced whole (oslr.atomic); while a step's files are being put in
+    # place their stamps say so, so a kill in between leaves no file under a stale stamp
+    pending = f"incomplete: killed while writing; rerun step {step.name}"
+    _stamp(path, {name: {"step": step.name, "doc": step.doc, "commit": pending}
+                  for name in made.values()})
+    done = {}
+    for produced, name in made.items():
+        atomic.copy_atomic(scratch / produced, out / name)
+        done[name] = {**source, "step": step.name, "doc": step.doc, "quick": quick,
+                      "date": datetime.datetime.now(datetime.timezone.utc)
+                      .isoformat(timespec="seconds"),
+                      "seconds": round(seconds, 1)}
+    stamps = _stamp(path, done)
+    shutil.rmtree(scratch)
     return stamps
 
 
