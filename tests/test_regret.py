@@ -174,3 +174,85 @@ def test_exact_sparse_ls__never_negative_with_fewer_samples_than_k(rng):
     g = 0.5 * (g + g.T)
     best = regret.exact_sparse_ls_loss(g, x.T @ y, float(y @ y), 3)
     assert 0.0 <= best < 1e-3
+
+
+def _ls_on(xs, y, radius=None):
+    """min ||xs w - y||^2 over w (||w|| <= radius): the free solution, or the ridge solution
+    (xs^T xs + mu I)^-1 xs^T y whose norm is the radius (bisection on mu, by linear solves)."""
+    w = np.linalg.lstsq(xs, y, rcond=None)[0]
+    if radius is not None and np.linalg.norm(w) > radius:
+        gram, lo, hi = xs.T @ xs, 0.0, 1e6
+        for _ in range(200):
+            mu = 0.5 * (lo + hi)
+            w = np.linalg.solve(gram + mu * np.eye(len(gram)), xs.T @ y)
+            lo, hi = (mu, hi) if np.linalg.norm(w) > radius else (lo, mu)
+    return float(np.sum((xs @ w - y) ** 2))
+
+
+def _forward_selection(x, y, k, radius=None):
+    """Brute-force forward selection: k times, the unused column whose addition gives the least
+    restricted loss; returns (loss, chosen)."""
+    chosen, loss = [], float(y @ y)
+    for _ in range(k):
+        trials = {}
+        for j in range(x.shape[1]):
+            if j in chosen:
+                continue
+            cols = chosen + [j]
+            trials[j] = _ls_on(x[:, cols], y, radius)
+        j = min(trials, key=trials.get)
+        chosen.append(j)
+        loss = min(loss, trials[j])
+    return loss, chosen
+
+
+def test_greedy_sparse_ls__brute_force_forward_selection_on_random_instances_with_a_radius():
+    # random small instances, batched (2, 3): greedy = forward selection without repeats; with a
+    # radius it is never below the exact constrained optimum (a re-picked coordinate would be:
+    # the bound then binds on a support of fewer distinct columns counted twice)
+    rng = np.random.default_rng(7)
+    n, d, k = 12, 5, 3
+    xs = rng.normal(size=(2, 3, n, d))
+    ys = 3.0 * xs[..., 0] + 2.0 * xs[..., 1] + rng.normal(size=(2, 3, n))
+    g = np.einsum("abti,abtj->abij", xs, xs)
+    c = np.einsum("abti,abt->abi", xs, ys)
+    s = np.einsum("abt,abt->ab", ys, ys)
+    for radius in (None, 1.5):
+        greedy = regret.greedy_sparse_ls_loss(g, c, s, k, radius)
+        exact = regret.exact_sparse_ls_loss(g, c, s, k, radius)
+        assert greedy.shape == exact.shape == (2, 3)
+        for i, j in itertools.product(range(2), range(3)):
+            want, chosen = _forward_selection(xs[i, j], ys[i, j], k, radius)
+            assert len(set(chosen)) == k
+            assert greedy[i, j] == pytest.approx(want, rel=1e-6), (radius, i, j)
+            brute = min(_ls_on(xs[i, j][:, list(sup)], ys[i, j], radius)
+                        for sup in itertools.combinations(range(d), k))
+            assert exact[i, j] == pytest.approx(brute, rel=1e-6)
+            assert greedy[i, j] >= exact[i, j] - 1e-9
+        if radius is not None:  # the radius binds: the constrained optimum is above the free one
+            assert np.all(exact > regret.exact_sparse_ls_loss(g, c, s, k) + 1.0)
+
+
+def test_best_sparse_ls__exact_below_the_enumeration_limit_whatever_the_batch(rng):
+    # C(6, 3) = 20 supports; a (2, 7) batch: the limit compares with C(d, k) alone
+    x = rng.normal(size=(2, 7, 10, 6))
+    y = rng.normal(size=(2, 7, 10))
+    g, c, s = (np.einsum("abti,abtj->abij", x, x), np.einsum("abti,abt->abi", x, y),
+               np.einsum("abt,abt->ab", y, y))
+    loss, exact = regret.best_sparse_ls_loss(g, c, s, 3, enumeration_limit=20)
+    assert exact and loss.shape == (2, 7)
+    np.testing.assert_allclose(loss, regret.exact_sparse_ls_loss(g, c, s, 3))
+    loss, exact = regret.best_sparse_ls_loss(g, c, s, 3, enumeration_limit=19)
+    assert not exact
+    np.testing.assert_allclose(loss, regret.greedy_sparse_ls_loss(g, c, s, 3))
+
+
+@pytest.mark.parametrize("b", [2.0, math.inf])
+def test_best_sparse_linear_reward__batched_with_a_k_per_element(b, rng):
+    theta = rng.normal(size=(2, 3, 5))
+    ks = np.array([[1, 2, 3], [4, 5, 2]])
+    got = regret.best_sparse_linear_reward(theta, ks, b)
+    assert got.shape == (2, 3)
+    for i, j in itertools.product(range(2), range(3)):
+        assert got[i, j] == pytest.approx(regret.best_sparse_linear_reward(theta[i, j],
+                                                                           int(ks[i, j]), b))

@@ -165,16 +165,14 @@ def greedy_sparse_ls_loss(g, c, s, k: int, radius: float | None = None) -> np.nd
 
 def best_sparse_ls_loss(g, c, s, k: int, radius: float | None = None,
                         enumeration_limit: int = 200_000) -> tuple[np.ndarray, bool]:
-    """Best k-sparse LS loss: exact when C(d, k) * batch <= limit, else greedy.
+    """Best k-sparse LS loss: exact when C(d, k) <= enumeration_limit (whatever the batch:
+    `exact_sparse_ls_loss` bounds its memory itself), else greedy.
 
     Returns:
       (loss (...), exact: bool). When `exact` is False the loss is the greedy upper bound.
     """
     d = np.shape(g)[-1]
-    n_batch = int(np.prod(np.shape(g)[:-2], dtype=np.int64))
-    if math.comb(d, min(k, d)) <= enumeration_limit or math.comb(d, min(k, d)) * n_batch <= (
-        enumeration_limit
-    ):
+    if math.comb(d, min(k, d)) <= enumeration_limit:
         return exact_sparse_ls_loss(g, c, s, k, radius), True
     return greedy_sparse_ls_loss(g, c, s, k, radius), False
 
