@@ -100,3 +100,127 @@ def test_prediction_round__over_budget_forms_and_coordinates_reveal_within_the_b
     assert np.asarray(x).tolist() == [0.0] * 5 and np.asarray(values).tolist() == [3.0, 5.0]
     rnd.commit(0.0)
     assert bool(rnd._record.over_budget) and int(rnd._record.n_queried) == 4
+
+
+# ----------------------------------------------------------- invariants on seeded random rounds
+
+
+def _recorder(family, act):
+    """A learner of `family` that records its round's index t in its state and acts by `act`."""
+    return Learner(init=lambda k, p: jnp.int32(-1),
+                   step=lambda k, s, rnd, p: (act(rnd), rnd.t)[1], family=family,
+                   budget=lambda p: jnp.int32(2), name="recorder")
+
+
+@pytest.mark.parametrize("family", ["prediction", "linear", "bandit"])
+def test_play_round__the_round_knows_its_index_t(family):
+    ex = (_example() if family != "bandit" else BanditExample(
+        arms=jnp.eye(3), rewards=jnp.zeros(3), means=jnp.zeros(3)))
+    act = {"prediction": lambda r: r.commit(0.0), "linear": lambda r: r.play(jnp.zeros(5)),
+           "bandit": lambda r: r.pull(0)}[family]
+    learner = _recorder(family, act)
+    state, _ = play_round(learner, jax.random.key(0), jnp.int32(-1), ex, None, jnp.int32(41))
+    assert int(state) == 41 and state.dtype == jnp.int32
+    state, _ = play_round(learner, jax.random.key(0), jnp.int32(-1), ex, None)  # outside a harness
+    assert int(state) == 0
+
+
+def test_prediction_round__a_commit_without_observing_records_nothing_queried():
+    rnd = PredictionRound(_example(), budget=2)
+    rnd.commit(1.5)
+    rec = rnd._record
+    assert rec.query.dtype == jnp.bool_ and rec.query.shape == (5,) and not rec.query.any()
+    assert rec.n_queried.dtype == jnp.int32 and int(rec.n_queried) == 0
+    assert rec.over_budget.dtype == jnp.bool_ and not bool(rec.over_budget)
+    assert rec.forms is None
+
+
+def test_prediction_round__integer_forms_are_recorded_in_the_features_dtype():
+    rnd = PredictionRound(_example(), budget=3)
+    _, values = rnd.observe(jnp.zeros(5, bool), jnp.array([[1, 0, 0, 0, 2], [0, 1, 0, 0, 0]]))
+    assert np.asarray(values).tolist() == [11.0, 2.0]
+    rnd.commit(0.0)
+    assert rnd._record.forms.dtype == rnd._x.dtype
+
+
+def test_prediction_round__random_requests_invariants():
+    # seeded random masks, forms and budgets: revealed = the first `budget` observations in
+    # index order (forms first), n_queried = everything asked, over_budget iff asked > budget
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        d, m, budget = int(rng.integers(1, 7)), int(rng.integers(0, 4)), int(rng.integers(0, 6))
+        x = rng.normal(size=d).astype(np.float32)
+        mask = rng.random(d) < 0.5
+        forms = (rng.normal(size=(m, d)) * (rng.random((m, 1)) < 0.7)).astype(np.float32)
+        rnd = PredictionRound(StreamExample(x=jnp.asarray(x), y=jnp.float32(1.0),
+                                            y_clean=jnp.float32(1.0)), budget)
+        out = rnd.observe(mask, forms if m else None)
+        x_obs, values = out if m else (out, None)
+        rnd.commit(0.0)
+        rec = rnd._record
+        nonzero = np.flatnonzero(np.any(forms != 0, axis=1)) if m else np.array([], int)
+        kept_forms = nonzero[:budget]
+        kept = np.flatnonzero(mask)[:budget - len(kept_forms)]
+        assert np.flatnonzero(np.asarray(rec.query)).tolist() == kept.tolist()
+        np.testing.assert_array_equal(np.asarray(x_obs), np.where(np.isin(np.arange(d), kept),
+                                                                  x, 0.0))
+        if m:
+            want = np.where(np.isin(np.arange(m), kept_forms), forms @ x, 0.0)
+            np.testing.assert_allclose(np.asarray(values), want, rtol=1e-5, atol=1e-6)
+        asked = int(mask.sum()) + len(nonzero)
+        assert int(rec.n_queried) == asked and bool(rec.over_budget) == (asked > budget)
+        assert len(kept) + len(kept_forms) <= budget
+
+
+def test_linear_round__asking_more_than_the_budget_is_over_even_with_w_inside_it():
+    # support of 3 with budget 2, w nonzero on the first coordinate only (kept)
+    rnd = LinearRound(_example(), budget=2)
+    rnd.play(jnp.array([1.0, 0, 0, 0, 0]), support=jnp.array([True, True, True, False, False]))
+    assert bool(rnd._record.over_budget) and int(rnd._record.n_queried) == 3
+    rnd = LinearRound(_example(), budget=3)  # the same request within the budget
+    rnd.play(jnp.array([1.0, 0, 0, 0, 0]), support=jnp.array([True, True, True, False, False]))
+    assert not bool(rnd._record.over_budget)
+
+
+def test_linear_round__an_integer_action_is_played_in_the_feedback_dtype():
+    rnd = LinearRound(_example(), budget=2)
+    rnd.play(jnp.array([1, 0, 0, 0, 0], jnp.int32))
+    assert rnd._record.w.dtype == rnd._theta.dtype
+
+
+def test_bandit_round__once_per_round_a_float_index_and_a_rejected_replay():
+    ex = BanditExample(arms=jnp.eye(3), rewards=jnp.array([0.1, 0.9, 0.3]),
+                       means=jnp.zeros(3), logged=jnp.int32(1))
+    rnd = BanditRound(ex)
+    assert float(rnd.pull(jnp.float32(2.0))) == 0.0  # arm 2, logged 1: rejected, reward 0
+    assert int(rnd._record.arm) == 2 and rnd._record.arm.dtype == jnp.int32
+    assert not bool(rnd.accepted)
+    with pytest.raises(ProtocolError, match=r"^pull\(\)/play\(\) may be called once per "
+                       r"round\.$"):
+        rnd.pull(1)
+    rnd = BanditRound(ex)
+    assert float(rnd.pull(1)) == pytest.approx(0.9) and bool(rnd.accepted)
+
+
+def test_bandit_round__continuous_play_scales_only_x_outside_the_unit_ball():
+    theta = jnp.array([0.6, 0.8, 0.0])
+    ex = BanditExample(arms=jnp.eye(3), rewards=jnp.zeros(3), means=jnp.zeros(3), theta=theta,
+                       noise=jnp.float32(0.25), best=jnp.float32(1.0))
+    for x, played in [([0.3, 0.0, 0.0], [0.3, 0.0, 0.0]), ([3.0, 4.0, 0.0], [0.6, 0.8, 0.0])]:
+        rnd = BanditRound(ex)
+        got = rnd.play(jnp.array(x))
+        np.testing.assert_allclose(np.asarray(rnd._record.x), played, rtol=1e-6)
+        assert float(got) == pytest.approx(float(np.dot(played, theta)) + 0.25)
+        assert int(rnd._record.arm) == -1
+
+
+def test_problem_lookup__binds_the_problem_params_or_is_none():
+    from types import SimpleNamespace
+
+    from oslr.protocol import problem_lookup
+
+    problem = SimpleNamespace(features=lambda params, ids: params[ids])
+    lookup = problem_lookup(problem, jnp.array([10.0, 20.0, 30.0]))
+    assert np.asarray(lookup(jnp.array([2, 0]))).tolist() == [30.0, 10.0]
+    assert problem_lookup(SimpleNamespace(features=None), None) is None
+    assert problem_lookup(SimpleNamespace(), None) is None
