@@ -614,3 +614,116 @@ def test_experiment__a_second_writer_is_refused_naming_the_holder(tmp_path, caps
 
     monkeypatch.setattr(ex, "run_experiment", second_writer)
     assert main(argv) == 0
+
+
+@pytest.mark.slow
+def test_two_oslr_run_into_one_folder__the_second_is_refused_and_the_first_finishes(tmp_path):
+    import time
+
+    out = tmp_path / "d"
+    study = ["run", "--learners", "ogd-full", "--runs", "64", "--horizon", "100000", "--chunk",
+             "2000", "--no-progress", "--no-plot", "--json", "--out", str(out)]
+    first = _oslr([*study, "--seed", "0"])
+    deadline = time.time() + 120
+    while not list((out / ".checkpoints").rglob("checkpoint-*.npz")):  # the first is running
+        assert time.time() < deadline and first.poll() is None
+        time.sleep(0.05)
+    second = _oslr([*study, "--seed", "1"])
+    _, err2 = second.communicate(timeout=300)
+    assert first.poll() is None, "the first study ended before the second asked: lengthen it"
+    assert second.returncode == 2, err2
+    lines = [line for line in err2.splitlines() if line.startswith("oslr")]
+    assert lines[-1].startswith(f"oslr: error: --out {out} is in use by pid {first.pid} on "), err2
+    assert "Traceback" not in err2
+    outs, err1 = first.communicate(timeout=600)
+    assert first.returncode == 0, err1
+    rows = json.loads(outs)
+    assert {r["learner"] for r in rows} == {"ogd-full"}
+    config = json.loads((out / "config.json").read_text())
+    assert config["seed"] == 0 and not (out / ".checkpoints").exists()
+    assert set(pd.read_csv(out / "runs.csv")["run"]) == set(range(64))
+    # the second, run again, is told the folder holds a finished study
+    again = _oslr([*study, "--seed", "1"])
+    _, err = again.communicate(timeout=300)
+    assert again.returncode == 2 and "already holds a finished study" in err, err
+
+
+_BIG_EXPERIMENT = """
+import sys
+import numpy as np
+import pandas as pd
+import oslr
+from oslr import atomic
+from oslr.experiments.output import write_table_and_figure
+
+def plot(path, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from oslr.report import finish_figure
+    fig, ax = plt.subplots()
+    ax.plot(np.arange(1000), np.sqrt(np.arange(1000)), label="a")
+    return finish_figure(fig, ax, path)
+
+def run(a):
+    problem, pp = oslr.make_problem("sparse-linear", d=4, k=1)
+    learner, params = oslr.make("ogd-full", d=4)
+    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2)
+    df = pd.DataFrame({"i": np.arange(300_000), "v": np.sqrt(np.arange(300_000))})
+    print("writing", file=sys.stderr, flush=True)
+    for _ in range(3):  # the same files, again and again: a kill lands in some write
+        write_table_and_figure(a.out, "big", df, plot, "t")
+        atomic.write_frame_atomic(a.out / "big-every-other.csv", df.iloc[::2])
+    return df.head(2)
+
+oslr.register_experiment(oslr.ExperimentSpec(
+    "big", "big tables", run, files=("big.csv", "big.png", "big-every-other.csv")))
+from oslr.cli import entry
+sys.argv = ["oslr", "experiment", "big", "--no-progress", "--out", sys.argv[1]]
+entry()
+"""
+
+
+@pytest.mark.slow
+def test_experiment__sigkill_at_random_moments_leaves_no_half_file_that_reads_as_complete(
+        tmp_path):
+    import os
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(os.path.abspath(p) for p in sys.path if p)}
+
+    def start(out):
+        return subprocess.Popen([sys.executable, "-c", _BIG_EXPERIMENT, str(out)], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    ref = tmp_path / "ref"
+    p = start(ref)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    names = ["big.csv", "big.png", "big-every-other.csv", "big-runs.parquet"]
+    want = {n: (ref / n).read_bytes() for n in names}
+    out, rng, kills, seen = tmp_path / "out", random.Random(1), 0, set()
+    for _ in range(12):
+        p = start(out)
+        line = p.stderr.readline()  # "writing": the experiment has reached its writes
+        while line and "writing" not in line:
+            line = p.stderr.readline()
+        time.sleep(rng.uniform(0.0, 2.0))
+        if p.poll() is None:
+            p.send_signal(signal.SIGKILL)
+            kills += 1
+        p.communicate(timeout=300)
+        for n in names:  # each file under its final name is whole: the old one or the new one
+            if (out / n).exists():
+                seen.add(n)
+                assert (out / n).read_bytes() == want[n], (n, kills)
+    assert kills >= 6 and seen >= {"big.csv", "big.png"}, (kills, seen)
+    p = start(out)  # a clean run at the end: every file, no temporary of a dead writer left
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert {n: (out / n).read_bytes() for n in names} == want
+    assert not [f.name for f in out.iterdir() if f.name.endswith(".tmp")]
