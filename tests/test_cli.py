@@ -554,7 +554,32 @@ def test_oslr_command__a_signal_at_start_up_is_one_line_and_its_exit_status(tmp_
     assert "Traceback" not in err
 
 
-def test_oslr_command__sigterm_mid_study_keeps_the_chunks_and_the_rerun_resumes(tmp_path):
+@pytest.mark.parametrize("signame,code", [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
+def test_oslr_command__a_signal_mid_compile_is_one_line_and_its_exit_status(tmp_path, signame,
+                                                                           code):
+    import signal
+
+    # the study's header is printed after the checks, just before the first learner is traced
+    # and compiled: the signal lands in tracing or in XLA's compiler (C++, no Python frame)
+    p = _oslr([*_small(horizon=200, chunk=50), "--out", str(tmp_path / "d")])
+    line = p.stderr.readline()
+    while line and not line.startswith("oslr run: "):
+        line = p.stderr.readline()
+    assert line, "the study never started"
+    p.send_signal(getattr(signal, signame))
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == code, err
+    assert err.strip().splitlines()[-1].startswith(f"oslr: stopped by {signame} (exit status "
+                                                   f"{code})"), err
+    assert "Traceback" not in err and not (tmp_path / "d" / "config.json").exists()
+
+
+@pytest.mark.parametrize("signame,code", [
+    ("SIGTERM", 143),
+    pytest.param("SIGHUP", 129, marks=pytest.mark.slow),
+    pytest.param("SIGINT", 130, marks=pytest.mark.slow)])
+def test_oslr_command__a_signal_mid_study_keeps_the_chunks_and_the_rerun_resumes(tmp_path,
+                                                                                 signame, code):
     import signal
     import time
 
@@ -565,11 +590,11 @@ def test_oslr_command__sigterm_mid_study_keeps_the_chunks_and_the_rerun_resumes(
     while not list((out / ".checkpoints").rglob("checkpoint-*.npz")):  # a chunk is saved
         assert time.time() < deadline and p.poll() is None
         time.sleep(0.05)
-    p.send_signal(signal.SIGTERM)
+    p.send_signal(getattr(signal, signame))
     _, err = p.communicate(timeout=60)
-    assert p.returncode == 143, err
+    assert p.returncode == code, err
     assert err.strip().splitlines()[-1] == (
-        f"oslr: stopped by SIGTERM (exit status 143); every finished chunk is saved in "
+        f"oslr: stopped by {signame} (exit status {code}); every finished chunk is saved in "
         f"{out / '.checkpoints'}: run the same command again (same --out) to resume.")
     assert not (out / "config.json").exists()
     p = _oslr(args)
