@@ -176,3 +176,12 @@ def test_svrg_snapshot__full_gradient_over_every_stored_sample_beyond_one_block(
         np.testing.assert_allclose(np.asarray(new.theta), snap)
         expected = -((y - x @ snap)[:, None] * x).mean(0)
         np.testing.assert_allclose(np.asarray(new.mu), expected, rtol=1e-10)
+
+
+def test_make_tracker__each_kind_carries_its_own_name_and_unknown_kinds_are_refused():
+    from oslr.learners.least_squares import TRACKERS
+
+    for kind in TRACKERS:
+        assert make_tracker(kind, 3, 10, snapshot_every=5).name == kind
+    with pytest.raises(ValueError, match=r"unknown tracker 'rls'; choose one of \('ols-sm'"):
+        make_tracker("rls", 3, 10)
