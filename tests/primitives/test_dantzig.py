@@ -162,3 +162,28 @@ def test_dantzig_lp__tolerance_is_relative_to_lambda(monkeypatch, delta, converg
     sol = dantzig_lp(jnp.eye(3), jnp.array([1.0, 0.0, 0.0]), jnp.float32(0.01))
     assert bool(sol.converged) is converged
     assert int(sol.doublings) == 0 and int(sol.status) == OPTIMAL
+
+
+def test_dantzig_lp__doublings_stop_at_the_cap_and_a_zero_row_counts_alone():
+    # G = 0, c = (1, 0, 0): infeasible until lam >= 1. From lam = 2^-5 that takes 5 doublings;
+    # with max_doublings = 3 it stops at lam = 2^-2, still infeasible, having doubled 3 times
+    # (max_doublings is traced here: one program for both caps)
+    g, c = jnp.zeros((3, 3)), jnp.array([1.0, 0.0, 0.0])
+    sol = _LP(g, c, jnp.float32(2.0**-5), max_doublings=3)
+    assert int(sol.doublings) == 3 and float(sol.lam) == 0.25 and sol.doublings.dtype == jnp.int32
+    sol = _LP(g, c, jnp.float32(2.0**-5), max_doublings=10)
+    assert int(sol.doublings) == 5 and float(sol.lam) == 1.0 and bool(sol.converged)
+    # G = diag(1, 1, 0): only the third row is zero, and |c_3| = 1 > lam needs lam >= 1 from 1/4
+    sol = _LP(jnp.diag(jnp.array([1.0, 1.0, 0.0])), jnp.array([0.5, 0.0, 1.0]),
+              jnp.float32(0.25), max_doublings=10)
+    assert int(sol.doublings) == 2 and float(sol.lam) == 1.0 and bool(sol.converged)
+
+
+def test_dantzig_lp__lam_in_the_dtype_of_g_and_a_non_finite_solution_is_zero():
+    with x64():  # shapes and dtypes only: traced, not compiled
+        g, c = _instance(0, d=4)
+        out = jax.eval_shape(dantzig_lp, jnp.asarray(g), jnp.asarray(c), np.float32(0.05))
+        assert out.lam.dtype == jnp.float64 and out.w.dtype == jnp.float64
+    sol = _LP(jnp.full((3, 3), jnp.nan), jnp.array([1.0, 2.0, 3.0]), jnp.float32(0.1),
+              max_doublings=0)
+    assert np.asarray(sol.w).tolist() == [0.0, 0.0, 0.0] and not bool(sol.converged)
