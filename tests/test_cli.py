@@ -752,3 +752,16 @@ def test_experiment__sigkill_at_random_moments_leaves_no_half_file_that_reads_as
     assert p.returncode == 0, err
     assert {n: (out / n).read_bytes() for n in names} == want
     assert not [f.name for f in out.iterdir() if f.name.endswith(".tmp")]
+
+
+def test_run__until_separated_stops_at_the_cap_exactly(tmp_path, capsys):
+    # batches of 2, --max-runs 4: look 1 (2 runs; one degree of freedom cannot decide), look 2
+    # (4 runs), and no third batch, which would pass the cap, whatever look 2 decided
+    out = tmp_path / "o"
+    assert main(["run", "--d", "6", "--k", "2", "--runs", "2", "--horizon", "100", "--out",
+                 str(out), "--no-progress", "--no-plot", "--until", "separated",
+                 "--max-runs", "4"]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["runs"] == 4 and config["looks"] == 2 and config["max_runs"] == 4
+    assert set(pd.read_csv(out / "runs.csv")["run"]) == {0, 1, 2, 3}
+    assert pd.read_csv(out / "until.csv")["runs"].tolist() == [4]

@@ -17,12 +17,12 @@ def _data(n, d, seed=0, noise=0.1):
     return x, x @ theta + noise * rng.normal(size=n)
 
 
-def _drive(kind, x, y, params, repeats=1, seed=0):
+def _drive(kind, x, y, params, repeats=1, seed=0, average=False):
     """Arrive the samples one per step (repeats = inner steps per arrival), float of the input.
 
     Returns the final estimate, and the estimate after each arrival (n, d)."""
     n, d = x.shape
-    tracker = make_tracker(kind, d, capacity=n)
+    tracker = make_tracker(kind, d, capacity=n, average=average)
     dtype = x.dtype
 
     def arrive(carry, inp):
@@ -185,3 +185,18 @@ def test_make_tracker__each_kind_carries_its_own_name_and_unknown_kinds_are_refu
         assert make_tracker(kind, 3, 10, snapshot_every=5).name == kind
     with pytest.raises(ValueError, match=r"unknown tracker 'rls'; choose one of \('ols-sm'"):
         make_tracker("rls", 3, 10)
+
+
+@pytest.mark.parametrize("kind", ["fols-gd", "frls-gd"])
+def test_gd_trackers__polyak_average_is_the_mean_of_the_iterates_so_far(kind):
+    # the same keys and samples: the averaged tracker's estimate after n arrivals is the plain
+    # mean of the first n iterates theta_1..theta_n (a divisor n + 1 or n - 1 shows at once)
+    with x64():
+        x, y = _data(30, 4, seed=5)
+        params = jax.tree.map(lambda a: a.astype(jnp.float64), tracker_defaults(kind, 4))
+        _, iterates = _drive(kind, x, y, params, seed=2)
+        final, averaged = _drive(kind, x, y, params, seed=2, average=True)
+    want = np.cumsum(iterates, axis=0) / np.arange(1, 31)[:, None]
+    np.testing.assert_allclose(averaged, want, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(final, want[-1], rtol=1e-12, atol=1e-14)
+    assert not np.allclose(averaged[-1], iterates[-1])  # the average is not the last iterate
