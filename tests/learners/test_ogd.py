@@ -15,9 +15,11 @@ T = 200
 
 
 @pytest.mark.parametrize("name", ["ogd-full", "ogd-random-subset"])
-def test_ogd__matches_float64_reference_round_by_round(name):
+@pytest.mark.parametrize("eta,radius", [(0.05, 0.8), (0.3, 0.25)])
+def test_ogd__matches_float64_reference_round_by_round(name, eta, radius):
+    # (0.3, 0.25): a radius below 1 that binds (a projection on the unit ball would show)
     problem, pp = oslr.make_problem("sparse-linear", d=10, k=3)
-    learner, params = oslr.make(name, d=10, eta=0.05, radius=0.8)
+    learner, params = oslr.make(name, d=10, eta=eta, radius=radius)
     _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(11), 3, params, pp)
     exs = stream(problem, pp, 11, 3, T)
     queries = np.asarray(recs.query)
@@ -25,8 +27,27 @@ def test_ogd__matches_float64_reference_round_by_round(name):
         assert queries.all()
     else:
         assert (queries.sum(1) == int(params.k)).all()
-    preds, _ = ogd_reference(exs.x, exs.y, queries, 0.05, 0.8)
+    preds, w = ogd_reference(exs.x, exs.y, queries, eta, radius)
     np.testing.assert_allclose(np.asarray(recs.prediction), preds, rtol=1e-4, atol=1e-5)
+    if radius == 0.25:
+        assert np.linalg.norm(w) == pytest.approx(radius)  # the ball binds
+
+
+def test_ogd__names_budgets_and_the_subset_law():
+    from oslr.learners.ogd import OgdParams, ogd_full, ogd_random_subset
+    from oslr.primitives import random_subset_mask
+    from tests.helpers import learner_keys
+
+    params = OgdParams(eta=jnp.float32(0.1), radius=jnp.float32(1.0), k=jnp.int32(2))
+    full = ogd_full(6)
+    assert full.name == "ogd-full" and int(full.budget(params)) == 6  # k = 2 ignored: all d
+    sub = ogd_random_subset(6, max_k=3)
+    assert sub.name == "ogd-random-subset" and int(sub.budget(params)) == 2
+    # each round's subset is random_subset_mask(round key, d, k, max_k) with the static max_k
+    problem, pp = oslr.make_problem("sparse-linear", d=6, k=2)
+    _, recs = jax.jit(episode_fn(sub, problem, 20))(jnp.uint32(5), 0, params, pp)
+    want = jax.vmap(lambda key: random_subset_mask(key, 6, params.k, 3))(learner_keys(5, 0, 20))
+    np.testing.assert_array_equal(np.asarray(recs.query), np.asarray(want))
 
 
 @pytest.mark.slow
