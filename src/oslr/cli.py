@@ -587,9 +587,18 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
     # one writer per --out; each file is replaced whole (a kill leaves none half-written) and
     # a rerun makes every file again (only the arena's finished cells are kept and reused)
-    with atomic.FolderLock(out, "--out"):
-        df = run_experiment(args.name, dataset, args.runs, args.seed, out, args.quick,
-                            not args.no_progress, **options)
+    made = not out.exists()
+    try:
+        with atomic.FolderLock(out, "--out"):
+            df = run_experiment(args.name, dataset, args.runs, args.seed, out, args.quick,
+                                not args.no_progress, **options)
+    except ValueError:  # UsageError too
+        # refused by the experiment's own checks before it wrote anything: the folder made
+        # for the lock goes again, as if it had never been made
+        if made and [p.name for p in out.iterdir()] == [atomic.FolderLock.NAME]:
+            (out / atomic.FolderLock.NAME).unlink()
+            out.rmdir()
+        raise
     if args.json:
         print(df.to_json(orient="records", indent=1))
         return 0
