@@ -216,3 +216,42 @@ def test_tracker_alpha__must_lie_strictly_between_one_half_and_one():
     with pytest.raises(ValueError, match=r"alpha=\[0.5\] is out of range \(0.5, 1.0\)"):
         learner.check(params, 4)
     learner.check(oslr.make("flinucb-gd", d=4, n_arms=3, alpha=0.6)[1], 4)
+
+
+def test_flinucb_tracking_error__the_diagnostic_is_the_distance_to_the_regularised_ls_solution():
+    from oslr.learners.linucb import linucb
+    from oslr.learners.least_squares import reg_at
+
+    problem, pp = oslr.make_problem("linear-bandit", d=4, n_arms=5)
+    learner, params = oslr.make("flinucb-gd", d=4, n_arms=5, horizon=30, track=True)
+    state, _ = jax.jit(episode_fn(learner, problem, 30))(jnp.uint32(1), 0, params, pp)
+    assert state.a_sum.shape == (4, 4) and int(state.hist.n) == 30
+    n = 30
+    reg = n * float(reg_at(jnp.int32(n), params)) + 1e-6
+    a = np.asarray(state.a_sum, np.float64)
+    target = np.linalg.solve(a + reg * np.eye(4), np.asarray(state.b_sum, np.float64))
+    got = float(learner.diagnostics(state, params)["tracking_error"])
+    assert got == pytest.approx(np.linalg.norm(np.asarray(state.est.theta) - target), rel=1e-4)
+    # untracked or exact: no diagnostic and no O(d^2) sums in the state
+    for name, kw in (("flinucb-gd", {}), ("linucb", {"track": True})):
+        plain, pparams = oslr.make(name, d=4, n_arms=5, horizon=30, **kw)
+        assert plain.diagnostics is None
+        assert plain.init(jax.random.key(0), pparams).a_sum.shape == (0, 0)
+    # the factory's defaults: no Polyak averaging, a history of 10,000 rounds
+    default = linucb(4, 5, variant="flinucb-gd")
+    explicit = linucb(4, 5, variant="flinucb-gd", average=False)
+    ka, kb = (jax.jit(episode_fn(x, problem, 20))(jnp.uint32(2), 0, params, pp)[1].arm
+              for x in (default, explicit))
+    np.testing.assert_array_equal(np.asarray(ka), np.asarray(kb))
+    assert oslr.make("flinucb-gd", d=4, n_arms=5)[0].requires.capacity == 10_000
+
+
+def test_linucb_specs__history_labels_and_the_alternative_point():
+    from oslr.learners.linucb import FLINUCB_GD, LINUCB
+
+    assert oslr.make("linucb", d=4, n_arms=5)[0].info["history"] is None
+    assert oslr.make("flinucb-gd", d=4, n_arms=5, history="features")[0].info["history"] == (
+        "features")
+    alt = LINUCB.alt_params(4)
+    assert (float(alt.kappa), float(alt.lam0)) == (pytest.approx(0.3), 2.0)
+    assert float(FLINUCB_GD.alt_params(4).c_gamma) == 0.5
