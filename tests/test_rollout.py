@@ -1,13 +1,26 @@
 """The key schedule (`oslr.rollout`): every (seed, run) pair has its own streams, and the
-problem's and the learner's streams are separate."""
+problem's and the learner's streams are separate; every matrix product of a round is at HIGHEST
+precision."""
 
 import itertools
+import re
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import oslr
-from oslr.rollout import LEARNER_ROUNDS, PROBLEM_ROUNDS, learner_round_keys, run_keys, stream
+from oslr.registry import LEARNERS
+from oslr.rollout import (
+    LEARNER_ROUNDS,
+    PROBLEM_ROUNDS,
+    episode_fn,
+    learner_round_keys,
+    run_keys,
+    stream,
+)
+from oslr.testing import example_problem
 
 _PAIRS = [(0, 0), (0, 1), (1, 0), (1, 1), (0, 2), (2, 0), (3, 5), (5, 3)]
 
@@ -34,3 +47,60 @@ def test_keys__learner_and_problem_streams_are_separate_and_per_pair():
         np.testing.assert_array_equal(lk[t], own)
         assert not np.array_equal(lk[t], other)
     assert not np.array_equal(lk[0], lk[1])  # a new key each round
+
+
+# ------------------------------------------------ matrix products at HIGHEST precision (GPU TF32)
+
+
+
+#: learners whose round has no matrix product at all (element-wise work only)
+_NO_PRODUCT: set[str] = set()
+
+
+def _precisions(text):
+    """The precision pair of every float32 dot_general in a lowered program's text."""
+    dots = [line for line in text.splitlines() if "stablehlo.dot_general" in line
+            and "f32>" in line]
+    assert dots, "no float32 matrix product in the program: the check would pass vacuously"
+    return {re.search(r"precision = \[(\w+), (\w+)\]", line).groups() if "precision" in line
+            else ("DEFAULT", "DEFAULT") for line in dots}
+
+
+@pytest.mark.parametrize("name", sorted(LEARNERS))
+def test_episode__every_float32_matrix_product_is_at_highest_precision(name):
+    # on a GPU a float32 product runs at TF32 (10-bit mantissa) unless it says otherwise; the
+    # harness states HIGHEST for every product of a round (rollout.exact_matmuls): learner,
+    # problem and protocol, mpax's LP solver included. Lowered, not compiled (about 0.5 s each).
+    spec = LEARNERS[name]
+    learner, _ = spec.make(8)
+    p, pp = example_problem(spec.family, learner.requires, 8)
+    options = {"n_arms": p.n_arms} if "n_arms" in spec.option_names else {}
+    learner, params = spec.make(p.d, **options)
+    text = jax.jit(episode_fn(learner, p, 2)).lower(jnp.uint32(0), 0, params, pp).as_text()
+    if name in _NO_PRODUCT:
+        assert "dot_general" not in text
+        return
+    assert _precisions(text) == {("HIGHEST", "HIGHEST")}
+
+
+def test_study_chunk__the_gram_sums_and_diagnostics_are_at_highest_precision():
+    from oslr.metrics import checkpoint_rounds
+    from oslr.sim import make_run_fns
+
+    p, pp = oslr.make_problem("linear-bandit", d=4, n_arms=5)
+    learner, params = oslr.make("flinucb-gd", d=4, n_arms=5, horizon=8, track=True)
+    ckpts = jnp.asarray(checkpoint_rounds(8), jnp.int32)
+    init, chunk = make_run_fns(learner, p, len(ckpts), stats=False)
+    carry = jax.eval_shape(init, jnp.uint32(0), 0, params, pp)
+    text = jax.jit(chunk, static_argnames=("length",)).lower(
+        carry, 0, 8, ckpts, jnp.uint32(0), 0, params, pp, length=4).as_text()
+    assert _precisions(text) == {("HIGHEST", "HIGHEST")}
+
+
+def test_exact_primitives__state_highest_precision_outside_a_study():
+    from oslr.primitives import sherman_morrison_update
+    from oslr.primitives.prefix import prefix_sums
+
+    for f, args in [(prefix_sums, (jnp.ones((3, 5)),)), (prefix_sums, (jnp.ones(300),)),
+                    (sherman_morrison_update, (jnp.eye(3), jnp.ones(3)))]:
+        assert _precisions(jax.jit(f).lower(*args).as_text()) == {("HIGHEST", "HIGHEST")}

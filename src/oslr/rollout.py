@@ -8,6 +8,12 @@ Run r of a study with seed s uses `run_keys(s, r) = split(fold_in(root_key(s), r
 
 Keys use `oslr.prng.THREEFRY`: JAX's threefry2x32 bit for bit (the same streams as
 `jax.random.key`), with the hash unrolled so that XLA fuses it with the round on a CPU.
+
+Every matrix product a round traces (the learner, the problem, the protocol, the metrics) runs at
+`MATMUL_PRECISION` = HIGHEST (`exact_matmuls`): on a GPU a float32 product otherwise runs at TF32
+(10-bit mantissa) and LinUCB's regret, prefix sums and Gram updates drift from the CPU's. On a CPU
+the precision changes nothing. The shared primitives whose result must be exact (prefix sums,
+Sherman-Morrison) also state it themselves, for use outside a study.
 """
 
 from __future__ import annotations
@@ -24,6 +30,14 @@ from oslr.protocol import play_round, problem_lookup
 from oslr.types import Array, Learner, Problem, PyTree
 
 PROBLEM_INIT, PROBLEM_ROUNDS, LEARNER_INIT, LEARNER_ROUNDS = range(4)
+
+#: The precision of every matrix product traced inside a study's round (see the module doc).
+MATMUL_PRECISION = "highest"
+
+
+def exact_matmuls():
+    """Context manager: matrix products traced inside it default to `MATMUL_PRECISION`."""
+    return jax.default_matmul_precision(MATMUL_PRECISION)
 
 #: The key implementation behind every study's keys.
 PRNG_IMPL = THREEFRY
@@ -42,7 +56,8 @@ def run_keys(seed: Any, run_id: Any) -> Array:
 def init_run(learner: Learner, problem: Problem, keys: Array, lp: PyTree,
              pp: PyTree) -> tuple[PyTree, PyTree]:
     """(learner state, problem state) at the start of a run."""
-    return learner.init(keys[LEARNER_INIT], lp), problem.init(keys[PROBLEM_INIT], pp)
+    with exact_matmuls():
+        return learner.init(keys[LEARNER_INIT], lp), problem.init(keys[PROBLEM_INIT], pp)
 
 
 def play(learner: Learner, problem: Problem, keys: Array, ls: PyTree, ps: PyTree, t: Array,
@@ -52,9 +67,10 @@ def play(learner: Learner, problem: Problem, keys: Array, ls: PyTree, ps: PyTree
     Returns:
       (new learner state, new problem state, the example, the round's record).
     """
-    ps_new, example = problem.sample(jax.random.fold_in(keys[PROBLEM_ROUNDS], t), ps, t, pp)
-    ls_new, record = play_round(learner, jax.random.fold_in(keys[LEARNER_ROUNDS], t), ls,
-                                example, lp, t, problem_lookup(problem, pp))
+    with exact_matmuls():
+        ps_new, example = problem.sample(jax.random.fold_in(keys[PROBLEM_ROUNDS], t), ps, t, pp)
+        ls_new, record = play_round(learner, jax.random.fold_in(keys[LEARNER_ROUNDS], t), ls,
+                                    example, lp, t, problem_lookup(problem, pp))
     return ls_new, ps_new, example, record
 
 
@@ -91,8 +107,9 @@ def stream(problem: Problem, pp: PyTree, seed: int, run_id: int, horizon: int) -
         def body(s, t):
             return problem.sample(jax.random.fold_in(keys[PROBLEM_ROUNDS], t), s, t, pp)
 
-        ps = problem.init(keys[PROBLEM_INIT], pp)
-        return lax.scan(body, ps, jnp.arange(horizon, dtype=jnp.int32))[1]
+        with exact_matmuls():
+            ps = problem.init(keys[PROBLEM_INIT], pp)
+            return lax.scan(body, ps, jnp.arange(horizon, dtype=jnp.int32))[1]
 
     return examples(pp, jnp.asarray(seed, jnp.uint32), jnp.asarray(run_id, jnp.int32))
 
@@ -113,7 +130,9 @@ __all__ = [
     "LEARNER_ROUNDS",
     "PROBLEM_INIT",
     "PROBLEM_ROUNDS",
+    "MATMUL_PRECISION",
     "episode_fn",
+    "exact_matmuls",
     "init_run",
     "learner_round_keys",
     "PRNG_IMPL",

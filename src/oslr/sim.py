@@ -42,7 +42,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from oslr import atomic, metrics
 from oslr.checks import check_integral, check_positive_int, check_seed
 from oslr.result import SimResult, record
-from oslr.rollout import init_run, play, run_keys
+from oslr.rollout import exact_matmuls, init_run, play, run_keys
 from oslr.types import NO_REQUIREMENTS, PREDICTION, Learner, Problem, PyTree
 
 #: Gram-statistics buffers (runs x checkpoints x d x d) above this size are not tracked.
@@ -185,7 +185,8 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
     def init(seed, run_id, lp, pp):
         ls, ps = init_run(learner, problem, run_keys(seed, run_id), lp, pp)
         ms = metrics.init(family, problem.d, n_ckpt, stats)
-        ms["diag"] = metrics.init_diagnostics(learner.diagnostics, ls, lp, n_ckpt)
+        with exact_matmuls():
+            ms["diag"] = metrics.init_diagnostics(learner.diagnostics, ls, lp, n_ckpt)
         return ls, ps, ms
 
     def chunk(carry, start, horizon, ckpts, seed, run_id, lp, pp, length: int, unroll: int = 1,
@@ -195,9 +196,10 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
         def round_(c, t):
             ls, ps, ms = c
             ls_new, ps_new, example, record = play(learner, problem, keys, ls, ps, t, lp, pp)
-            ms_new = metrics.update(family, ms, example, record, t, ckpts, stats)
-            ms_new["diag"] = metrics.record_diagnostics(ms_new["diag"], learner.diagnostics,
-                                                        ls_new, lp, t, ckpts)
+            with exact_matmuls():  # the Gram sums and the learner's diagnostics too
+                ms_new = metrics.update(family, ms, example, record, t, ckpts, stats)
+                ms_new["diag"] = metrics.record_diagnostics(ms_new["diag"], learner.diagnostics,
+                                                            ls_new, lp, t, ckpts)
             return ls_new, ps_new, ms_new
 
         def body(c, i):

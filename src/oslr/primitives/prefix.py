@@ -13,6 +13,7 @@ O(d block) work.
 from __future__ import annotations
 
 import jax.numpy as jnp
+from jax import lax
 
 from oslr.types import Array
 
@@ -32,11 +33,13 @@ def prefix_sums(v: Array, block: int = BLOCK) -> Array:
 def _prefix(x: Array, block: int) -> Array:
     d = x.shape[-1]
     if d <= block:
-        return x @ jnp.triu(jnp.ones((d, d), x.dtype))
+        # HIGHEST: a GPU's default float32 product (TF32) rounds the sums to 10 bits
+        return jnp.matmul(x, jnp.triu(jnp.ones((d, d), x.dtype)), precision=lax.Precision.HIGHEST)
     pad = (-d) % block
     blocks = jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, pad)]).reshape(
         *x.shape[:-1], -1, block)
-    inner = blocks @ jnp.triu(jnp.ones((block, block), x.dtype))
+    inner = jnp.matmul(blocks, jnp.triu(jnp.ones((block, block), x.dtype)),
+                       precision=lax.Precision.HIGHEST)
     totals = inner[..., -1]
     offsets = _prefix(totals, block) - totals
     return (inner + offsets[..., None]).reshape(*x.shape[:-1], -1)[..., :d]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+from jax import lax
 
 from oslr.types import Array
 
@@ -22,7 +23,8 @@ def sherman_morrison_update(a_inv: Array, x: Array) -> Array:
     Returns:
       (d, d) updated inverse.
     """
-    u = a_inv @ x
-    denom = 1.0 + jnp.maximum(x @ u, 0.0)
+    # HIGHEST: a GPU's default float32 product (TF32) would break the float32 accuracy of A^-1
+    u = jnp.matmul(a_inv, x, precision=lax.Precision.HIGHEST)
+    denom = 1.0 + jnp.maximum(jnp.dot(x, u, precision=lax.Precision.HIGHEST), 0.0)
     out = a_inv - jnp.outer(u, u) / denom
     return 0.5 * (out + out.T)
