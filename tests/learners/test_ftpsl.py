@@ -1,5 +1,6 @@
 """FTPSL and its baselines ([WLL]): references, resampling law, regret."""
 
+import dataclasses
 import itertools
 import math
 
@@ -323,3 +324,52 @@ def test_geometric_resampling__shared_and_independent_modes_differ_in_their_join
     assert abs(covs["shared"][0] - cov_shared) < 5 * covs["shared"][1]
     assert abs(covs["independent"][0]) < 5 * covs["independent"][1]
     assert abs(cov_shared) > 10 * covs["independent"][1]
+
+
+@pytest.mark.parametrize("b", [1.0, 1.5, 2.0, 3.0, math.inf])
+def test_knapsack_leader_set__brute_force_over_affordable_subsets(b):
+    # the leader maximises sum_J (|v_i| / max|v|)^a, a = b / (b - 1) (a = 1 at b = inf), within
+    # the budget; at b = 1 the single affordable coordinate of largest |v_i|
+    from oslr.learners.ftpsl import knapsack_leader_set
+
+    rng = np.random.default_rng(int(b * 10) if math.isfinite(b) else 99)
+    d, budget = 6, 7
+    leader = jax.jit(lambda v, c: knapsack_leader_set(v, c, jnp.int32(budget), b, budget))
+    a = 1.0 if math.isinf(b) else (b / (b - 1.0) if b > 1 else None)
+    for _ in range(25):
+        v = rng.normal(size=d).astype(np.float32)
+        costs = rng.integers(1, 6, size=d).astype(np.int32)
+        got = np.asarray(leader(jnp.asarray(v), jnp.asarray(costs)))
+        mag = np.abs(v.astype(np.float64))
+        if a is None:
+            fits = costs <= budget
+            want = np.zeros(d, bool)
+            want[np.argmax(np.where(fits, mag, -1.0))] = True
+            assert got.tolist() == want.tolist()
+            continue
+        value = lambda sup: np.sum((mag[list(sup)] / mag.max()) ** a)  # noqa: E731
+        best = max(value(sup) for r in range(d + 1) for sup in itertools.combinations(range(d), r)
+                   if costs[list(sup)].sum() <= budget)
+        assert costs[got].sum() <= budget
+        assert value(np.flatnonzero(got)) == pytest.approx(best, rel=1e-5)
+
+
+def test_ftpl_oracle_subset__check_takes_exactly_k_entries_and_prepare_pads_redundant_features():
+    from oslr.learners.ftpsl import _oracle_prepare
+
+    learner, params = oslr.make("ftpl-oracle-subset", d=6, k=2)
+    good = dataclasses.replace(params, subset=jnp.asarray([True, False, True, False, False,
+                                                          False]))
+    learner.check(good, 6)  # exactly k = 2 entries: accepted
+    with pytest.raises(ValueError, match=r"^ftpl-oracle-subset: the subset mask must hold "
+                       r"exactly k entries \(got 3 for k=2\)"):
+        learner.check(dataclasses.replace(params, subset=jnp.ones(6, bool).at[3:].set(False)), 6)
+    mask = oracle_subset(np.eye(3), np.array([1.0, -3.0, 2.0]), 2)
+    assert mask.dtype == bool and mask.tolist() == [False, True, True]
+    # a dataset stream with redundant N(0, 1) features appended: never in the oracle subset
+    problem, pp = oslr.make_problem("kegg", n_redundant=3)
+    learner, params = oslr.make("ftpl-oracle-subset", d=problem.d, k=2)
+    prepared = _oracle_prepare(params, problem, pp)
+    assert prepared.subset.shape == (problem.d,) and prepared.subset.dtype == jnp.bool_
+    assert int(prepared.subset.sum()) == 2 and not bool(prepared.subset[-3:].any())
+    assert oslr.make("ftpsl", d=6, n_resamples=7)[0].info["n_resamples"] == 7

@@ -342,6 +342,26 @@ def greedy_fill(order_score: Array, costs: Array, budget: Array) -> Array:
     return jnp.zeros(d, bool).at[order].set(taken)
 
 
+def knapsack_leader_set(v: Array, costs: Array, budget: Array, b: float, max_budget: int,
+                        solver: str = "exact", eps: float = 0.1) -> Array:
+    """The support J of the knapsack leader for Theta = v ([WLL] section 4.2), (d,) bool.
+
+    b = 1: the affordable i maximising |v_i| (none when nothing fits); b > 1: the set maximising
+    sum_J (|v_i| / max |v|)^a, a = b / (b - 1) (a = 1 for b = inf), under sum_J c_i <= budget, by
+    the exact DP (`solver="exact"`, integer costs up to the static `max_budget`) or the FPTAS.
+    """
+    mag = jnp.abs(v)
+    fits = costs <= budget
+    if b == 1.0:
+        best = jnp.argmax(jnp.where(fits, mag, -1.0))
+        return (jnp.arange(v.shape[-1]) == best) & fits[best]
+    a = 1.0 if math.isinf(b) else b / (b - 1.0)
+    values = (mag / jnp.maximum(jnp.max(mag), 1e-30)) ** a
+    if solver == "exact":
+        return knapsack_exact(values, costs, budget, max_budget)
+    return knapsack_fptas(values, costs.astype(float_dtype()), budget.astype(float_dtype()), eps)
+
+
 def ftpsl_knapsack(d: int, max_budget: int, b: float = 2.0, n_resamples: int = 10,
                    solver: str = "exact", eps: float = 0.1, gr_mode: str = "shared") -> Learner:
     """FTPSL with per-coordinate observation costs and a per-round budget ([WLL] section 4.2).
@@ -361,19 +381,9 @@ def ftpsl_knapsack(d: int, max_budget: int, b: float = 2.0, n_resamples: int = 1
     if not b >= 1.0:
         raise ValueError(f"norm exponent b={b} must lie in [1, inf].")
     max_items = min(d, max_budget)
-    a = 1.0 if math.isinf(b) else (b / (b - 1.0) if b > 1.0 else 1.0)
 
     def leader_set(v: Array, params: KnapsackParams) -> Array:
-        mag = jnp.abs(v)
-        fits = params.costs <= params.budget
-        if b == 1.0:
-            best = jnp.argmax(jnp.where(fits, mag, -1.0))
-            return (jnp.arange(d) == best) & fits[best]
-        values = (mag / jnp.maximum(jnp.max(mag), 1e-30)) ** a
-        if solver == "exact":
-            return knapsack_exact(values, params.costs, params.budget, max_budget)
-        return knapsack_fptas(values, params.costs.astype(float_dtype()),
-                              params.budget.astype(float_dtype()), eps)
+        return knapsack_leader_set(v, params.costs, params.budget, b, max_budget, solver, eps)
 
     def play(z: Array, coin: Array, v: Array, params: KnapsackParams) -> tuple[Array, Array]:
         # as in `ftpsl`, the exploring branch reuses z (i.i.d.: a uniform random order)
@@ -602,6 +612,7 @@ __all__ = [
     "ftpsl_delayed",
     "ftpsl_knapsack",
     "greedy_fill",
+    "knapsack_leader_set",
     "oracle_subset",
     "rates",
     "theory_resamples",
