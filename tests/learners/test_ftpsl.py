@@ -361,6 +361,10 @@ def test_ftpl_oracle_subset__check_takes_exactly_k_entries_and_prepare_pads_redu
     good = dataclasses.replace(params, subset=jnp.asarray([True, False, True, False, False,
                                                           False]))
     learner.check(good, 6)  # exactly k = 2 entries: accepted
+    from oslr.learners.ftpsl import ftpl_oracle_subset
+
+    state = ftpl_oracle_subset(6).init(jax.random.key(0), good)  # max_k = d when not given
+    assert state.index.shape == (6,) and np.asarray(state.index)[:2].tolist() == [0, 2]
     with pytest.raises(ValueError, match=r"^ftpl-oracle-subset: the subset mask must hold "
                        r"exactly k entries \(got 3 for k=2\)"):
         learner.check(dataclasses.replace(params, subset=jnp.ones(6, bool).at[3:].set(False)), 6)
