@@ -253,3 +253,51 @@ def test_ito_block_bandit__options_keep_the_contract(opts):
     assert "blind" in check_learner(learner, params, alt, problem, pp)
     if "family" in opts:
         assert learner.info["n_functions"] == 28 and learner.info["block"] == 2  # (50/28)^(1/3)
+
+
+def test_default_block__one_round_when_the_horizon_is_below_the_family_size():
+    # T / K = 100 / 210 < 1: (T / K)^(1/3) = 0.78, one round a block (never 0)
+    assert default_block(Ctx(d=10, horizon=100, options={"k": 4})) == 1
+    assert default_block(Ctx(d=10, horizon=100, options={"k": 4, "family": np.ones((5, 2, 10))}
+                             )) == 3  # K = 5: ceil(20^(1/3)) = 3
+
+
+def test_ito_learners__names_defaults_and_refusals_pinned():
+    from oslr.learners.ito import ito_block_bandit, ito_dual_averaging, ito_projection
+
+    proj = ito_projection(4)  # max_observed defaults to min(m, 8) = 8 of the m = 8 projections
+    assert proj.name == "ito-projection"
+    assert ito_block_bandit(5).name == "ito-block-bandit"  # the default bandit is exp3
+    with pytest.raises(ValueError, match=r"^ito-projection needs a projection A: 'gaussian', "
+                       r"'identity' or a \(d, m\) matrix\.$"):
+        ito_projection(4, projection=None)
+    with pytest.raises(ValueError, match=r"divide A by its spectral norm\.$"):
+        ito_projection(4, projection=2 * np.eye(4))
+    with pytest.raises(ValueError, match=r"^ito-dual-averaging: max_k=1 must lie in \[2, d=4\]\.$"):
+        ito_dual_averaging(4, max_k=1)
+    with pytest.raises(ValueError, match=r"^ito-block-bandit enumerates all C\(d=40, k=10\)"):
+        ito_block_bandit(40, k=10)
+    table = np.zeros((3, 2, 5), np.float32)  # 3 functions of k = 2 rows each, d = 5
+    with pytest.raises(ValueError, match=r"^ito-block-bandit: the family table needs 0\.00 GB, "
+                       r"above memory_limit_gb=1e-09\.$"):
+        ito_block_bandit(5, family=table, memory_limit_gb=1e-9)
+
+
+def test_ito_block_bandit__a_family_of_coordinate_rows_plays_as_the_subset_family():
+    # the same C(5, 2) subsets given as a (K, k, d) table of one-hot observation rows: the same
+    # arms, predictions and losses as the built-in subset family, and k = 2 observations a round
+    d, k, T, block = 5, 2, 24, 4
+    table = subset_table(d, k)
+    rows = np.eye(d, dtype=np.float32)[table]  # (10, 2, 5)
+    problem, pp = oslr.make_problem("sparse-linear", d=d, k=2, sigma=0.5)
+    out = []
+    for family in (None, rows):
+        learner, params = oslr.make("ito-block-bandit", d=d, k=k, block=block, horizon=T,
+                                    family=family)
+        assert int(learner.budget(params)) == k
+        state, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(1), 0, params, pp)
+        out.append((np.asarray(recs.prediction), np.asarray(state.bandit.cum_loss),
+                    np.asarray(recs.n_queried)))
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert (out[0][2] == k).all()
