@@ -101,6 +101,9 @@ def test_run__toml_config(tmp_path, capsys):
         (["--until", "separated", "--runs", "10", "--max-runs", "5"], "--max-runs 5 is below "
          "one batch of --runs 10"),
         (["--max-runs", "50"], "--max-runs caps --until separated"),
+        (["--seed", "4294967296"], "seed must be an integer in [0, 2^32), got 4294967296"),
+        (["--until", "separated", "--runs", "2", "--max-runs", "1"], "--max-runs 1 is below "
+         "one batch of --runs 2"),
     ],
 )
 def test_run__bad_input_gets_a_clear_error(argv, message, capsys, tmp_path):
@@ -765,3 +768,11 @@ def test_run__until_separated_stops_at_the_cap_exactly(tmp_path, capsys):
     assert config["runs"] == 4 and config["looks"] == 2 and config["max_runs"] == 4
     assert set(pd.read_csv(out / "runs.csv")["run"]) == {0, 1, 2, 3}
     assert pd.read_csv(out / "until.csv")["runs"].tolist() == [4]
+
+
+def test_run__the_largest_seed_and_a_cap_of_one_batch_are_accepted(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main([*_small("ogd-full,ogd-random-subset", runs=2, horizon=30, chunk=30), "--seed",
+                 "4294967295", "--until", "separated", "--max-runs", "2", "--out", str(out)]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["seed"] == 2**32 - 1 and config["runs"] == 2 and config["looks"] == 1
