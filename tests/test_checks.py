@@ -1,5 +1,7 @@
 """Input checks (`oslr.checks`): open and closed bounds, through a learner's declared ranges."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -92,3 +94,19 @@ def test_unknown_name__three_closest_first_then_every_name_sorted():
         "unknown learner 'ogd-ful'; did you mean 'ogd-fuln' or 'ogd-fulm' or 'ogd-full'? "
         "available: linucb, ogd-fulk, ogd-full, ogd-fulm, ogd-fuln.")
     assert unknown_name("problem", "zzz", ["b", "a"]) == "unknown problem 'zzz'; available: a, b."
+
+
+@pytest.mark.parametrize("value,ok", [
+    (1, True), (7, True), (np.int64(3), True), (np.uint8(1), True),
+    (0, False), (-1, False), (True, False), (False, False), (2.0, False), ("3", False),
+    (None, False)])
+def test_check_positive_int__integers_from_one_bools_refused(value, ok):
+    from oslr.checks import check_positive_int
+
+    if ok:
+        got = check_positive_int("d", value)
+        assert got == int(value) and type(got) is int
+    else:
+        with pytest.raises(ValueError, match=rf"^d must be a positive integer, got "
+                           rf"{re.escape(repr(value))}\.$"):
+            check_positive_int("d", value)
