@@ -148,3 +148,18 @@ def test_dantzig_poslr__unconverged_solves_are_not_used_counted_and_warned():
     np.testing.assert_array_equal(res.final["lp_loosened"], [[0.0, 0.0]])
     np.testing.assert_array_equal(res.final["support"], [[0.0, 0.0]])
     assert np.all(res.final["w"] == 0)
+
+
+def test_dantzig_poslr__diagnostics_named_and_every_warned_name_is_one_of_them():
+    learner, params = oslr.make("dantzig-poslr", d=6, k=2, k0=3, t0=10)
+    state = learner.init(jax.random.key(0), params)
+    diag = learner.diagnostics(state, params)
+    assert set(diag) == {"lambda", "lp_doublings", "lp_loosened", "lp_unconverged", "support",
+                         "w"}
+    assert all(jnp.asarray(v).dtype == jnp.float32 for v in diag.values())
+    # a warning keyed by a name that is not a diagnostic would never fire
+    assert set(learner.info["warn_if_nonzero"]) == {"lp_unconverged", "lp_loosened"}
+    assert learner.info["gram_mode"] == "unbiased"  # the default Gram estimate
+    from oslr.learners.dantzig import dantzig_poslr
+
+    assert dantzig_poslr(6).info["gram_mode"] == "unbiased"
