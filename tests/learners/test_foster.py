@@ -230,3 +230,18 @@ def test_subset_update__runs_with_the_subset_axis_sharded_over_two_devices():
     res = run_on_host_devices(_SHARD_SCRIPT, 2)
     assert res["devices"] == 2 and res["shard_cols"] == [60]  # the result stays split by subset
     assert res["cost_err"] < 1e-6 and res["w_err"] < 1e-6
+
+
+def test_foster_hedge__bounds_on_k_and_the_default_query_bound():
+    from oslr.learners.foster import foster_hedge
+
+    learner = foster_hedge(6, k=4)  # k = d - 2 is the largest sparsity (R needs two slots)
+    assert learner.name == "foster-hedge"
+    with pytest.raises(ValueError, match=r"^foster-hedge needs a static sparsity 1 <= k <= d - 2 "
+                       r"= 4"):
+        foster_hedge(6, k=5)
+    with pytest.raises(ValueError, match=r"^foster-hedge enumerates all C\(d=40, k=10\)"):
+        foster_hedge(40, k=10)
+    _, params = oslr.make("foster-hedge", d=6, k=2)
+    state = foster_hedge(6, k=2).init(jax.random.key(0), params)  # max_k_query = d by default
+    assert jax.tree.leaves(state)

@@ -148,3 +148,18 @@ def test_online_greedy__refuses_a_projection_of_the_wrong_shape():
         oslr.make("online-greedy", d=8, projection=np.ones((7, 3)))
     with pytest.raises(ValueError, match="unknown projection kind"):
         oslr.make("online-greedy", d=8, projection="fourier")
+
+
+def test_online_greedy__defaults_and_refusals_pinned():
+    from oslr.learners.online_greedy import default_k1, online_greedy
+    from oslr.spec import Ctx
+
+    # k1 = min(k0, ceil(k ln max(T, 2) / 3)): at T = 2, k = 4: ceil(0.92) = 1 (ln 3 would give 2)
+    assert default_k1(Ctx(d=8, horizon=2, options={"k": 4, "k0": 5})) == 1
+    assert default_k1(Ctx(d=8, horizon=10**6, options={"k": 4, "k0": 5})) == 5  # the k0 cap
+    learner = online_greedy(8)
+    assert learner.info == {"k0": 4, "k1": 2, "batch": 10, "projection_m": 0}
+    assert online_greedy(8, projection="gaussian").info["projection_m"] == 16  # m = 2 d forms
+    with pytest.raises(ValueError, match=r"^online-greedy: batch=0 must be an integer in "
+                       r"\[1, inf\]\.$"):
+        online_greedy(8, batch=0)
