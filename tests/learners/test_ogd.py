@@ -43,11 +43,17 @@ def test_ogd__names_budgets_and_the_subset_law():
     assert full.name == "ogd-full" and int(full.budget(params)) == 6  # k = 2 ignored: all d
     sub = ogd_random_subset(6, max_k=3)
     assert sub.name == "ogd-random-subset" and int(sub.budget(params)) == 2
-    # each round's subset is random_subset_mask(round key, d, k, max_k) with the static max_k
-    problem, pp = oslr.make_problem("sparse-linear", d=6, k=2)
+    # each round's subset is random_subset_mask(round key, d, k, max_k) with the static max_k:
+    # at d = 20 a bound of 4 draws by Floyd's algorithm, a bound of d by the top-k of d uniforms
+    # (other subsets from the same key)
+    problem, pp = oslr.make_problem("sparse-linear", d=20, k=2)
+    sub, params = oslr.make("ogd-random-subset", d=20, k=2, max_k=4)
     _, recs = jax.jit(episode_fn(sub, problem, 20))(jnp.uint32(5), 0, params, pp)
-    want = jax.vmap(lambda key: random_subset_mask(key, 6, params.k, 3))(learner_keys(5, 0, 20))
+    keys = learner_keys(5, 0, 20)
+    want = jax.vmap(lambda key: random_subset_mask(key, 20, params.k, 4))(keys)
     np.testing.assert_array_equal(np.asarray(recs.query), np.asarray(want))
+    loose = jax.vmap(lambda key: random_subset_mask(key, 20, params.k, 20))(keys)
+    assert not np.array_equal(np.asarray(want), np.asarray(loose))
 
 
 @pytest.mark.slow
