@@ -223,3 +223,17 @@ def test_combine__adds_each_compensation_term_in_float64_and_drops_it():
     assert set(out) == {"a", "b"}
     assert out["a"].dtype == np.float64 and out["a"][0] == 1.0 + 2.0**-30
     assert out["b"].dtype == np.float32 and out["b"] == 3.0
+
+
+def test_tracker__float64_mode_keeps_plain_sums_equal_to_the_prefix_sums():
+    from tests.helpers import x64
+
+    with x64():
+        assert not metrics.compensated()
+        examples, records, want = _prediction_rounds(np.random.default_rng(5))
+        run, ckpt = _track(PREDICTION, examples, records, True)
+        assert not any(name.endswith("_lo") for name in run)
+        for name, inc in want.items():
+            prefix = np.cumsum(inc, axis=0)
+            np.testing.assert_allclose(run[name], prefix[-1], rtol=1e-12, err_msg=name)
+            np.testing.assert_allclose(ckpt[name], prefix[CKPTS - 1], rtol=1e-12, err_msg=name)

@@ -256,3 +256,15 @@ def test_best_sparse_linear_reward__batched_with_a_k_per_element(b, rng):
     for i, j in itertools.product(range(2), range(3)):
         assert got[i, j] == pytest.approx(regret.best_sparse_linear_reward(theta[i, j],
                                                                            int(ks[i, j]), b))
+
+
+def test_exact_sparse_ls__the_same_optimum_when_the_supports_are_solved_in_small_batches(rng):
+    # C(7, 3) = 35 supports for a batch of 4: batch_supports = 10 solves 2 supports per call
+    x = rng.normal(size=(4, 12, 7))
+    y = rng.normal(size=(4, 12))
+    g, c, s = (np.einsum("bti,btj->bij", x, x), np.einsum("bti,bt->bi", x, y),
+               np.einsum("bt,bt->b", y, y))
+    whole = regret.exact_sparse_ls_loss(g, c, s, 3)
+    np.testing.assert_allclose(regret.exact_sparse_ls_loss(g, c, s, 3, batch_supports=10), whole)
+    for b in range(4):
+        assert whole[b] == pytest.approx(_brute_ls(x[b], y[b], 3), rel=1e-8)
