@@ -56,6 +56,8 @@ EXTRA_TESTS = {
     "oslr.report": ["tests/test_result.py", "tests/test_cli.py"],
     "oslr.cli": ["tests/test_readme.py"],
     "oslr.__init__": ["tests/test_imports.py", "tests/test_extension.py"],
+    "oslr.testing": ["tests/test_contract.py", "tests/test_x64.py"],
+    "oslr.types": ["tests/test_sim.py", "tests/test_contract.py", "tests/test_protocol.py"],
 }
 LEARNER_EXTRAS = ["tests/test_contract.py", "tests/test_x64.py"]
 
