@@ -224,3 +224,18 @@ def test_problem_lookup__binds_the_problem_params_or_is_none():
     assert np.asarray(lookup(jnp.array([2, 0]))).tolist() == [30.0, 10.0]
     assert problem_lookup(SimpleNamespace(features=None), None) is None
     assert problem_lookup(SimpleNamespace(), None) is None
+
+
+def test_rounds__float32_actions_and_forms_are_recorded_in_float64_mode_dtype():
+    from tests.helpers import x64
+
+    with x64():
+        ex = StreamExample(x=jnp.arange(1.0, 6.0), y=jnp.float64(7.0), y_clean=jnp.float64(6.5))
+        assert ex.x.dtype == jnp.float64
+        rnd = LinearRound(ex, budget=2)
+        rnd.play(jnp.array([1.0, 0, 0, 0, 0], jnp.float32))
+        assert rnd._record.w.dtype == jnp.float64
+        rnd = PredictionRound(ex, budget=2)
+        rnd.observe(jnp.zeros(5, bool), jnp.ones((1, 5), jnp.float32))
+        rnd.commit(0.0)
+        assert rnd._record.forms.dtype == jnp.float64
