@@ -183,6 +183,17 @@ def test_make_tracker__each_kind_carries_its_own_name_and_unknown_kinds_are_refu
 
     for kind in TRACKERS:
         assert make_tracker(kind, 3, 10, snapshot_every=5).name == kind
+    # no Polyak averaging unless asked: after two samples theta is the last iterate, not the
+    # mean of the two
+    params = tracker_defaults("frls-gd", 2)
+    tracker = make_tracker("frls-gd", 2, 4)
+    hist, state = history_init(4, 2, store_features=True), tracker.init(params)
+    for t, (x, y) in enumerate([([1.0, 0.0], 1.0), ([0.0, 1.0], -1.0)]):
+        x, y = jnp.array(x), jnp.float32(y)
+        hist = history_add(hist, y, x=x)
+        state = tracker.update(jax.random.key(t), state, x, y, hist, None, t, params)
+    np.testing.assert_array_equal(tracker.theta(state, params), state.theta)
+    assert not np.allclose(state.theta, state.theta_avg)
     with pytest.raises(ValueError, match=r"unknown tracker 'rls'; choose one of \('ols-sm'"):
         make_tracker("rls", 3, 10)
 
