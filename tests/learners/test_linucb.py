@@ -252,6 +252,12 @@ def test_linucb_specs__history_labels_and_the_alternative_point():
     assert oslr.make("linucb", d=4, n_arms=5)[0].info["history"] is None
     assert oslr.make("flinucb-gd", d=4, n_arms=5, history="features")[0].info["history"] == (
         "features")
-    alt = LINUCB.alt_params(4)
+    # the specs built here, not at import (the mutation tool maps this test to them)
+    from oslr.learners.linucb import _spec
+
+    linucb_spec = _spec("linucb", LINUCB.description, LINUCB.reference)
+    alt = linucb_spec.alt_params(4)
     assert (float(alt.kappa), float(alt.lam0)) == (pytest.approx(0.3), 2.0)
-    assert float(FLINUCB_GD.alt_params(4).c_gamma) == 0.5
+    gd_spec = _spec("flinucb-gd", FLINUCB_GD.description, FLINUCB_GD.reference)
+    assert float(gd_spec.alt_params(4).c_gamma) == 0.5
+    assert gd_spec.make(4, n_arms=5)[0].requires.capacity == 10_000  # the default horizon
