@@ -377,3 +377,19 @@ def test_ftpl_oracle_subset__check_takes_exactly_k_entries_and_prepare_pads_redu
     assert prepared.subset.shape == (problem.d,) and prepared.subset.dtype == jnp.bool_
     assert int(prepared.subset.sum()) == 2 and not bool(prepared.subset[-3:].any())
     assert oslr.make("ftpsl", d=6, n_resamples=7)[0].info["n_resamples"] == 7
+
+
+def test_ftpsl_family__defaults_names_and_requirements():
+    from oslr.registry import LEARNERS
+
+    assert int(oslr.make("ftpsl", d=12)[1].k) == 3  # k = d // 4
+    assert int(LEARNERS["ftpl-random-subset"].alt_params(12).k) == 6  # alt k = d // 2
+    assert ftpsl(12).info["b"] == 2.0  # the factory's default norm exponent
+    random_subset, _ = oslr.make("ftpl-random-subset", d=6)
+    oracle, _ = oslr.make("ftpl-oracle-subset", d=6)
+    assert (random_subset.name, oracle.name) == ("ftpl-random-subset", "ftpl-oracle-subset")
+    problem, _ = oslr.make_problem("sparse-linear", d=6, k=2)
+    random_subset.requires.check(problem, 10, "ftpl-random-subset")
+    with pytest.raises(ValueError, match="dataset"):  # the oracle needs a replayed dataset
+        oracle.requires.check(problem, 10, "ftpl-oracle-subset")
+    assert oslr.make("ftpsl-delayed", d=6, max_delay=3)[0].name == "ftpsl-delayed"

@@ -187,7 +187,7 @@ def _perturbed_draw(play, d: int, b: float, select=None):
 RANK_TEST_UP_TO = 16
 
 
-def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str, name: str):
+def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str):
     """The per-round pieces shared by `ftpsl` and `ftpsl_delayed`: (estimate, budget)."""
     if not b >= 1.0:
         raise ValueError(f"norm exponent b={b} must lie in [1, inf].")
@@ -228,7 +228,7 @@ def ftpsl(d: int, max_k: int | None = None, b: float = 2.0, n_resamples: int = 1
       gr_mode: "shared" or "independent" resampling (see `geometric_resampling`).
     """
     max_k = d if max_k is None else max_k
-    estimate, budget = _ftpsl_parts(d, max_k, b, n_resamples, gr_mode, "ftpsl")
+    estimate, budget = _ftpsl_parts(d, max_k, b, n_resamples, gr_mode)
     return _leader_learner(d, estimate, budget, "ftpsl",
                            {"b": b, "n_resamples": n_resamples, "gr_mode": gr_mode})
 
@@ -280,7 +280,7 @@ def ftpsl_delayed(d: int, max_delay: int, max_k: int | None = None, b: float = 2
     if max_delay < 1:
         raise ValueError(f"max_delay={max_delay} must be >= 1.")
     max_k = d if max_k is None else max_k
-    estimate, budget = _ftpsl_parts(d, max_k, b, n_resamples, gr_mode, "ftpsl-delayed")
+    estimate, budget = _ftpsl_parts(d, max_k, b, n_resamples, gr_mode)
 
     def init(key: Array, params: FtpslParams) -> DelayedFtpslState:
         del key, params
