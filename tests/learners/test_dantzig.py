@@ -153,6 +153,8 @@ def test_dantzig_poslr__unconverged_solves_are_not_used_counted_and_warned():
 def test_dantzig_poslr__diagnostics_named_and_every_warned_name_is_one_of_them():
     learner, params = oslr.make("dantzig-poslr", d=6, k=2, k0=3, t0=10)
     state = learner.init(jax.random.key(0), params)
+    assert {state.doublings.dtype, state.solves.dtype, state.loosened.dtype,
+            state.unconverged.dtype} == {jnp.dtype(jnp.int32)}  # exact counts, not floats
     diag = learner.diagnostics(state, params)
     assert set(diag) == {"lambda", "lp_doublings", "lp_loosened", "lp_unconverged", "support",
                          "w"}
