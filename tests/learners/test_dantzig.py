@@ -165,3 +165,21 @@ def test_dantzig_poslr__diagnostics_named_and_every_warned_name_is_one_of_them()
     from oslr.learners.dantzig import dantzig_poslr
 
     assert dantzig_poslr(6).info["gram_mode"] == "unbiased"
+
+
+def test_dantzig_poslr__loosened_solves_are_counted_with_their_doublings(monkeypatch):
+    # an LP solver that always had to double lam twice: every solve (rounds 16 and 32, 1-based,
+    # with t0 = 10) adds 2 doublings and one loosened solve
+    import oslr.learners.dantzig as module
+    from oslr.primitives.dantzig import DantzigSolution
+
+    def loosened(g, c, lam, **kw):
+        return DantzigSolution(w=c, lam=4.0 * lam, doublings=jnp.int32(2), status=jnp.int32(2),
+                               iterations=jnp.int32(1), converged=jnp.asarray(True))
+
+    monkeypatch.setattr(module, "dantzig_lp", loosened)
+    learner, params = oslr.make("dantzig-poslr", d=6, k=2, k0=3, t0=10)
+    problem, pp = oslr.make_problem("sparse-linear", d=6, k=2)
+    state, _ = jax.jit(episode_fn(learner, problem, 40))(jnp.uint32(0), 0, params, pp)
+    assert (int(state.solves), int(state.doublings), int(state.loosened),
+            int(state.unconverged)) == (2, 4, 2, 0)
