@@ -194,3 +194,33 @@ def test_sequential_compare__two_entries_suffice_one_does_not():
     assert list(t["name"]) == ["b"] and t["verdict"].item() == "worse"
     with pytest.raises(ValueError, match="two entries or more"):
         sequential_compare({"a": np.arange(5.0)}, look=1)
+
+
+def test_compare__random_tables_against_scipy_and_an_independent_holm():
+    # seeded random tables (2-6 entries, 3-40 runs, a shared run effect, some real differences):
+    # p = scipy's paired t test, p_holm = Holm's step-down written here, and each verdict
+    # follows from p_holm at alpha = 0.05 and the sign of the mean difference
+    from scipy import stats as st
+
+    rng = np.random.default_rng(2024)
+    for _ in range(60):
+        e, n = int(rng.integers(2, 7)), int(rng.integers(3, 41))
+        shared = rng.normal(0, 3, n)
+        values = {f"e{i}": shared + rng.normal(rng.choice([0.0, 0.0, 1.5]), 1.0, n)
+                  for i in range(e)}
+        lower = bool(rng.integers(0, 2))
+        table = stats.compare(values, lower_is_better=lower).set_index("name")
+        ref = table["reference"].iloc[0]
+        others = [k for k in values if k != ref]
+        p = np.array([st.ttest_rel(values[k], values[ref]).pvalue for k in others])
+        np.testing.assert_allclose(table.loc[others, "p"], p, rtol=1e-9, atol=1e-14)
+        order = np.argsort(p, kind="stable")
+        holm = np.minimum(1.0, np.maximum.accumulate((len(p) - np.arange(len(p))) * p[order]))
+        want = np.empty_like(holm)
+        want[order] = holm
+        np.testing.assert_allclose(table.loc[others, "p_holm"], want, rtol=1e-9, atol=1e-14)
+        for k, ph in zip(others, want):
+            diff = values[k].mean() - values[ref].mean()
+            good = diff < 0 if lower else diff > 0
+            verdict = ("indistinguishable" if ph > 0.05 else "better" if good else "worse")
+            assert table.loc[k, "verdict"] == verdict, (k, ph, diff)
