@@ -557,7 +557,10 @@ def test_oslr_command__a_signal_at_start_up_is_one_line_and_its_exit_status(tmp_
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("signame,code", [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
+@pytest.mark.parametrize("signame,code", [
+    ("SIGTERM", 143),
+    pytest.param("SIGHUP", 129, marks=pytest.mark.slow),
+    pytest.param("SIGINT", 130, marks=pytest.mark.slow)])
 def test_oslr_command__a_signal_mid_compile_is_one_line_and_its_exit_status(tmp_path, signame,
                                                                            code):
     import signal

@@ -66,7 +66,14 @@ def _precisions(text):
             else ("DEFAULT", "DEFAULT") for line in dots}
 
 
-@pytest.mark.parametrize("name", sorted(LEARNERS))
+#: the learners whose lowering is checked in the default run (the others with -m slow)
+_PRECISION_DEFAULT = {"linucb", "flinucb-sag", "eps-greedy", "ogd-full", "ito-projection",
+                      "foster-hedge", "pege"}
+
+
+@pytest.mark.parametrize("name", [
+    n if n in _PRECISION_DEFAULT else pytest.param(n, marks=pytest.mark.slow)
+    for n in sorted(LEARNERS)])
 def test_episode__every_float32_matrix_product_is_at_highest_precision(name):
     # on a GPU a float32 product runs at TF32 (10-bit mantissa) unless it says otherwise; the
     # harness states HIGHEST for every product of a round (rollout.exact_matmuls): learner,
