@@ -14,6 +14,11 @@ server that has imported jax, numpy and pandas but started no backend, so a muta
 and compiled anew. The tests run as in the default run (`-m 'not slow'`, XLA optimisation
 level 0) in one process each (`-n 0`), two mutants at a time on two cores.
 
+Code that runs at import (module-level specs, factories and closures built when the module is
+imported) is imported once before the mutants fork, so its mutants take effect only where a
+test calls that code again: such tests build the spec or factory themselves (e.g.
+`test_pege.py`'s `_spec(fast=True)`); otherwise these mutants show as survived.
+
 Verdicts: killed (a test failed, or the mutant ran past mutmut's timeout: 15 x the clean
 duration + 1 s), survived, or no test (no selected test reached the function: counted as
 survived). Mutants listed in `tests/MUTATION-equivalent.toml` with a reason (programs that
