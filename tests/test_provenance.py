@@ -3,6 +3,7 @@
 import itertools
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -32,11 +33,18 @@ def test_commit__outside_a_git_checkout_says_so_with_the_version(monkeypatch, er
 
 def test_commit__dirty_when_git_lists_a_change(monkeypatch):
     outputs = itertools.cycle(["abc\n", " M src/oslr/sim.py\n"])
+    calls = []
+    package = Path(provenance.__file__).resolve().parent
 
     def fake(args, **kwargs):
-        assert kwargs["check"] is True and kwargs["capture_output"] is True
+        calls.append(args)
+        # run in the package's own folder: the checkout holding this oslr, not the caller's
+        assert kwargs == {"cwd": package, "capture_output": True, "text": True, "check": True}
         return subprocess.CompletedProcess(args, 0, stdout=next(outputs))
 
     monkeypatch.setattr(provenance.subprocess, "run", fake)
     assert provenance.commit() == {"commit": "abc", "dirty": True}
+    assert calls == [["git", "rev-parse", "HEAD"], ["git", "status", "--porcelain", "--", "."]]
     assert list(provenance.stamp())[0] == "oslr"
+    outputs = itertools.cycle(["abc\n", "\n"])  # nothing listed: clean
+    assert provenance.commit() == {"commit": "abc", "dirty": False}
