@@ -1,5 +1,7 @@
 """Synthetic linear bandits (`oslr.problems.bandits`): the laws of theta*, the arms, the noise."""
 
+import contextlib
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -63,3 +65,25 @@ def test_bandit_factories__refuse_bad_settings_in_one_line():
     _, sp = oslr.make_problem("sphere-bandit")
     assert (float(sp.noise), float(sp.norm)) == (1.0, 1.0)
 
+
+
+def test_bandits__the_same_float32_stream_under_x64_and_the_fixed_arm_default():
+    from oslr.problems.bandits import linear_bandit
+    from tests.helpers import x64
+
+    assert linear_bandit(5).changing_arms is False  # one arm set unless asked
+    sphere, _ = oslr.make_problem("sphere-bandit", d=3)
+    assert sphere.kind == "bandit"
+    want = {}
+    for mode in ("float32", "x64"):
+        with x64() if mode == "x64" else contextlib.nullcontext():
+            for name, kw in (("linear-bandit", {"n_arms": 3}), ("sphere-bandit", {})):
+                problem, pp = oslr.make_problem(name, d=3, **kw)
+                assert pp.noise.dtype == jnp.float32, (mode, name)
+                exs = stream(problem, pp, 0, 0, 5)
+                assert exs.arms.dtype == exs.rewards.dtype == jnp.float32, (mode, name)
+                got = np.asarray(exs.rewards)
+                if mode == "float32":
+                    want[name] = got
+                else:  # float64 mode plays the float32 stream, value for value
+                    np.testing.assert_array_equal(got, want[name])
