@@ -53,9 +53,19 @@ def test_64_bit_draws__equal_jax_default_keys_under_x64():
                   lambda k: jax.random.uniform(k, (5,), jnp.float64)):
             np.testing.assert_array_equal(f(jax.random.key(7, impl=THREEFRY)),
                                           f(jax.random.key(7)))
-        big = 2**40 + 3  # a 64-bit seed: both words used
-        np.testing.assert_array_equal(jax.random.key_data(jax.random.key(big, impl=THREEFRY)),
-                                      jax.random.key_data(jax.random.key(big)))
+        for big in (2**40 + 3, np.uint64(2**63 + 11)):  # 64-bit seeds: both words used
+            np.testing.assert_array_equal(
+                jax.random.key_data(jax.random.key(big, impl=THREEFRY)),
+                jax.random.key_data(jax.random.key(big)))
+
+
+def test_counts__at_most_2_to_the_32_words_from_one_key():
+    from oslr.prng import _counts
+
+    assert _counts((3, 2)).tolist() == [[0, 1], [2, 3], [4, 5]]
+    with pytest.raises(NotImplementedError, match=r"^4294967296 random words from one key: at "
+                       r"most 2\^32 - 1$"):
+        _counts((2**16, 2**16))  # refused before anything is allocated
 
 
 def test_study_keys__use_the_unrolled_hash_with_the_same_values():
