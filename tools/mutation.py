@@ -63,6 +63,7 @@ EXTRA_TESTS = {
     "oslr.__init__": ["tests/test_imports.py", "tests/test_extension.py"],
     "oslr.testing": ["tests/test_contract.py", "tests/test_x64.py"],
     "oslr.types": ["tests/test_sim.py", "tests/test_contract.py", "tests/test_protocol.py"],
+    "oslr.experiments.__init__": ["tests/test_extension.py", "tests/experiments/test_reproduce.py"],
 }
 LEARNER_EXTRAS = ["tests/test_contract.py", "tests/test_x64.py"]
 
@@ -206,8 +207,9 @@ def _diff(name: str) -> str:
 def _commit() -> str:
     sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                          text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "src", "tests"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "src", "tests",
+                            f":!{RESULTS.relative_to(ROOT)}", f":!{TABLE.relative_to(ROOT)}"],
+                           cwd=ROOT, capture_output=True, text=True).stdout.strip()
     return sha + ("+changes" if dirty else "")
 
 
