@@ -269,3 +269,32 @@ def test_folder_lock__a_failing_flock_raises_its_error_and_closes_the_file(tmp_p
         atomic.FolderLock(tmp_path).acquire()
     assert e.value.errno == errno.ENOLCK
     assert len(os.listdir("/proc/self/fd")) == before  # the lock file's descriptor is closed
+
+
+@pytest.mark.parametrize("name,magic", [("f.png", b"\x89PNG"), ("f.SVG", b"<?xml"),
+                                        ("f", b"\x89PNG")])
+def test_save_figure_atomic__format_from_the_suffix_at_the_given_resolution(tmp_path, name,
+                                                                            magic):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(2, 1))
+    atomic.save_figure_atomic(fig, tmp_path / name, dpi=50)
+    plt.close(fig)
+    data = (tmp_path / name).read_bytes()
+    assert data.startswith(magic) and [p.name for p in tmp_path.iterdir()] == [name]
+    if magic == b"\x89PNG":  # width and height in the PNG header: 2 x 1 inches at 50 dpi
+        assert int.from_bytes(data[16:20], "big") == 100
+        assert int.from_bytes(data[20:24], "big") == 50
+
+
+def test_folder_lock__the_lock_file_is_readable_by_all_writable_by_its_owner(tmp_path):
+    old = os.umask(0o022)
+    try:
+        with atomic.FolderLock(tmp_path / "d"):
+            mode = (tmp_path / "d" / atomic.FolderLock.NAME).stat().st_mode & 0o777
+    finally:
+        os.umask(old)
+    assert mode == 0o644

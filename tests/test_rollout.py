@@ -111,3 +111,47 @@ def test_exact_primitives__state_highest_precision_outside_a_study():
     for f, args in [(prefix_sums, (jnp.ones((3, 5)),)), (prefix_sums, (jnp.ones(300),)),
                     (sherman_morrison_update, (jnp.eye(3), jnp.ones(3)))]:
         assert _precisions(jax.jit(f).lower(*args).as_text()) == {("HIGHEST", "HIGHEST")}
+
+
+def test_play__the_problem_sees_the_round_index_and_the_learner_its_feature_lookup():
+    from oslr.rollout import play
+    from oslr.types import BANDIT, BanditExample, Learner, Problem
+
+    def sample(key, state, t, pp):  # the example carries the round index it was drawn for
+        return state, BanditExample(arms=jnp.eye(2), rewards=jnp.zeros(2) + t, means=jnp.zeros(2),
+                                    arm_ids=jnp.array([0, 1]))
+
+    problem = Problem(init=lambda k, pp: (), sample=sample, kind="bandit", d=2, n_arms=2,
+                      features=lambda pp, ids: pp[ids])
+
+    def step(key, state, rnd, params):  # learns the features of global arm 1 from the lookup
+        reward = rnd.pull(0)
+        return (reward, rnd.features(jnp.array([1])))
+
+    learner = Learner(init=lambda k, p: (), step=step, family=BANDIT,
+                      budget=lambda p: jnp.int32(1), name="fake")
+    pp = jnp.array([[1.0, 2.0], [3.0, 4.0]])
+    ls, _, example, record = play(learner, problem, run_keys(0, 0), (), (), jnp.int32(7), None, pp)
+    assert float(ls[0]) == 7.0 and np.asarray(ls[1]).tolist() == [[3.0, 4.0]]
+    assert int(record.arm) == 0
+
+
+def test_episode_fn__n_active_freezes_the_states_after_that_many_rounds():
+    problem, pp = oslr.make_problem("linear-bandit", d=3, n_arms=4)
+    learner, params = oslr.make("eps-greedy", d=3)
+    run = jax.jit(episode_fn(learner, problem, 6))
+    frozen, _ = run(jnp.uint32(2), 1, params, pp, jnp.int32(2))
+    two, _ = jax.jit(episode_fn(learner, problem, 2))(jnp.uint32(2), 1, params, pp)
+    jax.tree.map(np.testing.assert_array_equal, frozen, two)
+    assert int(frozen.t) == 2
+
+
+def test_keys_and_streams__the_largest_seed_is_a_uint32():
+    from oslr.rollout import root_key
+
+    top = 2**32 - 1
+    np.testing.assert_array_equal(jax.random.key_data(root_key(top)),
+                                  jax.random.key_data(jax.random.key(jnp.uint32(top))))
+    problem, pp = oslr.make_problem("sparse-linear", d=3, k=1)
+    assert stream(problem, pp, top, 0, 2).x.shape == (2, 3)
+    assert learner_round_keys(top, 0, 2).shape == (2,)
