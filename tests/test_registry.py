@@ -1,0 +1,80 @@
+"""The registry (`oslr.registry`): names to specs, loaded on first use; refusals in one line."""
+
+from importlib import metadata
+
+import pytest
+
+import oslr
+from oslr import registry
+from oslr.registry import _Lazy
+
+
+def test_make_and_make_problem__unknown_names_and_options_refused_in_one_line():
+    with pytest.raises(ValueError, match=r"^unknown learner 'ogd-ful'; did you mean "
+                       r"'ogd-full'\?"):
+        registry.make("ogd-ful", d=4)
+    with pytest.raises(ValueError, match=r"^unknown problem 'sparse-linaer'; did you mean "
+                       r"'sparse-linear'\?"):
+        registry.make_problem("sparse-linaer")
+    with pytest.raises(ValueError, match=r"^problem 'sparse-linear' does not take option\(s\) "
+                       r"\['zz'\]; it takes \['d', 'k', "):
+        registry.make_problem("sparse-linear", zz=1, d=4)
+
+
+def test_lazy__strings_loaded_once_callables_called_specs_kept_and_names_checked():
+    spec = registry.LEARNERS["ogd-full"]
+    calls = []
+
+    def build():
+        calls.append(1)
+        return spec
+
+    table = _Lazy("learner", {"ogd-full": "oslr.learners.ogd:OGD_FULL"})
+    assert table.kind == "learner" and list(table) == ["ogd-full"] and len(table) == 1
+    assert table["ogd-full"] is spec and table["ogd-full"] is spec  # loaded, then kept
+    table.add("via-function", build)
+    with pytest.raises(ValueError, match=r"^learner entry 'via-function' loads a spec named "
+                       r"'ogd-full'\.$"):
+        table["via-function"]
+    table.add("ogd-full", build)
+    assert table["ogd-full"] is spec and calls == [1, 1]
+    table.add("ogd-full", spec)  # a spec is callable-free: kept as it is
+    assert table["ogd-full"] is spec and calls == [1, 1]
+    with pytest.raises(ValueError, match=r"^unknown learner 'nope'"):
+        table["nope"]
+    assert "nope" not in table and "ogd-full" in table
+
+
+def test_lazy__entry_points_of_the_group_are_scanned_once_on_first_use(monkeypatch):
+    seen = []
+    point = metadata.EntryPoint("ep-learner", "oslr.learners.ogd:OGD_FULL", "oslr.test")
+
+    def entry_points(group):
+        seen.append(group)
+        return [point]
+
+    monkeypatch.setattr(registry.metadata, "entry_points", entry_points)
+    table = _Lazy("learner", {}, group="oslr.test")
+    assert seen == []  # nothing read at construction
+    with pytest.raises(ValueError, match="loads a spec named 'ogd-full'"):
+        table["ep-learner"]  # loaded through the entry point: its spec has another name
+    assert "ep-learner" in table and seen == ["oslr.test"]
+    assert list(_Lazy("learner", {"a": "x:y"})) == ["a"]  # no group: nothing scanned
+
+
+def test_register_and_list__specs_and_entries_refused_otherwise(monkeypatch):
+    monkeypatch.setattr(registry.LEARNERS, "_entries", dict(registry.LEARNERS._entries))
+    monkeypatch.setattr(registry.EXPERIMENTS, "_entries", dict(registry.EXPERIMENTS._entries))
+    registry.register_learner("lazy-ogd", "oslr.learners.ogd:OGD_FULL")
+    assert registry.LEARNERS._entries["lazy-ogd"] == "oslr.learners.ogd:OGD_FULL"
+    with pytest.raises(TypeError, match=r"^register_learner takes a LearnerSpec, or a name and "
+                       r"a 'module:attribute' entry\.$"):
+        registry.register_learner("bad", "no-colon")
+    with pytest.raises(TypeError, match=r"^register_experiment takes an? ExperimentSpec"):
+        registry.register_experiment(42)
+    problems = {p["name"]: p for p in registry.list_problems()}
+    assert set(problems["sparse-linear"]) == {"name", "kind", "description", "options"}
+    assert problems["linear-bandit"]["kind"] == "bandit"
+    assert problems["linear-bandit"]["options"]["n_arms"] == 10
+    assert registry.spec("ogd-full") is registry.LEARNERS["ogd-full"]
+    assert oslr.list_problems() == registry.list_problems()
