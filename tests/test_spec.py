@@ -104,3 +104,74 @@ def test_list_learners__shows_defaults_and_ranges_from_the_declaration():
     costs = next(p for p in rows["ftpsl-knapsack"]["params"] if p["name"] == "costs")
     assert costs["sweepable"] is False
     assert {o["name"] for o in rows["linucb"]["options"]} >= {"n_arms", "horizon", "history"}
+
+
+# ------------------------------------------------------------ declarations and specs, pinned
+def test_param__declares_the_leaf_with_closed_bounds_by_default():
+    from oslr.spec import _META, param
+
+    f = param(jnp.float32, 1.0, lo=0.5, hi=2.0, doc="x")
+    p = f.metadata[_META]
+    assert (p.default, p.sweepable, p.lo, p.hi, p.lo_open, p.hi_open, p.doc, p.shape) == (
+        1.0, True, 0.5, 2.0, False, False, "x", None)
+    q = param(jnp.int32, 2, sweepable=False, lo=1, lo_open=True, hi_open=True).metadata[_META]
+    assert (q.sweepable, q.lo, q.hi, q.lo_open, q.hi_open) == (False, 1, None, True, True)
+
+
+def test_ctx_bound__numbers_names_and_functions_of_the_context():
+    from oslr.spec import Ctx
+
+    ctx = Ctx(d=6, options={"max_k": 3})
+    assert (ctx.bound(2), ctx.bound("d"), ctx.bound("max_k"), ctx.bound(lambda c: c.d - 1)) == (
+        2, 6, 3, 5)
+
+
+def test_learner_spec_make__max_k_bounds_options_recorded_and_the_learners_own_check():
+    from oslr.registry import LEARNERS
+
+    spec = LEARNERS["ogd-random-subset"]
+    learner, _ = spec.make(6, max_k=1)  # the smallest bound
+    assert learner.options == {"max_k": 1}
+    for bad in (0, 7):
+        with pytest.raises(ValueError, match=rf"^max_k={bad} must satisfy 1 <= max_k <= d=6\.$"):
+            spec.make(6, max_k=bad)
+    # the spec's check runs the declared ranges, then the learner's own check on the params
+    import dataclasses
+
+    oracle, params = LEARNERS["ftpl-oracle-subset"].make(6, k=2)
+    oracle.check(params, 6)
+    with pytest.raises(ValueError, match="the subset mask must hold exactly k entries"):
+        oracle.check(dataclasses.replace(params, subset=jnp.ones(6, bool)), 6)
+
+
+def test_learner_spec_describe__derived_defaults_docs_and_choices():
+    from oslr.registry import LEARNERS
+
+    text = LEARNERS["flinucb-gd"].describe()
+    options = {o["name"]: o for o in text["options"]}
+    assert options["horizon"]["default"] == "derived"
+    assert options["schedule"]["choices"] == [None, "power", "kpm"]
+    assert "choices" not in options["track"]
+    params = {p["name"]: p for p in text["params"]}
+    assert params["c_gamma"]["doc"] == "step constant c of gamma_n"
+    assert LEARNERS["ogd-full"].describe()["params"][0]["default"] == "derived"  # eta = 0.5 / d
+
+
+def test_experiment_spec__options_of_every_learner_and_its_description():
+    from oslr.spec import ExperimentSpec
+
+    spec = ExperimentSpec("x", "an experiment", lambda a: None,
+                          learners=("ogd-random-subset", "linucb"))
+    spec.check_options({"eta": 0.1, "kappa": 2.0})  # one from each learner
+    with pytest.raises(ValueError, match=r"^experiment x does not take \['zz'\]"):
+        spec.check_options({"zz": 1})
+    assert spec.describe()["learners"] == ["ogd-random-subset", "linucb"]
+    assert ExperimentSpec("y", "", lambda a: None, learners=None).describe()["learners"] is None
+
+
+def test_build_params__a_fractional_count_is_refused_naming_the_field():
+    from oslr.learners.ogd import OgdParams
+
+    with pytest.raises(ValueError, match=r"k=2\.5 must be a whole number"):
+        build_params(OgdParams, 6, {}, k=2.5)
+    assert int(build_params(OgdParams, 6, {}, k=2).k) == 2
