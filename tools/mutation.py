@@ -62,7 +62,7 @@ EXTRA_TESTS = {
     "oslr.cli": ["tests/test_readme.py"],
     "oslr.__init__": ["tests/test_imports.py", "tests/test_extension.py"],
     "oslr.testing": ["tests/test_contract.py", "tests/test_x64.py"],
-    "oslr.types": ["tests/test_sim.py", "tests/test_contract.py", "tests/test_protocol.py"],
+    "oslr.types": ["tests/test_contract.py", "tests/test_protocol.py"],
     "oslr.experiments.__init__": ["tests/test_extension.py", "tests/experiments/test_reproduce.py"],
 }
 LEARNER_EXTRAS = ["tests/test_contract.py", "tests/test_x64.py"]
