@@ -189,3 +189,19 @@ def test_frames__empty_input_and_column_order(swept, tmp_path):
     assert s.loc[~s["primary"], "verdict"].isna().all()
     report.save_study([swept], tmp_path, plot=False)
     assert (tmp_path / "summary.json").read_text().startswith('[\n {\n  "learner"')
+
+
+def test_plot_regret__each_band_spans_the_interval_and_config_keeps_any_value(swept, tmp_path):
+    from pathlib import Path
+
+    import matplotlib.pyplot as plt
+
+    fig = report.plot_regret([swept])
+    mean, _, half = report.mean_ci(swept.regret_curves()["regret"][0], axis=0)
+    ys = fig.axes[0].collections[0].get_paths()[0].vertices[:, 1]
+    assert ys.min() == pytest.approx(float(np.min(mean - half)))
+    assert ys.max() == pytest.approx(float(np.max(mean + half)))
+    plt.close(fig)
+    assert report.plot_title([]) == ""
+    report.save_study([swept], tmp_path, config={"out": Path("somewhere")}, plot=False)
+    assert json.loads((tmp_path / "config.json").read_text())["out"] == "somewhere"
