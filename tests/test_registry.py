@@ -65,7 +65,13 @@ def test_lazy__entry_points_of_the_group_are_scanned_once_on_first_use(monkeypat
 def test_register_and_list__specs_and_entries_refused_otherwise(monkeypatch):
     monkeypatch.setattr(registry.LEARNERS, "_entries", dict(registry.LEARNERS._entries))
     monkeypatch.setattr(registry.EXPERIMENTS, "_entries", dict(registry.EXPERIMENTS._entries))
+    monkeypatch.setattr(registry.PROBLEMS, "_entries", dict(registry.PROBLEMS._entries))
     registry.register_learner("lazy-ogd", "oslr.learners.ogd:OGD_FULL")
+    from oslr.spec import ProblemSpec
+
+    mine = ProblemSpec("my-stream", "stream", "a copy", registry.PROBLEMS["agnostic"].factory)
+    registry.register_problem(mine)
+    assert registry.PROBLEMS["my-stream"] is mine
     assert registry.LEARNERS._entries["lazy-ogd"] == "oslr.learners.ogd:OGD_FULL"
     with pytest.raises(TypeError, match=r"^register_learner takes a LearnerSpec, or a name and "
                        r"a 'module:attribute' entry\.$"):
