@@ -37,3 +37,15 @@ def fake_os(**overrides):
 
     names = {n: getattr(os, n) for n in dir(os) if not n.startswith("_")}
     return types.SimpleNamespace(**{**names, **overrides})
+
+
+def dot_precisions(text: str) -> set:
+    """The precision pair of every float32 dot_general in a lowered program's text (on a GPU a
+    float32 product without one runs at TF32)."""
+    import re
+
+    dots = [line for line in text.splitlines() if "stablehlo.dot_general" in line
+            and "f32>" in line]
+    assert dots, "no float32 matrix product in the program: the check would pass vacuously"
+    return {re.search(r"precision = \[(\w+), (\w+)\]", line).groups() if "precision" in line
+            else ("DEFAULT", "DEFAULT") for line in dots}

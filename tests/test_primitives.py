@@ -219,3 +219,10 @@ def test_geometric_resampling__topk_draws_count_as_their_masks_on_the_selected_s
     np.testing.assert_array_equal(h_topk[q], h_mask[q])
     assert (h_topk[~q] == M).all()
     assert len(np.unique(h_mask[q])) == M  # every count 1..M occurs: the check has teeth
+
+
+def test_sherman_morrison_update__states_highest_precision():
+    from tests.helpers import dot_precisions
+
+    text = jax.jit(sherman_morrison_update).lower(jnp.eye(3), jnp.ones(3)).as_text()
+    assert dot_precisions(text) == {("HIGHEST", "HIGHEST")}

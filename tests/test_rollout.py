@@ -3,7 +3,6 @@ problem's and the learner's streams are separate; every matrix product of a roun
 precision."""
 
 import itertools
-import re
 
 import jax
 import jax.numpy as jnp
@@ -21,6 +20,7 @@ from oslr.rollout import (
     stream,
 )
 from oslr.testing import example_problem
+from tests.helpers import dot_precisions as _precisions
 
 _PAIRS = [(0, 0), (0, 1), (1, 0), (1, 1), (0, 2), (2, 0), (3, 5), (5, 3)]
 
@@ -55,15 +55,6 @@ def test_keys__learner_and_problem_streams_are_separate_and_per_pair():
 
 #: learners whose round has no matrix product at all (element-wise work only)
 _NO_PRODUCT: set[str] = set()
-
-
-def _precisions(text):
-    """The precision pair of every float32 dot_general in a lowered program's text."""
-    dots = [line for line in text.splitlines() if "stablehlo.dot_general" in line
-            and "f32>" in line]
-    assert dots, "no float32 matrix product in the program: the check would pass vacuously"
-    return {re.search(r"precision = \[(\w+), (\w+)\]", line).groups() if "precision" in line
-            else ("DEFAULT", "DEFAULT") for line in dots}
 
 
 #: the learners whose lowering is checked in the default run (the others with -m slow)
@@ -104,13 +95,6 @@ def test_study_chunk__the_gram_sums_and_diagnostics_are_at_highest_precision():
     assert _precisions(text) == {("HIGHEST", "HIGHEST")}
 
 
-def test_exact_primitives__state_highest_precision_outside_a_study():
-    from oslr.primitives import sherman_morrison_update
-    from oslr.primitives.prefix import prefix_sums
-
-    for f, args in [(prefix_sums, (jnp.ones((3, 5)),)), (prefix_sums, (jnp.ones(300),)),
-                    (sherman_morrison_update, (jnp.eye(3), jnp.ones(3)))]:
-        assert _precisions(jax.jit(f).lower(*args).as_text()) == {("HIGHEST", "HIGHEST")}
 
 
 def test_play__the_problem_sees_the_round_index_and_the_learner_its_feature_lookup():

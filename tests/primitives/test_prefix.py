@@ -31,3 +31,17 @@ def test_truncate__keeps_the_first_allowed_queries_in_index_order(allowed):
     mask = jnp.asarray(np.random.default_rng(0).random(64) < 0.3)
     want = np.asarray(mask) & (np.cumsum(np.asarray(mask)) <= allowed)
     np.testing.assert_array_equal(jax.jit(_truncate)(mask, allowed), want)
+
+
+def test_prefix_sums__state_highest_precision_and_keep_float32_under_x64():
+    import jax
+    import jax.numpy as jnp
+
+    from oslr.primitives.prefix import prefix_sums
+    from tests.helpers import dot_precisions, x64
+
+    for v in (jnp.ones((3, 5)), jnp.ones(300)):  # one product, and the blocked form
+        assert dot_precisions(jax.jit(prefix_sums).lower(v).as_text()) == {("HIGHEST", "HIGHEST")}
+    with x64():
+        out = prefix_sums(jnp.arange(4, dtype=jnp.float32))
+        assert out.dtype == jnp.float32 and out.tolist() == [0.0, 1.0, 3.0, 6.0]
