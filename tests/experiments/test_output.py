@@ -51,3 +51,17 @@ def test_write_table_and_figure__a_failed_write_keeps_the_old_files_whole(tmp_pa
         write_table_and_figure(tmp_path, "t", pd.DataFrame({"a": [1, 2], "b": [3, 4]}), _plot,
                                "new")
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # no temporary left
+
+
+def test_write_table_and_figure__makes_missing_parents_and_hands_the_plot_its_title(tmp_path):
+    titles = []
+
+    def plot(path, title):
+        titles.append(title)
+        return _plot(path, title)
+
+    df = pd.DataFrame({"a": [1]})
+    write_table_and_figure(tmp_path / "a" / "b", "t", df, plot, "my title")
+    write_table_and_figure(tmp_path / "a" / "b", "u", df, plot)  # no title given: ""
+    assert titles == ["my title", ""]
+    assert (tmp_path / "a" / "b" / "t.csv").is_file() and (tmp_path / "a" / "b" / "u.png").is_file()
