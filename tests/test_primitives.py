@@ -226,3 +226,20 @@ def test_sherman_morrison_update__states_highest_precision():
 
     text = jax.jit(sherman_morrison_update).lower(jnp.eye(3), jnp.ones(3)).as_text()
     assert dot_precisions(text) == {("HIGHEST", "HIGHEST")}
+
+
+def test_check_subset_memory__the_limit_in_decimal_gigabytes_and_the_message():
+    from oslr.primitives.subsets import check_subset_memory
+
+    # C(10, 2) = 45 subsets x (1 + 2) x 4 bytes = 540 bytes: a limit of exactly 540 bytes holds
+    assert check_subset_memory("x", 10, 2, 1, 540e-9) == 45
+    with pytest.raises(ValueError):
+        check_subset_memory("x", 10, 2, 1, 539.9999999e-9)
+    # C(60, 30) = 118,264,581,564,861,424 subsets x 31 x 4 bytes = 14,664,808,114.04 GB
+    with pytest.raises(ValueError) as e:
+        check_subset_memory("foster-hedge", 60, 30, 1, 4.0)
+    assert str(e.value) == (
+        "foster-hedge enumerates all C(d=60, k=30) = 118,264,581,564,861,424 subsets: one run "
+        "needs 14,664,808,114.04 GB (1 float32 per subset plus the (N, k) int32 table), above "
+        "memory_limit_gb=4. Lower d or k, or raise memory_limit_gb on a device that has the "
+        "memory (runs multiply it).")

@@ -64,7 +64,8 @@ EXTRA_TESTS = {
     "oslr.testing": ["tests/test_contract.py", "tests/test_x64.py"],
     # primitives whose numeric checks live with the code that uses them
     "oslr.primitives.tree": ["tests/test_rollout.py", "tests/learners/test_bandits.py"],
-    "oslr.primitives.subsets": ["tests/test_regret.py", "tests/learners/test_foster.py"],
+    "oslr.primitives.subsets": ["tests/test_primitives.py", "tests/test_regret.py",
+                                "tests/learners/test_foster.py"],
     "oslr.primitives.history": ["tests/learners/test_least_squares.py"],
     "oslr.types": ["tests/test_contract.py", "tests/test_protocol.py"],
     "oslr.experiments.__init__": ["tests/test_extension.py", "tests/experiments/test_reproduce.py"],
