@@ -222,11 +222,28 @@ def load_results() -> dict:
     return json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
 
 
+def apply_equivalents(r: dict, equivalent: dict[str, str]) -> dict:
+    """`r` with the live mutants listed in tests/MUTATION-equivalent.toml since its run moved to
+    its equivalents, and its score recomputed."""
+    live = [n for n in r["survived"] + r["no_tests"] if n in equivalent]
+    if not live:
+        return r
+    r = dict(r, survived=[n for n in r["survived"] if n not in live],
+             no_tests=[n for n in r["no_tests"] if n not in live],
+             equivalent=r["equivalent"] + live)
+    denom = r["tested"] - len(r["equivalent"])
+    r["score"] = round(r["killed"] / denom, 4) if denom else None
+    return r
+
+
 def write_table(results: dict) -> None:
     rows = []
     tot_k = tot_n = 0
+    equivalent = load_equivalent()
     for m in all_modules():
         r = results.get(m)
+        if r is not None and r["tested"]:
+            r = apply_equivalents(r, equivalent)
         if r is None:
             rows.append(f"| `{m}` | | | | | not yet run |")
             continue
