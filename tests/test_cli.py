@@ -782,6 +782,7 @@ def test_run__until_separated_stops_at_the_cap_exactly(tmp_path, capsys):
     assert pd.read_csv(out / "until.csv")["runs"].tolist() == [4]
 
 
+@pytest.mark.slow  # the seed bounds are pinned in test_checks; this runs a study
 def test_run__the_largest_seed_and_a_cap_of_one_batch_are_accepted(tmp_path, capsys):
     out = tmp_path / "o"
     assert main([*_small("ogd-full,ogd-random-subset", runs=2, horizon=30, chunk=30), "--seed",
