@@ -230,5 +230,5 @@ def read_json(path: str | os.PathLike, what: str, fix: str) -> Any:
 
 
 __all__ = ["AtomicWriteError", "FolderBusy", "FolderLock", "copy_atomic", "fsync_dir",
-           "os_error_message", "read_json", "save_figure_atomic", "write_atomic", "write_frame_atomic",
-           "write_json_atomic", "write_text_atomic"]
+           "os_error_message", "read_json", "save_figure_atomic", "write_atomic",
+           "write_frame_atomic", "write_json_atomic", "write_text_atomic"]

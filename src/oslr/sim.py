@@ -185,8 +185,7 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
     def init(seed, run_id, lp, pp):
         ls, ps = init_run(learner, problem, run_keys(seed, run_id), lp, pp)
         ms = metrics.init(family, problem.d, n_ckpt, stats)
-        with exact_matmuls():
-            ms["diag"] = metrics.init_diagnostics(learner.diagnostics, ls, lp, n_ckpt)
+        ms["diag"] = metrics.init_diagnostics(learner.diagnostics, ls, lp, n_ckpt)  # shapes only
         return ls, ps, ms
 
     def chunk(carry, start, horizon, ckpts, seed, run_id, lp, pp, length: int, unroll: int = 1,

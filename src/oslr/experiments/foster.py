@@ -21,11 +21,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from oslr import atomic
 from oslr.experiments.output import write_table_and_figure
 from oslr.learners.foster import theorem_1_order
 from oslr.problems.set_cover import decision_threshold
 from oslr.registry import LEARNERS, make, make_problem
-from oslr import atomic
 from oslr.report import FIGURE_DPI, draw_bound, finish_figure, growth_exponent, mean_ci
 from oslr.sim import simulate, sweep
 from oslr.spec import ExperimentArgs, ExperimentSpec

@@ -29,12 +29,12 @@ import numpy as np
 import pandas as pd
 from jax import lax
 
+from oslr import atomic
 from oslr.experiments.output import write_table_and_figure
 from oslr.experiments.tuning import TUNE_OFFSET, mean_final_regret, scaled_points, tune
 from oslr.primitives.projections import projection_matrix
 from oslr.rollout import PROBLEM_INIT, PROBLEM_ROUNDS, run_keys
 from oslr.registry import make, make_problem
-from oslr import atomic
 from oslr.report import finish_figure, mean_ci
 from oslr.sim import simulate
 from oslr.spec import ExperimentArgs, ExperimentSpec
