@@ -110,6 +110,17 @@ def test_sparse_oracle__matches_brute_force(b, seed):
         assert -value == pytest.approx(_brute_oracle(v, k, b), rel=1e-5)
 
 
+@pytest.mark.parametrize("b", [1.5, 2.0, 3.0])
+def test_sparse_oracle__minimiser_does_not_change_when_v_is_scaled(b):
+    # w(c v) = w(v) for c > 0: small losses (max |v| <= 1) and large ones play the same action
+    v = np.random.default_rng(3).normal(size=7)
+    w, _ = sparse_oracle(jnp.asarray(v, jnp.float32), jnp.int32(3), 7, b)
+    assert np.count_nonzero(np.asarray(w)) == 3
+    for c in (1e-3, 0.5, 40.0):
+        wc, _ = sparse_oracle(jnp.asarray(c * v, jnp.float32), jnp.int32(3), 7, b)
+        np.testing.assert_allclose(np.asarray(wc), np.asarray(w), rtol=1e-5, atol=1e-6)
+
+
 def test_sparse_oracle__zero_vector_gives_zero_action():
     w, _ = sparse_oracle(jnp.zeros(5), jnp.int32(2), 5, 2.0)
     assert np.all(np.asarray(w) == 0)
@@ -151,14 +162,40 @@ def test_knapsack_exact__matches_brute_force_over_all_subsets(seed):
         assert v[m].sum() == pytest.approx(_brute_knapsack(v, c, budget), abs=1e-5)
 
 
+def test_knapsack_exact__a_budget_above_the_table_counts_as_max_budget():
+    from oslr.primitives import knapsack_exact
+
+    v = jnp.asarray([3.0, 1.0, 2.0, 2.5], jnp.float32)
+    c = jnp.asarray([4, 1, 3, 2], jnp.int32)
+    at_max = np.asarray(knapsack_exact(v, c, jnp.int32(6), 6))
+    assert np.flatnonzero(at_max).tolist() == [0, 3]  # 5.5 at cost 6
+    for over in (7, 9, 40):
+        np.testing.assert_array_equal(np.asarray(knapsack_exact(v, c, jnp.int32(over), 6)),
+                                      at_max)
+
+
+@pytest.mark.parametrize("solver", ["exact", "fptas"])
+def test_knapsack__ties_keep_the_earlier_item(solver):
+    # two identical items and room for one: both solvers keep the first (strict improvement only)
+    from oslr.primitives import knapsack_exact, knapsack_fptas
+
+    v = jnp.asarray([1.0, 1.0, 0.2], jnp.float32)
+    if solver == "exact":
+        m = knapsack_exact(v, jnp.asarray([2, 2, 5], jnp.int32), jnp.int32(2), 8)
+    else:
+        m = knapsack_fptas(v, jnp.asarray([2.0, 2.0, 5.0], jnp.float32), jnp.float32(2.0), 0.1)
+    assert np.flatnonzero(np.asarray(m)).tolist() == [0]
+
+
 @pytest.mark.parametrize("eps", [0.5, 0.1])
-def test_knapsack_fptas__within_one_plus_eps_of_the_optimum(eps):
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 1e3])  # the rounding unit scales with max v
+def test_knapsack_fptas__within_one_plus_eps_of_the_optimum(eps, scale):
     from oslr.primitives import knapsack_fptas
 
     rng = np.random.default_rng(7)
     d = 10
     for _ in range(8):
-        v, c = rng.random(d) ** 3, rng.random(d) * 5 + 0.1
+        v, c = scale * rng.random(d) ** 3, rng.random(d) * 5 + 0.1
         budget = float(rng.random() * 10)
         m = np.asarray(knapsack_fptas(jnp.asarray(v, jnp.float32), jnp.asarray(c, jnp.float32),
                                       jnp.float32(budget), eps))
@@ -219,6 +256,33 @@ def test_geometric_resampling__topk_draws_count_as_their_masks_on_the_selected_s
     np.testing.assert_array_equal(h_topk[q], h_mask[q])
     assert (h_topk[~q] == M).all()
     assert len(np.unique(h_mask[q])) == M  # every count 1..M occurs: the check has teeth
+
+
+def test_geometric_resampling__shared_is_the_default_and_needs_no_selected_set():
+    d, M = 5, 4
+    draw = lambda kk, shape: jax.random.bernoulli(kk, 0.4, shape + (d,))  # noqa: E731
+    key = jax.random.key(2)
+    h = geometric_resampling(draw, key, M)
+    np.testing.assert_array_equal(np.asarray(h), np.asarray(
+        geometric_resampling(draw, key, M, mode="shared")))
+    masks = np.asarray(draw(key, (M,)))  # the same M draws: first hit, or M
+    want = np.where(masks.any(0), masks.argmax(0) + 1, M)
+    np.testing.assert_array_equal(np.asarray(h), want)
+
+
+def test_geometric_resampling__refuses_missing_arguments_naming_them():
+    d = 5
+    masks = lambda kk, shape: jnp.ones(shape + (d,), bool)  # noqa: E731
+    ranks = lambda kk, shape: TopK(jnp.zeros(shape + (d,)), jnp.ones(shape, jnp.int32))  # noqa
+    key, q = jax.random.key(0), jnp.arange(d) < 2
+    with pytest.raises(ValueError, match="unknown resampling mode 'indep'"):
+        geometric_resampling(masks, key, 3, selected=q, mode="indep", max_k=2)
+    for kwargs in ({}, {"selected": q}, {"max_k": 2}):
+        with pytest.raises(ValueError, match="^independent mode needs the selected set and "
+                                             "max_k.$"):
+            geometric_resampling(masks, key, 3, mode="independent", **kwargs)
+        with pytest.raises(ValueError, match="^TopK draws need the selected set and max_k.$"):
+            geometric_resampling(ranks, key, 3, **kwargs)
 
 
 def test_sherman_morrison_update__states_highest_precision():

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oslr.primitives.permutation import permutation_keys, permute
+from tests.helpers import x64
+
+from oslr.primitives.permutation import ROUNDS, permutation_keys, permute
 
 
 def _perms(n: int, n_keys: int, seed: int = 1) -> np.ndarray:
@@ -54,3 +56,51 @@ def test_permute__refuses_an_empty_or_huge_domain():
     for n in (0, 2**31):
         with pytest.raises(ValueError, match="permutation domain"):
             permute(keys, jnp.arange(1), n)
+
+
+def _lowbias32(x: np.ndarray) -> np.ndarray:
+    """C. Wellons' "lowbias32" integer hash, in NumPy uint32 arithmetic."""
+    x = x.astype(np.uint32)
+    x ^= x >> np.uint32(16)
+    x *= np.uint32(0x7FEB352D)
+    x ^= x >> np.uint32(15)
+    x *= np.uint32(0x846CA68B)
+    x ^= x >> np.uint32(16)
+    return x
+
+
+def _permute_reference(keys: np.ndarray, n: int) -> np.ndarray:
+    """The module docstring's Feistel network with cycle walking, written out in NumPy."""
+    bits = max(2, int(np.ceil(np.log2(n))) if n > 1 else 0)
+
+    def feistel(x):
+        w_a = bits - bits // 2
+        for r in range(ROUNDS):
+            w_b = bits - w_a
+            a, b = x >> np.uint32(w_b), x & np.uint32(2**w_b - 1)
+            a ^= _lowbias32(b ^ keys[r]) & np.uint32(2**w_a - 1)
+            x = (b << np.uint32(w_a)) | a
+            w_a = w_b
+        return x
+
+    x = feistel(np.arange(n, dtype=np.uint32))
+    while (x >= n).any():
+        x = np.where(x >= n, feistel(x), x)
+    return x.astype(np.int64)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 1000, 1024])
+def test_permute__equals_a_numpy_feistel_network_with_lowbias32(n):
+    with np.errstate(over="ignore"):
+        for seed in range(3):
+            keys = permutation_keys(jax.random.key(seed))
+            got = np.asarray(permute(keys, jnp.arange(n), n))
+            np.testing.assert_array_equal(got, _permute_reference(np.asarray(keys), n))
+
+
+def test_permutation_keys__uint32_and_the_same_under_float64():
+    keys = permutation_keys(jax.random.key(4))
+    with x64():
+        keys64 = permutation_keys(jax.random.key(4))
+    assert keys.dtype == keys64.dtype == jnp.uint32 and keys.shape == (ROUNDS,)
+    np.testing.assert_array_equal(np.asarray(keys64), np.asarray(keys))
