@@ -122,6 +122,11 @@ def test_bexp__bins_cover_every_arm_with_at_most_m_each():
     draw = sel.draw(jax.random.key(0), state, jnp.float32(1.0))
     assert int(np.asarray(draw.observed).sum()) <= 3
     assert bool(draw.observed[draw.arm])
+    # by default the bins drawn at init stay: the followed arm's whole bin is observed every round
+    for s in range(20):
+        d = sel.draw(jax.random.key(s), state, jnp.float32(1.0))
+        np.testing.assert_array_equal(np.asarray(d.observed),
+                                      np.asarray(state.bin_of == state.bin_of[d.arm]))
     # redraw: fresh bins every round, still at most m observed and the followed arm among them
     sel_r = bexp(7, 3, redraw=True)
     obs = [np.asarray(sel_r.draw(jax.random.key(s), state, jnp.float32(1.0)).observed)
@@ -132,6 +137,11 @@ def test_bexp__bins_cover_every_arm_with_at_most_m_each():
 def test_bexp__refuses_a_budget_outside_1_to_k():
     with pytest.raises(ValueError, match="budget"):
         bexp(4, 5)
+    with pytest.raises(ValueError, match=r"^BEXP budget m=0 must lie in \[1, K=4\]\.$"):
+        bexp(4, 0)
+    full = bexp(4, 4)  # m = K: one bin, every loss seen
+    state = full.init(jax.random.key(0))
+    assert bool(full.draw(jax.random.key(1), state, jnp.float32(1.0)).observed.all())
 
 
 def test_hedge__full_information_update_adds_every_loss():
