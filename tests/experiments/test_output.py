@@ -65,3 +65,18 @@ def test_write_table_and_figure__makes_missing_parents_and_hands_the_plot_its_ti
     write_table_and_figure(tmp_path / "a" / "b", "u", df, plot)  # no title given: ""
     assert titles == ["my title", ""]
     assert (tmp_path / "a" / "b" / "t.csv").is_file() and (tmp_path / "a" / "b" / "u.png").is_file()
+
+
+def test_write_table_and_figure__nested_folders_created_and_the_title_passed_on(tmp_path):
+    seen = []
+
+    def plot(path, title):
+        seen.append((path, title))
+        return _plot(path, title)
+
+    out = tmp_path / "a" / "b" / "c"  # no parent exists yet
+    df = pd.DataFrame({"a": [1.0]})
+    write_table_and_figure(out, "t", df, plot, "E9: 3 runs")
+    write_table_and_figure(out, "u", df, plot)  # no title given: an empty one
+    assert seen == [(out / "t.png", "E9: 3 runs"), (out / "u.png", "")]
+    assert (out / "t.csv").exists() and (out / "u.png").exists()
