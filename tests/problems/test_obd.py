@@ -55,3 +55,52 @@ def test_obd_stream_mode__every_event_is_accepted_with_the_logged_click():
     clicks = load_obd("women")["click"][:T].sum()
     assert clicks > 0
     np.testing.assert_array_equal(res.final["reward"], clicks)
+
+
+@pytest.mark.parametrize("mode", ["replay", "stream"])
+def test_obd__logged_order_examples_from_the_tables(mode):
+    # shuffle=False: round t shows event t; replay mode rewards only the logged item's click,
+    # stream mode shows the logged item (features, click) as every arm
+    from oslr.problems.obd import arm_features, obd_params
+
+    problem, pp = oslr.make_problem("obd", campaign="men", stream=mode == "stream",
+                                    shuffle=False)
+    tabs, T = load_obd("men"), 6
+    K = tabs["items"].shape[0]
+    assert (problem.kind, problem.name, problem.n_arms, problem.changing_arms) == (
+        "bandit", "obd", K, True)
+    assert problem.replay == (mode == "replay")
+    assert problem.info == {"campaign": "men", "stream": mode == "stream",
+                            "replay": mode == "replay", "events": 10_000, "changing": True}
+    exs = stream(problem, pp, 0, 0, T)
+    for t in range(T):
+        full = np.asarray(arm_features(jnp.asarray(tabs["users"][t]), jnp.asarray(tabs["items"]),
+                                       jnp.asarray(tabs["affinity"][t])))
+        item, click = tabs["item"][t], tabs["click"][t]
+        np.testing.assert_array_equal(np.asarray(exs.means[t]), np.zeros(K))
+        if mode == "replay":
+            np.testing.assert_allclose(np.asarray(exs.arms[t]), full, rtol=1e-6)
+            want = np.zeros(K, np.float32)
+            want[item] = click
+            np.testing.assert_array_equal(np.asarray(exs.rewards[t]), want)
+            assert int(exs.logged[t]) == item
+            np.testing.assert_array_equal(np.asarray(exs.arm_ids[t]), t * K + np.arange(K))
+        else:
+            np.testing.assert_allclose(np.asarray(exs.arms[t]), np.tile(full[item], (K, 1)),
+                                       rtol=1e-6)
+            np.testing.assert_array_equal(np.asarray(exs.rewards[t]), np.full(K, click))
+            np.testing.assert_array_equal(np.asarray(exs.arm_ids[t]), np.full(K, t * K + item))
+    if mode == "stream":
+        assert exs.logged is None
+    np.testing.assert_array_equal(np.asarray(obd_params().item), load_obd("all")["item"])
+
+
+def test_obd__shuffled_replay_visits_events_in_the_runs_permutation():
+    problem, pp = oslr.make_problem("obd", campaign="women")
+    K = problem.n_arms
+    exs = stream(problem, pp, 0, 0, 8)
+    rows = np.asarray(exs.arm_ids)[:, 0] // K
+    assert rows.tolist() != list(range(8)) and len(set(rows.tolist())) == 8
+    other = np.asarray(stream(problem, pp, 0, 1, 8).arm_ids)[:, 0] // K  # run 1: its own order
+    assert other.tolist() != rows.tolist()
+    np.testing.assert_array_equal(np.asarray(exs.logged), load_obd("women")["item"][rows])
