@@ -73,3 +73,25 @@ def test_set_cover__bad_options_are_refused():
         oslr.make_problem("set-cover", d=8, k=5, m=4)
     with pytest.raises(ValueError, match="rho"):
         oslr.make_problem("set-cover", rho=1.5)
+    with pytest.raises(ValueError, match="^m must be a positive integer, got 0"):
+        oslr.make_problem("set-cover", m=0)
+
+
+def test_set_cover__defaults_and_labels():
+    problem, pp = oslr.make_problem("set-cover")  # d = 8, k = 2, m = 12, rho = 0.3, a yes
+    matrix, cover = planted_instance(8, 2, 12, 0.3, True, 0)
+    assert (problem.kind, problem.name, problem.d, problem.sparsity, problem.realizable) == (
+        "stream", "set-cover", 8, 2, True)
+    assert problem.info == {"satisfiable": True, "rows": 12, "rho": 0.3,
+                            "cover": cover.tolist(), "instance_seed": 0}
+    np.testing.assert_array_equal(np.asarray(pp.matrix), matrix)
+    no, _ = oslr.make_problem("set-cover", satisfiable=False, instance_seed=3)
+    assert no.info["rows"] == 13 and not no.realizable and no.info["instance_seed"] == 3
+
+
+def test_planted_instance__every_cover_set_is_non_empty():
+    # k - 1 cuts inside 1..m-1: the k groups of the partition each hold an element
+    for seed in range(40):
+        matrix, cover = planted_instance(6, 4, 5, 0.3, True, seed)
+        assert (matrix[:, cover].sum(axis=0) >= 1).all(), seed
+        np.testing.assert_array_equal(matrix[:, cover].sum(axis=1), 1.0)
