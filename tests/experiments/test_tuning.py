@@ -2,6 +2,7 @@
 are reported, failed points (NaN) are never chosen."""
 
 import numpy as np
+import pytest
 
 from oslr.experiments.tuning import TUNING_FACTORS, extension, tune
 
@@ -51,3 +52,34 @@ def test_tune__failed_points_are_not_chosen():
     assert t.factors[t.best] == 3.0 and not t.at_cap and len(t.windows) == 1
     t = tune(lambda w: (np.full(len(w), np.nan), None))
     assert t.factors[t.best] == 1.0 and not t.at_cap  # nothing finite: the middle, no extension
+
+
+def test_scaled_points__every_named_field_times_each_factor_in_its_own_dtype():
+    from oslr.experiments.tuning import scaled_points
+    from oslr.registry import make
+
+    _, params = make("ogd-full", d=4, horizon=100)  # eta 0.125, radius 1, k 4 (int32)
+    labels, stacked = scaled_points(params, ["eta", "radius"], (0.1, 3.0))
+    assert labels == [{"eta": pytest.approx(0.0125), "radius": pytest.approx(0.1), "factor": 0.1},
+                      {"eta": 0.375, "radius": 3.0, "factor": 3.0}]
+    np.testing.assert_allclose(np.asarray(stacked.eta), [0.0125, 0.375], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(stacked.radius), [0.1, 3.0], rtol=1e-6)
+    assert stacked.eta.dtype == np.float32 and stacked.k.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(stacked.k), [4, 4])  # fields not named: unchanged
+
+
+def test_mean_final_regret__r1_at_the_horizon_averaged_over_runs_ignoring_nan():
+    from oslr.experiments.tuning import mean_final_regret
+    from tests.experiments.fakes import FakeEngine
+    from oslr.registry import make, make_problem
+
+    learner, params = make("ogd-full", d=4, horizon=100)
+    problem, pp = make_problem("sparse-linear", d=4, k=1)
+    res = FakeEngine().sweep(learner, problem, params, pp, {"eta": [0.1, 0.2]}, horizon=100,
+                             n_runs=3)
+    res._regret["regret"][1, 0, -1] = np.nan  # a diverged run
+    final = res._regret["regret"][:, :, -1]
+    np.testing.assert_allclose(mean_final_regret(res), [final[0].mean(), final[1, 1:].mean()])
+    res._regret = {"regret_lb_greedy": res._regret["regret_wstar"]}  # no exact comparator: R2
+    np.testing.assert_allclose(mean_final_regret(res),
+                               res._regret["regret_lb_greedy"][:, :, -1].mean(axis=1))
