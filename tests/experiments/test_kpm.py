@@ -1,10 +1,18 @@
 """[KPM] experiment helpers: the PEGE / fPEGE-GD order terms drawn over kpm-pege (golden)."""
 
+import math
+
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from oslr.experiments import kpm
+from tests.experiments.fakes import FakeEngine
+
+matplotlib.use("Agg")
 
 
 def test_pege_bounds__golden():
@@ -22,3 +30,189 @@ def test_kpm_runtime__both_linucb_forms_are_rows():
     assert df["learner"].tolist() == ["linucb", "linucb (A^-1 form)"]
     assert df["fixed_arms"].tolist() == [True, False]  # the O(K d) form, then the A^-1 one
     assert (df["ms_per_round"] > 0).all() and (df["d"] == 4).all()
+
+
+# ------------------------------------------------- the studies' bookkeeping, on a fake engine
+
+
+def _t_interval(x):
+    x = np.asarray(x, np.float64)
+    half = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
+    return x.mean(), half
+
+
+def test_kpm_tracking__curve_rows_per_learner_from_stream_mode_studies(monkeypatch):
+    eng = FakeEngine(n_checkpoints=3)
+    monkeypatch.setattr(kpm, "simulate", eng.simulate)
+    df = kpm.kpm_tracking("men", runs=3, horizon=60, learners=("flinucb-gd", "flinucb-sag"),
+                          seed=4)
+    assert [c.learner.name for c in eng.calls] == ["flinucb-gd", "flinucb-sag"]
+    for c in eng.calls:
+        assert (c.horizon, c.n_runs, c.seed) == (60, 3, 4)
+        assert c.problem.info["stream"] and c.problem.info["campaign"] == "men"
+        assert c.learner.options["history"] == "id" and c.learner.options["track"]
+    assert len(df) == 2 * 3 and set(df["campaign"]) == {"men"}
+    assert set(df["d"]) == {eng.calls[0].problem.d} == {842}  # men: |u| |a| + 1
+    for j, res in enumerate(eng.results):
+        part = df.iloc[3 * j: 3 * j + 3]
+        assert part["n"].tolist() == [20, 40, 60] and set(part["learner"]) == {res.learner}
+        for c in range(3):
+            mean, half = _t_interval(res.curves["tracking_error"][0][:, c])
+            assert (part["tracking_error"].iloc[c], part["ci_low"].iloc[c],
+                    part["ci_high"].iloc[c]) == pytest.approx((mean, mean - half, mean + half))
+    eng = FakeEngine(n_checkpoints=3)
+    monkeypatch.setattr(kpm, "simulate", eng.simulate)
+    kpm.kpm_tracking("women", learners=("flinucb-gd",))  # the whole log, 2 runs by default
+    assert (eng.calls[0].horizon, eng.calls[0].n_runs) == (10_000, 2)
+
+
+def test_kpm_replay__ctr_per_kappa_from_clicks_over_accepted_events(monkeypatch):
+    eng = FakeEngine(n_checkpoints=2)
+    monkeypatch.setattr(kpm, "sweep", eng.sweep)
+    df = kpm.kpm_replay("women", kappas=(0.3, 3.0), runs=4, learners=("flinucb-svrg",), seed=2,
+                        horizon=50)
+    (c,) = eng.calls
+    assert c.grid == [{"kappa": 0.3}, {"kappa": 3.0}] and not c.problem.info["stream"]
+    assert (c.horizon, c.n_runs, c.seed, c.learner.options["history"]) == (50, 4, 2, "id")
+    res = eng.results[0]
+    for g in range(2):
+        row = df.iloc[g]
+        assert (row["learner"], row["kappa"], row["campaign"], row["runs"], row["events"]) == (
+            "flinucb-svrg", (0.3, 3.0)[g], "women", 4, 50)
+        assert row["clicks_mean"] == pytest.approx(res.final["reward"][g].mean())
+        assert row["wall_s"] >= 0
+    # a run with no accepted event counts as one accepted event
+    eng2 = FakeEngine(n_checkpoints=2)
+
+    def sweep_with_zero(*args, **kwargs):
+        r = eng2.sweep(*args, **kwargs)
+        r.final["accepted"][0, 0] = 0.0
+        return r
+
+    monkeypatch.setattr(kpm, "sweep", sweep_with_zero)
+    df = kpm.kpm_replay("women", kappas=(1.0,), runs=3, learners=("flinucb-gd",), horizon=20)
+    clicks, acc = eng2.results[0].final["reward"][0], eng2.results[0].final["accepted"][0]
+    ctr = 1e4 * clicks / np.maximum(acc, 1.0)
+    mean, half = _t_interval(ctr)
+    assert (df["ctr_mean"].iloc[0], df["ctr_ci_low"].iloc[0], df["ctr_ci_high"].iloc[0]) == (
+        pytest.approx((mean, mean - half, mean + half)))
+    assert df["accepted_mean"].iloc[0] == pytest.approx(acc.mean())
+
+
+def test_kpm_pege__regret_over_sqrt_n_rows_and_their_bounds(monkeypatch):
+    eng = FakeEngine(n_checkpoints=4)
+    monkeypatch.setattr(kpm, "simulate", eng.simulate)
+    df = kpm.kpm_pege(ds=(3, 6), horizon=400, runs=3, seed=1)
+    assert [(c.learner.name, c.problem.d) for c in eng.calls] == [
+        ("pege", 3), ("fpege-gd", 3), ("pege", 6), ("fpege-gd", 6)]
+    assert {(c.horizon, c.n_runs, c.seed) for c in eng.calls} == {(400, 3, 1)}
+    assert "pseudo_regret" not in df and len(df) == 16
+    for j, res in enumerate(eng.results):
+        part = df.iloc[4 * j: 4 * j + 4]
+        assert part["n"].tolist() == [100, 200, 300, 400]
+        assert set(part["d"]) == {eng.calls[j].problem.d}
+        for c, n in enumerate(res.ckpts):
+            mean, half = _t_interval(res.curves["pseudo_regret"][0][:, c] / math.sqrt(n))
+            assert (part["regret_over_sqrt_n"].iloc[c], part["ci_low"].iloc[c],
+                    part["ci_high"].iloc[c]) == pytest.approx((mean, mean - half, mean + half))
+    np.testing.assert_allclose(df["bound"], kpm.pege_bounds(df))
+
+
+def test_kpm_runtime__rows_per_d_and_learner_and_the_slope_from_d_100(monkeypatch):
+    eng = FakeEngine(n_checkpoints=2)
+    monkeypatch.setattr(kpm, "simulate", eng.simulate)
+    clock = iter(np.arange(0.0, 1e4, 0.5))  # every perf_counter call half a second later
+    monkeypatch.setattr(kpm.time, "perf_counter", lambda: next(clock))
+    df = kpm.kpm_runtime(ds=(10, 100, 200), n_arms=3, horizon=40, runs=2, repeats=2,
+                         learners=("linucb", "linucb (A^-1 form)"))
+    assert len(eng.calls) == 3 * 2 * 3  # a compile call, then the repeats
+    assert [c.learner.name for c in eng.calls[:6]] == ["linucb"] * 3 + ["linucb"] * 3
+    assert eng.calls[3].learner.options["history"] == "features"
+    assert {(c.horizon, c.n_runs) for c in eng.calls} == {(40, 2)}
+    assert df[["learner", "d"]].values.tolist() == [
+        [n, d] for d in (10, 100, 200) for n in ("linucb", "linucb (A^-1 form)")]
+    assert df["fixed_arms"].tolist() == [True, False] * 3
+    np.testing.assert_allclose(df["ms_per_round"], 1e3 * 0.5 / 40)  # 0.5 s / 40 rounds
+    assert set(df["n_arms"]) == {3} and set(df["runs"]) == {2} and set(df["horizon"]) == {40}
+    np.testing.assert_allclose(df["slope"], 0.0, atol=1e-9)  # flat timings, d >= 100 only
+
+
+# ----------------------------------------------------------------------------- the figures
+
+
+def test_plot_curves__one_line_and_band_per_group_and_bounds_in_the_groups_colour(tmp_path):
+    rows = [dict(learner=name, d=d, n=n, y=v * n, ci_low=0.5 * v * n, ci_high=2 * v * n,
+                 bound=10 * v * n)
+            for name, v in (("pege", 1.0), ("fpege-gd", 2.0)) for d in (5, 10) for n in (10, 100)]
+    df = pd.DataFrame(rows)
+    fig = kpm.plot_curves(df, "y", tmp_path / "c.png", "a title", by=("learner", "d"),
+                          logy=False, bound_label="dashed: the bounds")
+    ax = fig.axes[0]
+    assert (tmp_path / "c.png").stat().st_size > 0
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "linear"
+    assert ax.get_xlabel() == "n (rounds)" and ax.get_ylabel() == "y"
+    assert ax.get_title() == "a title"
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["pege, d=5", "pege, d=10", "fpege-gd, d=5", "fpege-gd, d=10",
+                      "dashed: the bounds"]
+    curves = {ln.get_label(): ln for ln in ax.get_lines()}
+    np.testing.assert_allclose(curves["fpege-gd, d=10"].get_ydata(), [20, 200])
+    bounds = [ln for ln in ax.get_lines() if ln.get_label() == "_nolegend_"]
+    assert len(bounds) == 4
+    for b, name in zip(bounds, ["pege, d=5", "pege, d=10", "fpege-gd, d=5", "fpege-gd, d=10"]):
+        assert b.get_color() == curves[name].get_color()
+        np.testing.assert_allclose(b.get_ydata(), 10 * curves[name].get_ydata())
+    assert len(ax.collections) == 4
+    for band, name in zip(ax.collections, ["pege, d=5", "pege, d=10", "fpege-gd, d=5"]):
+        assert matplotlib.colors.same_color(band.get_facecolor()[0][:3],
+                                            curves[name].get_color())
+    plt.close(fig)
+    fig = kpm.plot_curves(df.drop(columns="bound"), "y")  # by learner, log y, no bound entry
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log" and ax.get_ylabel() == "y"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["pege", "fpege-gd"]
+    plt.close(fig)
+
+
+def test_plot_runtime__log_log_lines_with_the_fitted_slope(tmp_path):
+    df = pd.DataFrame({"learner": ["a", "a", "b", "b"], "d": [10, 100, 10, 30],
+                       "ms_per_round": [1.0, 10.0, 2.0, 3.0], "slope": [1.0, 1.0, np.nan, np.nan]})
+    fig = kpm.plot_runtime(df, tmp_path / "r.png", "runtime")
+    ax = fig.axes[0]
+    assert (tmp_path / "r.png").stat().st_size > 0
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_title()) == (
+        "d", "ms per round (one run)", "runtime")
+    lines = ax.get_lines()
+    assert [ln.get_label() for ln in lines] == ["a (slope 1.00)", "b (no slope: d < 100 only)"]
+    assert lines[0].get_marker() == "o"
+    np.testing.assert_allclose(lines[0].get_ydata(), [1.0, 10.0])
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("name", ["kpm-tracking", "kpm-replay", "kpm-pege"])
+def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, monkeypatch, name):
+    from oslr.registry import EXPERIMENTS
+    from oslr.spec import ExperimentArgs
+
+    eng = FakeEngine(n_checkpoints=3)
+    monkeypatch.setattr(kpm, "simulate", eng.simulate)
+    monkeypatch.setattr(kpm, "sweep", eng.sweep)
+    spec = EXPERIMENTS[name]
+    args = ExperimentArgs(dataset="men", runs=3, seed=6, out=tmp_path, quick=True,
+                          progress=False)
+    df = spec.run(args)
+    assert {(c.n_runs, c.seed) for c in eng.calls} == {(3, 6)}
+    if name == "kpm-tracking":
+        assert {c.horizon for c in eng.calls} == {1_000}
+        assert [c.learner.name for c in eng.calls] == list(kpm.FAST)
+    elif name == "kpm-replay":
+        assert {c.horizon for c in eng.calls} == {10_000}
+        assert {tuple(g["kappa"] for g in c.grid) for c in eng.calls} == {(0.3, 1.0)}
+    else:
+        assert {(c.horizon, c.problem.d) for c in eng.calls} == {(10_000, 5), (10_000, 10)}
+    for f in spec.files:
+        path = tmp_path / f.format(dataset="men")
+        assert path.stat().st_size > 0
+    csv = [f for f in spec.files if f.endswith(".csv")][0].format(dataset="men")
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / csv), df, check_dtype=False)
