@@ -1,11 +1,20 @@
 """[ITO] E3 experiments: the Table-1 study's rows, the paper's numbers beside ours."""
 
 import dataclasses
+import math
 
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
+from scipy import stats
 
 from oslr.experiments import ito
+from tests.experiments.fakes import FakeEngine
+from tests.helpers import stream
+
+matplotlib.use("Agg")
 
 
 @pytest.mark.slow
@@ -72,3 +81,246 @@ def test_ito_table1_tuned__each_method_keeps_the_point_its_tuning_runs_favour(mo
     f = rows.loc["kklp", "factor"]
     assert rows.loc["kklp", "tuned"] == f"batch={ {0.3: 1, 3.0: 9}[f] }"
     assert rows.loc["kklp", "tuning_points"] == 2 and not rows.loc["kklp", "at_cap"]
+
+
+# ------------------------------------------------- the studies' bookkeeping, on a fake engine
+
+
+def _t_interval(x, axis=None):
+    x = np.asarray(x, np.float64)
+    n = x.shape[0] if axis == 0 else x.size
+    half = stats.t.ppf(0.975, n - 1) * x.std(ddof=1, axis=axis) / math.sqrt(n)
+    return x.mean(axis=axis), half
+
+
+def test_label_energy__sum_of_squared_labels_of_each_runs_stream():
+    problem, pp = ito.make_problem("ito-synthetic", d=6, k=2)
+    got = ito.label_energy(problem, pp, 3, 2, 25)
+    want = [(np.asarray(stream(problem, pp, 3, r, 25).y, np.float64) ** 2).sum() for r in (0, 1)]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert got[0] != got[1]
+
+
+def _fake_energy(monkeypatch):
+    """label_energy replaced by known numbers; returns the list of its calls' arguments."""
+    calls = []
+
+    def energy(problem, pp, seed, runs, horizon):
+        calls.append((problem.name, seed, runs, horizon))
+        return np.arange(1.0, runs + 1) * 10.0
+
+    monkeypatch.setattr(ito, "label_energy", energy)
+    return calls
+
+
+def test_ito_table1__rows_curves_and_finals_from_each_methods_study(monkeypatch):
+    eng = FakeEngine(n_checkpoints=3, regret=("regret",))
+    monkeypatch.setattr(ito, "simulate", eng.simulate)
+    energy_calls = _fake_energy(monkeypatch)
+    table, curves, finals = ito.ito_table1(settings=((10, 2, 4),), horizon=45, runs=6, seed=1,
+                                           return_finals=True, normalise=False, clip=False)
+    assert [c.learner.name for c in eng.calls] == [
+        "ito-dual-averaging", "ito-projection", "online-greedy", "online-greedy",
+        "ito-block-bandit"]
+    assert {(c.horizon, c.n_runs, c.seed, c.kwargs["comparator_k"]) for c in eng.calls} == {
+        (45, 6, 1, 4)}
+    problem = eng.calls[0].problem
+    assert problem.name == "ito-synthetic" and problem.d == 10
+    assert energy_calls == [("ito-synthetic", 1, 6, 45)]
+    energy = np.arange(1.0, 7.0) * 10.0
+    assert table["method"].tolist() == list(ito.METHODS)
+    for (_, row), res in zip(table.iterrows(), eng.results):
+        reg = res._regret["regret"][0]
+        mean, half = _t_interval(reg[:, -1])
+        assert (row["d"], row["k_prime"], row["k"], row["horizon"], row["runs"]) == (
+            10, 2, 4, 45, 6)
+        assert row["label"] == ito.LABELS[row["method"]]
+        assert not row["normalise"] and not row["clip"]
+        assert row["regret_5"] == pytest.approx(reg[:5, -1].mean())
+        assert (row["regret"], row["ci_low"], row["ci_high"]) == pytest.approx(
+            (mean, mean - half, mean + half))
+        assert row["queries_per_round"] == pytest.approx(res.final["queries"][0].mean() / 45)
+        comparator = res.final["loss"][0] - reg[:, -1]
+        assert row["zero_regret"] == pytest.approx(np.mean(energy - comparator), rel=1e-5)
+        want = ito.PAPER[(10, 2, 4)].get(row["method"], np.nan)
+        assert row["paper"] == want or (np.isnan(want) and np.isnan(row["paper"]))
+        assert row["paper_s"] == ito.PAPER_SECONDS.get(row["method"], np.nan) or np.isnan(
+            row["paper_s"])
+        part = curves[curves["method"] == row["method"]]
+        cm, ch = _t_interval(reg, axis=0)
+        assert part["n"].tolist() == [15, 30, 45]
+        np.testing.assert_allclose(part["mean"], cm)
+        np.testing.assert_allclose(part["ci_low"], cm - ch)
+        np.testing.assert_allclose(part["ci_high"], cm + ch)
+        np.testing.assert_allclose(part["typical"], reg[0])
+        fin = finals[finals["method"] == row["method"]]
+        assert fin["run"].tolist() == list(range(6))
+        np.testing.assert_allclose(fin["regret"], reg[:, -1])
+        assert set(fin["k"]) == {4} and set(fin["d"]) == {10} and set(fin["k_prime"]) == {2}
+    assert len(ito.ito_table1(settings=((10, 2, 4),), horizon=45, runs=2,
+                              methods=("alg2",))) == 2  # (table, curves) without finals
+
+
+def test_ito_table1_tuned__the_chosen_point_is_the_lowest_tuning_score(monkeypatch):
+    from oslr.experiments import tuning
+
+    eng = FakeEngine(n_checkpoints=2, regret=("regret",))
+    monkeypatch.setattr(ito, "simulate", eng.simulate)
+    _fake_energy(monkeypatch)
+    table, _ = ito.ito_table1(settings=((10, 2, 4),), horizon=40, runs=2, seed=3,
+                              methods=("alg2", "kklp"), tune=True, tune_runs=3)
+    rows = table.set_index("method")
+    tuning_calls = [(c, r) for c, r in zip(eng.calls, eng.results)
+                    if c.kwargs.get("run_offset") == tuning.TUNE_OFFSET]
+    assert {(c.n_runs, c.seed, c.horizon, c.kwargs["comparator_k"])
+            for c, _ in tuning_calls} == {(3, 3, 40, 4)}
+    # alg2: one vmapped call per window, lam_scale times each factor
+    alg2 = [(c, r) for c, r in tuning_calls if c.learner.name == "ito-dual-averaging"]
+    factors = [g["factor"] for c, _ in alg2 for g in c.grid]
+    scores = np.concatenate([tuning.mean_final_regret(r) for _, r in alg2])
+    assert factors[:5] == list(tuning.TUNING_FACTORS)
+    best = int(np.argmin(scores))
+    assert rows.loc["alg2", "factor"] == factors[best]
+    assert rows.loc["alg2", "tuning_points"] == len(factors)
+    assert rows.loc["alg2", "tuning_regret"] == pytest.approx(scores[best])
+    edge = factors[best] in (min(factors), max(factors))
+    assert bool(rows.loc["alg2", "at_cap"]) == edge
+    evaluated = [c for c in eng.calls if "run_offset" not in c.kwargs]
+    default = ito.method("alg2", 10, 4, 2, 40, None)[1].lam_scale
+    assert float(evaluated[0].params.lam_scale) == pytest.approx(float(default) * factors[best])
+    assert rows.loc["alg2", "tuned"] == f"lam_scale={float(evaluated[0].params.lam_scale):.4g}"
+    # kklp: one study per batch length, B = max(1, round(factor x 2)), the default
+    # ceil((4 * 40 / (10 * 2))^(1/3)) = 2
+    kklp = [(c, r) for c, r in tuning_calls if c.learner.name == "online-greedy"]
+    batches = [c.learner.info["batch"] for c, _ in kklp]
+    assert batches[:5] == [1, 1, 2, 6, 20]
+    scores = np.concatenate([tuning.mean_final_regret(r) for _, r in kklp])
+    best = int(np.argmin(scores))
+    assert rows.loc["kklp", "tuned"] == f"batch={batches[best]}"
+    assert evaluated[1].learner.info["batch"] == batches[best]
+
+
+def test_ito_real__loss_rows_per_k_method_and_checkpoint(monkeypatch):
+    eng = FakeEngine(n_checkpoints=2, regret=("regret",))
+    monkeypatch.setattr(ito, "simulate", eng.simulate)
+    energy_calls = _fake_energy(monkeypatch)
+    finals = []
+    df = ito.ito_real(ks=(4, 6), horizon=30, runs=3, seed=2, methods=("alg2", "alg3_identity"),
+                      finals=finals)
+    assert [(c.learner.name, c.kwargs["comparator_k"]) for c in eng.calls] == [
+        ("ito-dual-averaging", 4), ("ito-projection", 4), ("ito-dual-averaging", 6),
+        ("ito-projection", 6)]
+    assert eng.calls[1].learner.info["m"] == 26  # A = I on kegg's 26 features
+    np.testing.assert_array_equal(eng.calls[1].learner.options["projection"], np.eye(26))
+    problem = eng.calls[0].problem
+    assert problem.name == "kegg" and energy_calls == [("kegg", 2, 3, 30)]
+    zero = 20.0  # the mean of 10, 20, 30
+    for j, (c, res) in enumerate(zip(eng.calls, eng.results)):
+        part = df.iloc[2 * j: 2 * j + 2]
+        k = c.kwargs["comparator_k"]
+        assert set(part["k"]) == {k} and set(part["k_prime"]) == {k - 1}
+        loss, reg = res.curves["loss"][0], res._regret["regret"][0]
+        for cc in range(2):
+            mean, half = _t_interval(loss[:, cc])
+            assert (part["loss"].iloc[cc], part["ci_low"].iloc[cc], part["ci_high"].iloc[cc]) == (
+                pytest.approx((mean, mean - half, mean + half)))
+            assert part["comparator_loss"].iloc[cc] == pytest.approx((loss - reg)[:, cc].mean())
+        assert np.isnan(part["zero_loss"].iloc[0])
+        assert part["zero_loss"].iloc[1] == pytest.approx(zero, rel=1e-5)
+        rmean, rhalf = _t_interval(reg[:, -1])
+        assert (part["final_regret"].iloc[0], part["final_regret_half"].iloc[0]) == (
+            pytest.approx((rmean, rhalf)))
+        assert set(part["metric"]) == {"regret"} and set(part["runs"]) == {3}
+    assert [(f["k"], f["method"], f["run"]) for f in finals[:4]] == [
+        (4, "alg2", 0), (4, "alg2", 1), (4, "alg2", 2), (4, "alg3_identity", 0)]
+    assert finals[0]["loss"] == pytest.approx(eng.results[0].curves["loss"][0][0, -1])
+    # no exact comparator computed (C(d, k) too large): the greedy lower bound R2 instead
+    eng = FakeEngine(n_checkpoints=2, regret=("regret_lb_greedy",))
+    monkeypatch.setattr(ito, "simulate", eng.simulate)
+    df = ito.ito_real(ks=(13,), horizon=20, runs=2, methods=("kklp",))
+    assert set(df["metric"]) == {"regret_lb_greedy"} and eng.calls[0].horizon == 20
+
+
+# ----------------------------------------------------------------------------- the figures
+
+
+def test_plot_fig1a__run_zero_solid_mean_dashed_and_the_band(tmp_path):
+    rows = [dict(d=10, k_prime=2, k=4, method=m, n=n, typical=v * n, mean=v * n + 1,
+                 ci_low=v * n, ci_high=v * n + 2)
+            for m, v in (("alg2", 1.0), ("kklp", 3.0)) for n in (10, 20)]
+    rows += [dict(d=10, k_prime=5, k=8, method="alg2", n=10, typical=0, mean=0, ci_low=0,
+                  ci_high=0)]  # another setting: not drawn
+    fig = ito.plot_fig1a(pd.DataFrame(rows), tmp_path / "f.png")
+    ax = fig.axes[0]
+    assert (tmp_path / "f.png").stat().st_size > 0
+    lines = ax.get_lines()
+    assert [ln.get_label() for ln in lines[::2]] == [f"{ito.LABELS['alg2']}, run 0",
+                                                     f"{ito.LABELS['kklp']}, run 0"]
+    np.testing.assert_allclose(lines[2].get_ydata(), [30, 60])
+    mean = lines[3]
+    assert mean.get_linestyle() == "--" and mean.get_color() == lines[2].get_color()
+    assert mean.get_linewidth() == 0.8
+    np.testing.assert_allclose(mean.get_ydata(), [31, 61])
+    assert len(ax.collections) == 2
+    assert ax.get_xlabel() == "round t"
+    assert ax.get_ylabel() == "regret R1 (best k-sparse LS on x, exact)"
+    assert ax.get_title() == ("(d, k', k) = (10, 2, 4): run 0 (solid), mean and 95% band "
+                              "(dashed)")
+    plt.close(fig)
+    fig = ito.plot_fig1a(pd.DataFrame(rows), title="given", setting=(10, 5, 8))
+    assert fig.axes[0].get_title() == "given" and len(fig.axes[0].get_lines()) == 2
+    plt.close(fig)
+
+
+def test_plot_real__a_panel_per_k_with_the_comparator_and_symlog_for_bands_below_zero(tmp_path):
+    rows = []
+    for k, metric, low in ((4, "regret", 1.0), (8, "regret_lb_greedy", -5.0)):
+        for m in ("alg2", "kklp"):
+            for n in (10, 100):
+                rows.append(dict(k=k, method=m, n=n, loss=2.0 * n, ci_low=low * n,
+                                 ci_high=3.0 * n, comparator_loss=0.5 * n, metric=metric))
+    fig = ito.plot_real(pd.DataFrame(rows), tmp_path / "r.png", "kegg:")
+    a4, a8 = fig.axes
+    assert (tmp_path / "r.png").stat().st_size > 0
+    assert a4.get_title() == "kegg: k=4, k'=3" and a8.get_title() == "kegg: k=8, k'=7"
+    assert a4.get_yscale() == "log" and a8.get_yscale() == "symlog"
+    assert a8.yaxis.get_transform().linthresh == 20.0  # the smallest positive mean loss
+    for ax, which, k in ((a4, "best", 4), (a8, "greedy", 8)):
+        assert ax.get_xscale() == "log" and ax.get_xlabel() == "round t"
+        assert ax.get_ylabel() == "cumulative square loss"
+        lines = {ln.get_label(): ln for ln in ax.get_lines()}
+        comp = lines[f"{which} {k}-sparse LS in hindsight"]
+        assert comp.get_linestyle() == "--" and comp.get_color() == "black"
+        np.testing.assert_allclose(comp.get_ydata(), [5.0, 50.0])
+        np.testing.assert_allclose(lines["kklp"].get_ydata(), [20.0, 200.0])
+        assert len(ax.collections) == 2 and ax.get_legend() is not None
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("name", ["ito-table1", "ito-real"])
+def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, monkeypatch, name):
+    from oslr.registry import EXPERIMENTS
+    from oslr.spec import ExperimentArgs
+
+    eng = FakeEngine(n_checkpoints=2, regret=("regret",))
+    monkeypatch.setattr(ito, "simulate", eng.simulate)
+    _fake_energy(monkeypatch)
+    spec = EXPERIMENTS[name]
+    options = {"normalise": False, "clip": False} if name == "ito-table1" else {}
+    df = spec.run(ExperimentArgs(dataset=None, runs=3, seed=4, out=tmp_path, quick=True,
+                                 progress=False, options=options))
+    assert {(c.n_runs, c.seed) for c in eng.calls} == {(3, 4)}
+    if name == "ito-table1":
+        assert {c.horizon for c in eng.calls} == {1_000} and len(df) == len(ito.METHODS)
+        assert set(df["k"]) == {4} and not df["normalise"].any() and not df["clip"].any()
+        finals = pd.read_csv(tmp_path / "ito-table1-finals.csv")
+        assert len(finals) == 3 * len(ito.METHODS)
+        curves = pd.read_csv(tmp_path / "ito-table1-curves.csv")
+        assert set(curves["n"]) == {500, 1000}
+    else:
+        assert {c.horizon for c in eng.calls} == {5_000} and set(df["k"]) == {4}
+        finals = pd.read_csv(tmp_path / "ito-real-finals.csv")
+        assert len(finals) == 3 * 5 and set(finals["k"]) == {4}
+    for f in spec.files:
+        assert (tmp_path / f).stat().st_size > 0
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / f"{name}.csv"), df, check_dtype=False)
