@@ -6,8 +6,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from tests.helpers import x64
-
 from oslr.primitives import (
     TopK,
     geometric_resampling,
@@ -19,6 +17,7 @@ from oslr.primitives import (
     sparse_oracle_value,
     top_k_mask,
 )
+from tests.helpers import x64
 
 
 def test_top_k_mask__exact_count_for_traced_k():

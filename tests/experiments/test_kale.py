@@ -5,14 +5,21 @@ import math
 
 import jax
 import jax.numpy as jnp
+import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
+from scipy import stats
 
 import oslr
 from oslr.experiments import kale
 from oslr.learners.dantzig import gram_estimate
 from oslr.rollout import PROBLEM_INIT, run_keys
 from oslr.testing import episode_fn
+from tests.experiments.fakes import FakeEngine
+
+matplotlib.use("Agg")
 
 
 def test_theorem_order_terms__golden():
@@ -78,3 +85,232 @@ def test_kale_greedy__tiny_study_rows_and_theorem_9_column():
                                kale.theorem_9_order(8, 2, 4, greedy["horizon"]))
     assert greedy["exponent"].nunique() == 1
     assert df[df["learner"] == "ogd-full"]["bound"].isna().all()
+
+
+# ------------------------------------------------- the studies' bookkeeping, on a fake engine
+
+
+def _t_interval(x, axis=None):
+    x = np.asarray(x, np.float64)
+    n = x.shape[0] if axis == 0 else x.size
+    half = stats.t.ppf(0.975, n - 1) * x.std(ddof=1, axis=axis) / math.sqrt(n)
+    return x.mean(axis=axis), half
+
+
+def _curve_check(part, values, bound=None):
+    mean, half = _t_interval(values, axis=0)
+    np.testing.assert_allclose(part["mean"], mean)
+    np.testing.assert_allclose(part["ci_low"], mean - half)
+    np.testing.assert_allclose(part["ci_high"], mean + half)
+    if bound is None:
+        assert part["bound"].isna().all()
+    else:
+        np.testing.assert_allclose(part["bound"], bound)
+
+
+def test_kale_dantzig__rows_of_each_metric_the_lp_share_and_the_references(monkeypatch):
+    d, k, runs, horizon = 12, 2, 3, 40
+    eng = FakeEngine(n_checkpoints=2, trailing={"w": (d,)}, regret=("regret_wstar",))
+    monkeypatch.setattr(kale, "sweep", eng.sweep)
+    df = kale.kale_dantzig(k0s=(3, 5), horizon=horizon, runs=runs, c_lambda=0.7, seed=2, d=d,
+                           k=k, designs=("rademacher", "correlated"),
+                           references=("ogd-random-subset", "ogd-full"))
+    names = [(c.learner.name, c.problem.info["design"]) for c in eng.calls]
+    assert names == [(n, des) for des in ("rademacher", "correlated")
+                     for n in ("dantzig-poslr", "dantzig-poslr", "ogd-random-subset",
+                               "ogd-full")]
+    assert {(c.horizon, c.n_runs, c.seed, c.kwargs["track_stats"]) for c in eng.calls} == {
+        (horizon, runs, 2, False)}
+    main, idle, subset, full = eng.calls[:4]
+    assert main.grid == idle.grid == [{"k0": 3}, {"k0": 5}]
+    assert idle.learner.info["t0"] == horizon + 1  # the LP never solved: the share study
+    assert float(main.params.c_lambda) == pytest.approx(0.7)
+    assert subset.grid == [{"k": 5}, {"k": 7}] and subset.learner.options["max_k"] == d
+    assert full.grid == [{}]
+    res = eng.results[0]
+    problem, pp = main.problem, main.problem_params
+    w_star = np.stack([np.asarray(problem.init(run_keys(jnp.uint32(2), r)[PROBLEM_INIT],
+                                               pp).w_star, np.float64) for r in range(runs)])
+    rad = df[df["design"] == "rademacher"]
+    for g, k0 in enumerate((3, 5)):
+        mine = rad[(rad["learner"] == "dantzig-poslr") & (rad["k0"] == k0)]
+        assert set(mine["budget"]) == {k0 + k} and set(mine["t0"]) == {main.learner.info["t0"]}
+        np.testing.assert_allclose(mine["c_lambda"], 0.7, rtol=1e-6)
+        assert (mine["no_lp_wall_s"] >= 0).all() and (mine["wall_s"] >= 0).all()
+        reg = mine[mine["metric"] == "regret_wstar"]
+        assert reg["n"].tolist() == res.ckpts.tolist() == [20, 40]
+        _curve_check(reg, res._regret["regret_wstar"][g],
+                     kale.theorem_2_order(d, k, k0, res.ckpts))
+        err = np.abs(res.curves["w"][g] - w_star[:, None, :]).sum(-1)
+        _curve_check(mine[mine["metric"] == "l1_error"], err)
+        _curve_check(mine[mine["metric"] == "support"], res.curves["support"][g])
+    sub = rad[rad["learner"] == "ogd-random-subset"]
+    assert sub["k0"].tolist() == [3, 3, 5, 5] and sub["budget"].tolist() == [5, 5, 7, 7]
+    _curve_check(sub[sub["k0"] == 5], eng.results[2]._regret["regret_wstar"][1])
+    full_rows = rad[rad["learner"] == "ogd-full"]
+    assert full_rows["k0"].isna().all() and set(full_rows["budget"]) == {d}
+    assert set(full_rows["metric"]) == {"regret_wstar"}
+    assert {(r.horizon, r.runs, r.d, r.k) for r in df.itertuples()} == {(horizon, runs, d, k)}
+    # no LP share: one dantzig study per design, no_lp_wall_s NaN; c_lambda None: the default
+    eng = FakeEngine(n_checkpoints=2, trailing={"w": (d,)}, regret=("regret_wstar",))
+    monkeypatch.setattr(kale, "sweep", eng.sweep)
+    monkeypatch.setattr(kale, "_w_star", lambda problem, pp, seed, runs: np.zeros((runs, d)))
+    df = kale.kale_dantzig(k0s=(3,), horizon=horizon, runs=2, d=d, k=k,
+                           designs=("rademacher",), references=(), lp_share=False)
+    assert len(eng.calls) == 1 and df["no_lp_wall_s"].isna().all()
+    default = oslr.make("dantzig-poslr", d=d, horizon=horizon, k=k)[1].c_lambda
+    np.testing.assert_allclose(df["c_lambda"], float(default), rtol=1e-6)
+
+
+def test_kale_greedy__final_regret_rows_the_metric_and_the_exponent(monkeypatch):
+    eng = FakeEngine(n_checkpoints=2, regret=("regret",))
+    monkeypatch.setattr(kale, "simulate", eng.simulate)
+    df = kale.kale_greedy(horizons=(50, 200), runs=3, seed=1, settings=((8, 2, 4),),
+                          designs=("rademacher",))
+    assert [(c.learner.name, c.horizon) for c in eng.calls] == [
+        (n, t) for t in (50, 200) for n in ("online-greedy", "ogd-random-subset", "ogd-full")]
+    assert {(c.n_runs, c.seed, c.kwargs["comparator_k"]) for c in eng.calls} == {(3, 1, 2)}
+    assert eng.calls[0].problem.name == "agnostic"
+    greedy = eng.calls[0].learner
+    assert (greedy.info["k0"], greedy.options["k"]) == (4, 2)
+    assert int(eng.calls[1].params.k) == 4 and eng.calls[1].learner.options["max_k"] == 4
+    for (_, row), c, res in zip(df.iterrows(), eng.calls, eng.results):
+        mean, half = _t_interval(res._regret["regret"][0][:, -1])
+        assert (row["regret"], row["ci_low"], row["ci_high"]) == pytest.approx(
+            (mean, mean - half, mean + half))
+        assert (row["learner"], row["horizon"], row["d"], row["k"], row["k0"], row["runs"],
+                row["metric"]) == (c.learner.name, c.horizon, 8, 2, 4, 3, "regret")
+        assert row["budget"] == (8 if row["learner"] == "ogd-full" else 4)
+        if row["learner"] == "online-greedy":
+            assert row["bound"] == pytest.approx(kale.theorem_9_order(8, 2, 4, c.horizon))
+            assert (row["k1"], row["batch"]) == (c.learner.info["k1"], c.learner.info["batch"])
+        else:
+            assert np.isnan(row["bound"]) and np.isnan(row["batch"])
+    for _, part in df.groupby("learner"):
+        want = math.log(part["regret"].iloc[1] / part["regret"].iloc[0]) / math.log(4)
+        assert part["exponent"].tolist() == pytest.approx([want, want])
+    eng = FakeEngine(n_checkpoints=2, regret=("regret_lb_greedy",))  # C(d, k) too large: R2
+    monkeypatch.setattr(kale, "simulate", eng.simulate)
+    df = kale.kale_greedy(horizons=(50,), runs=2, settings=((8, 2, 4),),
+                          designs=("correlated",), references=())
+    assert df["metric"].tolist() == ["regret_lb_greedy"] and df["design"].tolist() == [
+        "correlated"]
+
+
+# ----------------------------------------------------------------------------- the figures
+
+
+def _dantzig_frame():
+    rows = []
+    for name, k0 in (("dantzig-poslr", 10), ("ogd-full", np.nan)):
+        for design in ("rademacher", "correlated"):
+            for metric in ("regret_wstar", "l1_error") if name == "dantzig-poslr" else (
+                    "regret_wstar",):
+                for n in (1, 10, 100):
+                    v = (2.0 if design == "rademacher" else 3.0) * n
+                    rows.append(dict(learner=name, k0=k0, design=design, metric=metric, n=n,
+                                     mean=v, ci_low=0.5 * v, ci_high=1.5 * v, bound=100.0 * n))
+    return pd.DataFrame(rows)
+
+
+def test_plot_dantzig__three_panels_designs_by_line_style_and_theorem_2(tmp_path):
+    fig = kale.plot_dantzig(_dantzig_frame(), tmp_path / "k.png", "E4 title")
+    ax, ax_b, ax2 = fig.axes
+    assert (tmp_path / "k.png").stat().st_size > 0
+    labels = [ln.get_label() for ln in ax.get_lines()]
+    assert labels == ["dantzig-poslr, k0=10", "dantzig-poslr, k0=10 (correlated)", "ogd-full",
+                      "ogd-full (correlated)"]
+    styles = [ln.get_linestyle() for ln in ax.get_lines()]
+    assert styles == ["-", ":", "-", ":"]
+    lines = ax.get_lines()
+    assert lines[0].get_color() == lines[1].get_color()  # one colour per learner and k0
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "linear"
+    assert ax.get_title() == "E4 title" and ax.get_ylabel() == "regret R3 against w*"
+    assert ax.get_xlabel() == "round t (log scale)"
+    # middle: the Rademacher curves only, log-log, Theorem 2 from n > 1
+    mid = {ln.get_label(): ln for ln in ax_b.get_lines()}
+    assert set(mid) == {"dantzig-poslr, k0=10", "ogd-full",
+                        "Thm 2, k0=10 (order only, constant 1)"}
+    np.testing.assert_allclose(mid["Thm 2, k0=10 (order only, constant 1)"].get_xdata(),
+                               [10, 100])
+    assert ax_b.get_xscale() == ax_b.get_yscale() == "log" and ax_b.get_ylim()[0] == 0.1
+    assert ax_b.get_ylabel() == "regret R3 (log)"
+    # right: the estimation error per k0 and design, in the learner's colour
+    right = ax2.get_lines()
+    assert [ln.get_label() for ln in right] == ["k0=10 (rademacher)", "k0=10 (correlated)"]
+    assert right[0].get_color() == lines[0].get_color()
+    assert [ln.get_linestyle() for ln in right] == ["-", ":"]
+    np.testing.assert_allclose(right[1].get_ydata(), [3.0, 30.0, 300.0])
+    assert ax2.get_ylabel() == "||w_t - w*||_1 (committed, top-k)"
+    assert len(ax.collections) == 4 and len(ax2.collections) == 2
+    plt.close(fig)
+
+
+def test_plot_greedy__a_panel_per_setting_theorem_9_and_the_guide(tmp_path):
+    rows = []
+    for d, k, k0 in ((20, 2, 4), (100, 5, 10)):
+        for name, design in (("online-greedy", "rademacher"), ("online-greedy", "correlated"),
+                             ("ogd-full", "rademacher")):
+            for t in (100, 800):
+                r = 10.0 * (t / 100) ** (2 / 3)
+                rows.append(dict(d=d, k=k, k0=k0, learner=name, design=design, horizon=t,
+                                 regret=r, ci_low=(0.5 if d == 20 else -1.0) * r,
+                                 ci_high=1.5 * r, exponent=2 / 3,
+                                 bound=kale.theorem_9_order(d, k, k0, t),
+                                 metric="regret" if d == 20 else "regret_lb_greedy"))
+    fig = kale.plot_greedy(pd.DataFrame(rows), tmp_path / "g.png", "agnostic:")
+    left, right = fig.axes
+    assert (tmp_path / "g.png").stat().st_size > 0
+    assert left.get_title() == "agnostic: d=20, k=2, k0=4"
+    assert left.get_ylabel() == "regret at T" and right.get_ylabel() == "regret_lb_greedy at T"
+    assert left.get_yscale() == "log" and right.get_yscale() == "symlog"
+    assert left.get_xlabel() == "horizon T (B, k1, eta set from T)"
+    lines = {ln.get_label(): ln for ln in left.get_lines()}
+    assert set(lines) == {"online-greedy (rademacher, slope 0.67)",
+                          "online-greedy (correlated, slope 0.67)",
+                          "ogd-full (rademacher, slope 0.67)",
+                          "Thm 9 (order only, constant 1)", "T^(2/3) guide"}
+    assert lines["online-greedy (correlated, slope 0.67)"].get_linestyle() == ":"
+    assert lines["online-greedy (rademacher, slope 0.67)"].get_marker() == "o"
+    guide = lines["T^(2/3) guide"]
+    assert guide.get_linestyle() == ":" and guide.get_color() == "black"
+    np.testing.assert_allclose(guide.get_ydata(), [10.0, 40.0], rtol=1e-6)
+    np.testing.assert_allclose(lines["Thm 9 (order only, constant 1)"].get_ydata(),
+                               kale.theorem_9_order(20, 2, 4, np.array([100, 800])))
+    assert len(left.collections) == 3
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("name", ["kale-calibrate", "kale-dantzig", "kale-greedy"])
+def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, monkeypatch, name):
+    from oslr.registry import EXPERIMENTS
+    from oslr.spec import ExperimentArgs
+
+    eng = FakeEngine(n_checkpoints=2, trailing={"w": (100,)},
+                     regret=("regret", "regret_wstar"))
+    monkeypatch.setattr(kale, "simulate", eng.simulate)
+    monkeypatch.setattr(kale, "sweep", eng.sweep)
+    slack = []
+
+    def fake_slack(d, k, k0, horizon, draws, seed, design, **kw):
+        slack.append((k0, horizon, draws, seed))
+        ns = np.array([2**j - 1 for j in range(1, int(math.log2(horizon)) + 1)])
+        return np.random.default_rng(k0).random((draws, len(ns))), ns
+
+    monkeypatch.setattr(kale, "slack_ratios", fake_slack)
+    monkeypatch.setattr(kale, "_w_star", lambda problem, pp, seed, runs: np.zeros((runs, 100)))
+    spec = EXPERIMENTS[name]
+    df = spec.run(ExperimentArgs(dataset=None, runs=3, seed=4, out=tmp_path, quick=True,
+                                 progress=False))
+    if name == "kale-calibrate":
+        assert slack == [(k0, 2**10, 3, kale.CALIBRATION_SEED + 4) for k0 in kale.K0S]
+        assert len(df) == 3 * 10
+    elif name == "kale-dantzig":
+        assert {(c.horizon, c.n_runs, c.seed) for c in eng.calls} == {(2**10, 3, 4)}
+        assert len(eng.calls) == 2 * 3  # no LP share in the quick size
+    else:
+        assert sorted({c.horizon for c in eng.calls}) == [300, 1_000, 3_000]
+        assert {c.problem.info["design"] for c in eng.calls} == {"rademacher"}
+    for f in spec.files:
+        assert (tmp_path / f).stat().st_size > 0
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / f"{name}.csv"), df, check_dtype=False)

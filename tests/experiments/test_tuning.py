@@ -70,8 +70,8 @@ def test_scaled_points__every_named_field_times_each_factor_in_its_own_dtype():
 
 def test_mean_final_regret__r1_at_the_horizon_averaged_over_runs_ignoring_nan():
     from oslr.experiments.tuning import mean_final_regret
-    from tests.experiments.fakes import FakeEngine
     from oslr.registry import make, make_problem
+    from tests.experiments.fakes import FakeEngine
 
     learner, params = make("ogd-full", d=4, horizon=100)
     problem, pp = make_problem("sparse-linear", d=4, k=1)

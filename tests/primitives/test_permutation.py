@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tests.helpers import x64
-
 from oslr.primitives.permutation import ROUNDS, permutation_keys, permute
+from tests.helpers import x64
 
 
 def _perms(n: int, n_keys: int, seed: int = 1) -> np.ndarray:
