@@ -187,8 +187,12 @@ def test_simulate__arguments_in_the_wrong_order_get_one_clear_line():
                                                            "swapped"),
                           ((learner, problem, made, pp), "params is a tuple, not a params "
                                                         "pytree"),
-                          ((params, problem, params, pp), "the first argument must be a Learner"),
-                          ((learner, pp, params, pp), "the second argument must be a Problem")]:
+                          ((params, problem, params, pp),
+                           r"the first argument must be a Learner \(from oslr.make\), got "
+                           f"{type(params).__name__}: "),
+                          ((learner, pp, params, pp),
+                           r"the second argument must be a Problem \(from oslr.make_problem\), "
+                           f"got {type(pp).__name__}: ")]:
         with pytest.raises(ValueError, match=message):
             oslr.simulate(*args, horizon=5, n_runs=2)
 
@@ -220,3 +224,39 @@ def test_make_problem__sigma_beyond_float32_losses_is_refused(sigma, ok):
     with pytest.raises(ValueError, match=r"noise sigma=.* must lie in \[0, 1e\+06\] \(larger "
                                          r"squared losses overflow float32"):
         oslr.make_problem("sparse-linear", d=4, k=2, sigma=sigma)
+
+
+def test_simulate__labels_diagnostics_at_the_horizon_and_devices(capsys):
+    # foster-hedge reports max_subset_prob at every checkpoint; final = the horizon's value
+    problem, pp = oslr.make_problem("sparse-linear", d=5, k=2)
+    learner, params = oslr.make("foster-hedge", d=5, k=2, k_query=4, horizon=60)
+    res = oslr.simulate(learner, problem, params, pp, horizon=60, n_runs=2, n_checkpoints=4,
+                        progress=True)
+    err = capsys.readouterr().err  # the bar counts rounds up to the horizon
+    assert "60/60" in err and "foster-hedge" in err
+    curve = res.curves["max_subset_prob"]
+    np.testing.assert_array_equal(res.final["max_subset_prob"], curve[:, :, -1])
+    assert not np.array_equal(curve[:, :, -1], curve[:, :, -2])  # it moved: the check bites
+    assert res.info["devices"] == [str(d) for d in jax.devices()] and res.info["d"] == 5
+    assert res.comparator_k == 2  # a prediction learner: the problem's k by default
+
+
+def test_simulate__a_linear_learner_gets_no_comparator_sparsity_from_the_problem():
+    problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)  # its params carry k = 2
+    learner, params = oslr.make("ftpsl", d=4, k=3, max_k=3, horizon=10)
+    res = oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=2)
+    assert res.family == "linear" and res.comparator_k is None
+
+
+def test_check_memory__counts_the_comparator_statistics_when_kept(monkeypatch):
+    learner, params, problem, pp = _setup()
+    with_stats = sim.run_bytes(learner, problem, params, pp, 5, True)
+    without = sim.run_bytes(learner, problem, params, pp, 5, False)
+    assert with_stats > without
+    # room for 10 runs without the statistics but not with them
+    monkeypatch.setattr(sim, "_available_bytes", lambda device: 2 * 10 * (with_stats + without)
+                        // 2)
+    device = jax.devices()[0]
+    sim._check_memory(learner, problem, params, pp, 5, False, 10, 1, device)
+    with pytest.raises(ValueError, match="run fewer runs at a time"):
+        sim._check_memory(learner, problem, params, pp, 5, True, 10, 1, device)
