@@ -167,6 +167,24 @@ def test_checkpoint__damaged_file_is_refused_in_one_line(tmp_path):
         oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
 
 
+def test_checkpoint__blocks_missing_for_this_process_are_refused_naming_the_runs(tmp_path):
+    # e.g. a folder saved under jax.distributed by a process that held other runs: whole and
+    # with a valid digest, but without this process's rows of some leaf
+    learner, params, problem, pp = _setup()
+    folder = tmp_path / "ck"
+    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
+    (file,) = folder.iterdir()
+    with np.load(file) as z:
+        blocks = {name: z[name] for name in z.files}
+    meta = json.loads(blocks.pop("meta").tobytes())
+    del blocks["0/0-2"]  # the first leaf's only block
+    meta["sha256"] = sim._blocks_digest(blocks)
+    blocks["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    np.savez(file, **blocks)
+    with pytest.raises(ValueError, match=r"checkpoint in .*ck lacks runs 0-2 of this process"):
+        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
+
+
 def test_checkpoint__older_layout_is_refused(tmp_path):
     # format 3 kept the carry and the round in two files (carry.npz, meta.json): the torn pair
     # resumed silently wrong, so such a folder is never read
