@@ -1,4 +1,5 @@
 import shutil
+from importlib import resources
 
 import jax
 import jax.numpy as jnp
@@ -82,7 +83,7 @@ def test_dataset__missing_and_corrupt_files_name_the_file_and_the_fix(tmp_path, 
     with pytest.raises(datasets.DataError, match="mnist_3vs5.npz is missing.*git checkout"):
         datasets.data_path("mnist/mnist_3vs5.npz")
     (tmp_path / "mnist").mkdir()
-    src = datasets.data_path.__globals__["resources"].files("oslr") / "data/mnist/mnist_3vs5.npz"
+    src = resources.files("oslr") / "data/mnist/mnist_3vs5.npz"
     shutil.copy(str(src), tmp_path / "mnist" / "mnist_3vs5.npz")
     with open(tmp_path / "mnist" / "mnist_3vs5.npz", "r+b") as f:
         f.seek(100)
