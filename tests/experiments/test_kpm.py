@@ -135,6 +135,12 @@ def test_kpm_runtime__rows_per_d_and_learner_and_the_slope_from_d_100(monkeypatc
     np.testing.assert_allclose(df["ms_per_round"], 1e3 * 0.5 / 40)  # 0.5 s / 40 rounds
     assert set(df["n_arms"]) == {3} and set(df["runs"]) == {2} and set(df["horizon"]) == {40}
     np.testing.assert_allclose(df["slope"], 0.0, atol=1e-9)  # flat timings, d >= 100 only
+    for compile_call, timed in zip(eng.calls[::3], eng.calls[1::3]):  # the same study timed
+        assert timed.params is compile_call.params and timed.learner is compile_call.learner
+    eng.calls.clear()
+    kpm.kpm_runtime(ds=(10,), learners=("linucb",), repeats=1)  # defaults: T = 500, one run
+    assert {(c.horizon, c.n_runs, c.learner.options.get("n_arms", 10)) for c in eng.calls} == {
+        (500, 1, 10)}
 
 
 # ----------------------------------------------------------------------------- the figures
@@ -190,7 +196,7 @@ def test_plot_runtime__log_log_lines_with_the_fitted_slope(tmp_path):
     plt.close(fig)
 
 
-@pytest.mark.parametrize("name", ["kpm-tracking", "kpm-replay", "kpm-pege"])
+@pytest.mark.parametrize("name", ["kpm-tracking", "kpm-replay", "kpm-pege", "kpm-runtime"])
 def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, monkeypatch, name):
     from oslr.registry import EXPERIMENTS
     from oslr.spec import ExperimentArgs
@@ -202,15 +208,19 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
     args = ExperimentArgs(dataset="men", runs=3, seed=6, out=tmp_path, quick=True,
                           progress=False)
     df = spec.run(args)
-    assert {(c.n_runs, c.seed) for c in eng.calls} == {(3, 6)}
+    if name != "kpm-runtime":
+        assert {(c.n_runs, c.seed) for c in eng.calls} == {(3, 6)}
     if name == "kpm-tracking":
         assert {c.horizon for c in eng.calls} == {1_000}
         assert [c.learner.name for c in eng.calls] == list(kpm.FAST)
     elif name == "kpm-replay":
         assert {c.horizon for c in eng.calls} == {10_000}
         assert {tuple(g["kappa"] for g in c.grid) for c in eng.calls} == {(0.3, 1.0)}
-    else:
+    elif name == "kpm-pege":
         assert {(c.horizon, c.problem.d) for c in eng.calls} == {(10_000, 5), (10_000, 10)}
+    else:  # quick: d up to 100, T = 200, one run each, whatever --runs says
+        assert {(c.horizon, c.problem.d, c.n_runs) for c in eng.calls} == {
+            (200, d, 1) for d in (10, 30, 100)}
     for f in spec.files:
         path = tmp_path / f.format(dataset="men")
         assert path.stat().st_size > 0

@@ -52,6 +52,11 @@ def test_tune__failed_points_are_not_chosen():
     assert t.factors[t.best] == 3.0 and not t.at_cap and len(t.windows) == 1
     t = tune(lambda w: (np.full(len(w), np.nan), None))
     assert t.factors[t.best] == 1.0 and not t.at_cap  # nothing finite: the middle, no extension
+    t = tune(lambda w: (np.full(len(w), np.nan), None), factors=(1.0, 3.0))
+    assert len(t.windows) == 1 and not t.at_cap  # two factors: the "middle" is an edge, still
+    # the scores are kept in float64 whatever evaluate returns
+    t = tune(lambda w: (np.asarray(w, np.float32), None))
+    assert t.scores.dtype == np.float64
 
 
 def test_scaled_points__every_named_field_times_each_factor_in_its_own_dtype():
@@ -66,6 +71,8 @@ def test_scaled_points__every_named_field_times_each_factor_in_its_own_dtype():
     np.testing.assert_allclose(np.asarray(stacked.radius), [0.1, 3.0], rtol=1e-6)
     assert stacked.eta.dtype == np.float32 and stacked.k.dtype == np.int32
     np.testing.assert_array_equal(np.asarray(stacked.k), [4, 4])  # fields not named: unchanged
+    _, stacked = scaled_points(params, ["k"], (2.0,))  # an integer field stays integer
+    assert np.asarray(stacked.k).dtype == np.int32 and np.asarray(stacked.k).tolist() == [8]
 
 
 def test_mean_final_regret__r1_at_the_horizon_averaged_over_runs_ignoring_nan():

@@ -101,6 +101,9 @@ def test_obd__shuffled_replay_visits_events_in_the_runs_permutation():
     exs = stream(problem, pp, 0, 0, 8)
     rows = np.asarray(exs.arm_ids)[:, 0] // K
     assert rows.tolist() != list(range(8)) and len(set(rows.tolist())) == 8
+    from oslr.problems.obd import obd_replay
+
+    assert obd_replay("women").info == problem.info  # replay and shuffled by default
     other = np.asarray(stream(problem, pp, 0, 1, 8).arm_ids)[:, 0] // K  # run 1: its own order
     assert other.tolist() != rows.tolist()
     np.testing.assert_array_equal(np.asarray(exs.logged), load_obd("women")["item"][rows])
