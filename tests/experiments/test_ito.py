@@ -168,7 +168,7 @@ def test_ito_table1_tuned__the_chosen_point_is_the_lowest_tuning_score(monkeypat
     monkeypatch.setattr(ito, "simulate", eng.simulate)
     _fake_energy(monkeypatch)
     table, _ = ito.ito_table1(settings=((10, 2, 4),), horizon=40, runs=2, seed=3,
-                              methods=("alg2", "kklp"), tune=True, tune_runs=3)
+                              methods=("alg2", "kklp", "kklp_a"), tune=True, tune_runs=3)
     rows = table.set_index("method")
     tuning_calls = [(c, r) for c, r in zip(eng.calls, eng.results)
                     if c.kwargs.get("run_offset") == tuning.TUNE_OFFSET]
@@ -191,7 +191,11 @@ def test_ito_table1_tuned__the_chosen_point_is_the_lowest_tuning_score(monkeypat
     assert rows.loc["alg2", "tuned"] == f"lam_scale={float(evaluated[0].params.lam_scale):.4g}"
     # kklp: one study per batch length, B = max(1, round(factor x 2)), the default
     # ceil((4 * 40 / (10 * 2))^(1/3)) = 2
-    kklp = [(c, r) for c, r in tuning_calls if c.learner.name == "online-greedy"]
+    kklp = [(c, r) for c, r in tuning_calls
+            if c.learner.name == "online-greedy" and c.learner.info["projection_m"] == 0]
+    kklp_a = [c for c, _ in tuning_calls if (c.learner.info or {}).get("projection_m") == 20]
+    # KKLP_A chooses among m = 20 forms: default ceil((4 * 40 / (20 * 2))^(1/3)) = 2 too
+    assert [c.learner.info["batch"] for c in kklp_a][:5] == [1, 1, 2, 6, 20]
     batches = [c.learner.info["batch"] for c, _ in kklp]
     assert batches[:5] == [1, 1, 2, 6, 20]
     scores = np.concatenate([tuning.mean_final_regret(r) for _, r in kklp])
@@ -306,13 +310,13 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
     monkeypatch.setattr(ito, "simulate", eng.simulate)
     _fake_energy(monkeypatch)
     spec = EXPERIMENTS[name]
-    options = {"normalise": False, "clip": False} if name == "ito-table1" else {}
+    options = {"normalise": False} if name == "ito-table1" else {}
     df = spec.run(ExperimentArgs(dataset=None, runs=3, seed=4, out=tmp_path, quick=True,
                                  progress=False, options=options))
     assert {(c.n_runs, c.seed) for c in eng.calls} == {(3, 4)}
     if name == "ito-table1":
         assert {c.horizon for c in eng.calls} == {1_000} and len(df) == len(ito.METHODS)
-        assert set(df["k"]) == {4} and not df["normalise"].any() and not df["clip"].any()
+        assert set(df["k"]) == {4} and not df["normalise"].any() and df["clip"].all()
         finals = pd.read_csv(tmp_path / "ito-table1-finals.csv")
         assert len(finals) == 3 * len(ito.METHODS)
         curves = pd.read_csv(tmp_path / "ito-table1-curves.csv")

@@ -93,6 +93,7 @@ def test_wll_redundant__rho_zero_first_and_held_rates(monkeypatch):
     monkeypatch.setattr(wll, "sweep", sweep)
     df = wll.wll_redundant("a9a", rhos=(0.5,), k_ratio=0.1, runs=2, horizon=30,
                            learners=("ftpsl",), hold_rates=True, eta_scale=2.0)
+    assert {c.seed for c in eng.calls} == {0}  # the default seed
     assert [c.problem.d for c in eng.calls] == [123, 123 + 62]
     assert df["rho"].tolist() == [0.0, 0.5] and df["n_redundant"].tolist() == [0, 62]
     assert set(df["d_orig"]) == {123} and set(df["k"]) == {12}
@@ -108,7 +109,9 @@ def test_wll_rate_sweep__the_grid_each_learner_has(monkeypatch):
     eng = FakeEngine(n_checkpoints=2, trailing={"theta_sum": (123,)})
     monkeypatch.setattr(wll, "sweep", eng.sweep)
     df = wll.wll_rate_sweep("a9a", eta_scales=(1.0, 3.0), c0s=(0.0, 0.1), runs=2, horizon=25,
-                            learners=("ftpsl", "ftpl-random-subset"))
+                            learners=("ftpsl", "ftpl-random-subset"), progress=True)
+    assert all(c.kwargs["progress"] for c in eng.calls)
+    assert set(df["dataset"]) == {"a9a"} and set(df["d"]) == {123}
     assert eng.calls[0].grid == [{"eta_scale": 1.0, "c0": 0.0}, {"eta_scale": 1.0, "c0": 0.1},
                                  {"eta_scale": 3.0, "c0": 0.0}, {"eta_scale": 3.0, "c0": 0.1}]
     assert eng.calls[1].grid == [{"eta_scale": 1.0}, {"eta_scale": 3.0}]  # no exploration
@@ -171,6 +174,9 @@ def test_plot_experiment__labels_the_redundant_axis_and_uses_the_grown_d(tmp_pat
                                [90.0, 80.0] - theorem_3_order([20, 30], 2, 1000))
     assert len(ax.collections) == 2
     plt.close(fig)
+    fig = plot_experiment(df.rename(columns={"rho": "share"}), "share")  # no label for it
+    assert fig.axes[0].get_xlabel() == "share"
+    plt.close(fig)
 
 
 @pytest.mark.parametrize("name", ["wll-k", "wll-redundant", "wll-rates"])
@@ -186,8 +192,15 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
 
     monkeypatch.setattr(wll, "sweep", sweep)
     spec = EXPERIMENTS[name]
-    df = spec.run(ExperimentArgs(dataset="a9a", runs=2, seed=3, out=tmp_path, quick=True,
-                                 progress=False))
+    # the k and redundant runs are built by _run_curve when the module is imported: built here
+    # again from the same arguments, so that the function itself is what runs
+    run = {"wll-k": lambda: wll._run_curve("wll-k", "wll_reward_vs_k", "ratio", wll.WLL_RATIOS,
+                                           (0.1, 0.3, 0.5)),
+           "wll-redundant": lambda: wll._run_curve("wll-redundant", "wll_redundant", "rho",
+                                                   wll.WLL_RHOS, (0.5, 1.5)),
+           "wll-rates": lambda: spec.run}[name]()
+    df = run(ExperimentArgs(dataset="a9a", runs=2, seed=3, out=tmp_path, quick=True,
+                            progress=False))
     assert {(c.n_runs, c.seed) for c in eng.calls} == {(2, 3)}
     assert [c.learner.name for c in eng.calls][:1] == ["ftpsl"]
     horizon = 1000 if name == "wll-rates" else 5000
