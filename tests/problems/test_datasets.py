@@ -112,3 +112,49 @@ def test_replay__each_run_is_a_permutation_shared_by_learners():
     np.testing.assert_array_equal(ys[problem.n_rows:], ys[: problem.n_rows])
     # the state is the permutation's round keys: its size does not grow with the dataset
     assert sum(a.size for a in jax.tree.leaves(states[0])) == ROUNDS
+
+
+def test_dataset_spec__factory_options_reach_the_problem_and_its_params():
+    spec = datasets._spec("kegg")  # built again here: the registered one is built at import
+    assert (spec.name, spec.kind) == ("kegg", "stream")
+    problem, pp = spec.factory(cycle=True, n_redundant=2, delays="fixed", max_delay=3,
+                               scale="columns", part="tune")
+    n = 63_608 // 2
+    assert (problem.d, problem.n_rows, problem.cycle, problem.max_delay) == (28, n, True, 3)
+    assert problem.info["part"] == "tune" and problem.info["delay_schedule"] == "fixed"
+    want = datasets.dataset_params("kegg", "columns", "tune")
+    np.testing.assert_array_equal(np.asarray(pp.x), np.asarray(want.x))
+    plain, _ = spec.factory()
+    assert (plain.kind, plain.d, plain.cycle, plain.max_delay) == ("stream", 26, False, 1)
+    assert plain.info == {"dataset": "kegg", "rows": 63_608}  # no part key for every row
+
+
+def test_dataset__labels_float32_and_both_scales_the_same_dtype():
+    from tests.helpers import x64
+
+    for name in ("a9a", "kegg"):
+        x, y = datasets.load_dataset(name)
+        assert x.dtype == y.dtype == np.float32
+    with x64():
+        a = datasets.dataset_params("kegg", "default")
+        b = datasets.dataset_params("kegg", "columns")
+    assert a.x.dtype == b.x.dtype
+
+
+def test_data_path__messages_name_the_provenance_and_both_digests(tmp_path, monkeypatch):
+    import hashlib
+
+    monkeypatch.setenv("OSLR_DATA_DIR", str(tmp_path))
+    rel = "kegg-undirected/data.csv.gz"
+    with pytest.raises(datasets.DataError, match=r"git checkout -- src/oslr/data` in a source "
+                       r"checkout or reinstall oslr; see src/oslr/data/PROVENANCE\.md for its "
+                       r"source\.$"):
+        datasets.data_path(rel)
+    (tmp_path / "kegg-undirected").mkdir()
+    (tmp_path / rel).write_bytes(b"not the data")
+    digest = hashlib.sha256(b"not the data").hexdigest()
+    want = (f"is corrupt: sha256 {digest[:12]}... != expected "
+            f"{datasets.CHECKSUMS[rel][:12]}.... ")
+    with pytest.raises(datasets.DataError) as err:
+        datasets.data_path(rel)
+    assert want in str(err.value)
