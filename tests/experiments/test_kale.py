@@ -50,15 +50,57 @@ def test_slack_ratios__are_the_learners_own_gram_and_lambda():
     np.testing.assert_allclose(ratios[run, -1], np.max(np.abs(c - g @ w_star)) / lam, rtol=1e-4)
 
 
-def test_calibrate_c__quantile_of_the_worst_solve_after_t0():
+def test_slack_ratios__recomputed_in_numpy_from_the_runs_stream_and_subsets():
+    # the ratio ||c_n - G_n w*||_inf / lam_n(C = 1) at n = 1, 3, 7 of run 1, from the stream's
+    # examples and the k0-subsets drawn from the run's learner round keys, in float64
+    from oslr.primitives import random_subset_mask
+    from tests.helpers import learner_keys, stream
+
+    d, k, k0, seed, horizon = 6, 2, 3, 5, 8
+    ratios, ns = kale.slack_ratios(d, k, k0, horizon=horizon, draws=2, seed=seed)
+    assert ns.tolist() == [1, 3, 7]
+    problem, pp = kale.realizable_problem(d, k)
+    ex = stream(problem, pp, seed, 1, 7)
+    keys = learner_keys(seed, 1, 7)
+    masks = np.asarray(jax.vmap(lambda kk: random_subset_mask(kk, d, jnp.int32(k0), d))(keys))
+    x = np.asarray(ex.x, np.float64) * masks * (d / k0)
+    y = np.asarray(ex.y, np.float64)
+    w_star = np.asarray(problem.init(run_keys(jnp.uint32(seed), 1)[PROBLEM_INIT], pp).w_star,
+                        np.float64)
+    for j, n in enumerate((1, 3, 7)):
+        g = x[:n].T @ x[:n]
+        off = (g - np.diag(np.diag(g))) * (k0 * (d - 1) / (d * (k0 - 1)))
+        gram = (off + np.diag(np.diag(g) * k0 / d)) / n
+        c = y[:n] @ x[:n] / n
+        lam = math.sqrt(d * math.log(n * d / 0.1) / (n * k0)) * (0.1 + d / k0)
+        np.testing.assert_allclose(ratios[1, j], np.max(np.abs(c - gram @ w_star)) / lam,
+                                   rtol=1e-4)
+
+
+def test_calibrate_c__quantile_of_the_worst_solve_after_t0(monkeypatch):
+    real, seen = kale.slack_ratios, {}
+
+    def once(*args):  # the test reads the same draws as calibrate_c: one compile, not two
+        if args not in seen:
+            seen[args] = real(*args)
+        return seen[args]
+
+    monkeypatch.setattr(kale, "slack_ratios", once)
     df = kale.calibrate_c((4,), d=12, k=2, horizon=64, draws=20, seed=1)
-    ratios, ns = kale.slack_ratios(12, 2, 4, 64, 20, 1)
+    ratios, ns = once(12, 2, 4, 64, 20, 1, "rademacher")
+    assert len(seen) == 1
     t0 = kale.t0_of(12, 2, 64)  # ceil(2 ln 12 ln 64) = ceil(20.66) = 21
     assert t0 == 21 and df["solved"].tolist() == [n >= 21 for n in ns]
     worst = ratios[:, ns >= 21].max(axis=1)
     np.testing.assert_allclose(df["c_all"].iloc[0], np.quantile(worst, 0.95), rtol=1e-6)
     # at C = c_all, w* is feasible at every solve in at least 95% of the draws
     assert np.mean(worst <= df["c_all"].iloc[0] + 1e-9) >= 0.95
+    assert list(df.columns) == ["k0", "n", "solved", "c_quantile", "c_all", "quantile", "draws",
+                                "d", "k", "t0", "design", "horizon"]
+    assert df[["quantile", "draws", "d", "k", "t0", "design", "horizon"]].iloc[0].tolist() == [
+        0.95, 20, 12, 2, 21, "rademacher", 64]
+    problem, _ = kale.realizable_problem()  # the E4 defaults: d = 100, k = 5, the RIP design
+    assert (problem.d, problem.info["design"]) == (100, "rademacher")
 
 
 @pytest.mark.slow
@@ -166,7 +208,8 @@ def test_kale_greedy__final_regret_rows_the_metric_and_the_exponent(monkeypatch)
     eng = FakeEngine(n_checkpoints=2, regret=("regret",))
     monkeypatch.setattr(kale, "simulate", eng.simulate)
     df = kale.kale_greedy(horizons=(50, 200), runs=3, seed=1, settings=((8, 2, 4),),
-                          designs=("rademacher",))
+                          designs=("rademacher",), progress=True)
+    assert all(c.kwargs["progress"] for c in eng.calls)
     assert [(c.learner.name, c.horizon) for c in eng.calls] == [
         (n, t) for t in (50, 200) for n in ("online-greedy", "ogd-random-subset", "ogd-full")]
     assert {(c.n_runs, c.seed, c.kwargs["comparator_k"]) for c in eng.calls} == {(3, 1, 2)}
@@ -206,7 +249,7 @@ def _dantzig_frame():
         for design in ("rademacher", "correlated"):
             for metric in ("regret_wstar", "l1_error") if name == "dantzig-poslr" else (
                     "regret_wstar",):
-                for n in (1, 10, 100):
+                for n in (1, 2, 100):
                     v = (2.0 if design == "rademacher" else 3.0) * n
                     rows.append(dict(learner=name, k0=k0, design=design, metric=metric, n=n,
                                      mean=v, ci_low=0.5 * v, ci_high=1.5 * v, bound=100.0 * n))
@@ -232,7 +275,9 @@ def test_plot_dantzig__three_panels_designs_by_line_style_and_theorem_2(tmp_path
     assert set(mid) == {"dantzig-poslr, k0=10", "ogd-full",
                         "Thm 2, k0=10 (order only, constant 1)"}
     np.testing.assert_allclose(mid["Thm 2, k0=10 (order only, constant 1)"].get_xdata(),
-                               [10, 100])
+                               [2, 100])
+    np.testing.assert_allclose(mid["Thm 2, k0=10 (order only, constant 1)"].get_ydata(),
+                               [200, 10_000])
     assert ax_b.get_xscale() == ax_b.get_yscale() == "log" and ax_b.get_ylim()[0] == 0.1
     assert ax_b.get_ylabel() == "regret R3 (log)"
     # right: the estimation error per k0 and design, in the learner's colour
@@ -240,7 +285,7 @@ def test_plot_dantzig__three_panels_designs_by_line_style_and_theorem_2(tmp_path
     assert [ln.get_label() for ln in right] == ["k0=10 (rademacher)", "k0=10 (correlated)"]
     assert right[0].get_color() == lines[0].get_color()
     assert [ln.get_linestyle() for ln in right] == ["-", ":"]
-    np.testing.assert_allclose(right[1].get_ydata(), [3.0, 30.0, 300.0])
+    np.testing.assert_allclose(right[1].get_ydata(), [3.0, 6.0, 300.0])
     assert ax2.get_ylabel() == "||w_t - w*||_1 (committed, top-k)"
     assert len(ax.collections) == 4 and len(ax2.collections) == 2
     plt.close(fig)
@@ -252,7 +297,7 @@ def test_plot_greedy__a_panel_per_setting_theorem_9_and_the_guide(tmp_path):
         for name, design in (("online-greedy", "rademacher"), ("online-greedy", "correlated"),
                              ("ogd-full", "rademacher")):
             for t in (100, 800):
-                r = 10.0 * (t / 100) ** (2 / 3)
+                r = (10.0 if design == "rademacher" else 30.0) * (t / 100) ** (2 / 3)
                 rows.append(dict(d=d, k=k, k0=k0, learner=name, design=design, horizon=t,
                                  regret=r, ci_low=(0.5 if d == 20 else -1.0) * r,
                                  ci_high=1.5 * r, exponent=2 / 3,
