@@ -3,6 +3,7 @@ fresh ones), the leaderboard, the bound terms (golden values) and a tiny study's
 
 import dataclasses
 import math
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -352,3 +353,130 @@ def test_arena__a_dataset_is_tuned_on_one_half_of_its_rows_and_evaluated_on_the_
     seen.clear()  # a synthetic stream has no halves: its runs are independent draws
     A.arena(problems=("rip",), d=6, budgets=(3,), horizon=50, runs=10, entrants=(OGD[1],))
     assert {part for _, part, _ in seen} == {None}
+
+
+def test_run_entrant__plays_seed_0_by_default(monkeypatch):
+    seeds = []
+
+    def fake_simulate(learner, problem, params, pp, *, n_runs, run_offset=0, grid=None,
+                      seed=None, **kw):
+        seeds.append(seed)
+        return _FakeResult(np.ones((len(grid), n_runs)))
+
+    monkeypatch.setattr(A, "simulate", fake_simulate)
+    problem, pp, _ = A.arena_problem("rip", 6, 2)
+    A.run_entrant(OGD[0], problem, pp, 6, 2, 3, 60, 6, factors=(0.1, 1.0, 10.0))
+    assert set(seeds) == {0}
+
+
+def test_rank__adds_exactly_its_columns_and_plain_json_values():
+    board, runs = _board_and_runs({"a": np.arange(5.0), "b": np.arange(5.0) + 1}, {"e": "no"})
+    out = A.rank(board, runs)
+    assert list(out.columns) == list(board.columns) + [
+        "rank", "tied_with_best", "diff_to_best", "diff_low", "diff_high", "p_holm",
+        "worse_runs", "better_runs"]
+    assert np.isnan(out["worse_runs"].iloc[-1])  # the skipped row keeps the fill
+    assert A._plain(np.float32(1.5)) == 1.5 and type(A._plain(np.int64(3))) is int
+    assert A._plain(Path("a/b")) == "a/b"
+
+
+def test_leaderboard_markdown__says_whether_x_was_normalised_and_the_radius():
+    finals = {"a": np.arange(5.0), "b": np.arange(5.0) + 1}
+    board, runs = _board_and_runs(finals)
+    common = dict(d=6, k=2, horizon=100, observed=3, tuned="eta=1", metric="regret",
+                  exponent=0.5, theory="sqrt T", bound=np.nan, bound_label="",
+                  run_rounds_per_s=1e5, reference=False)
+    for unit, want in ((True, "; x in the unit ball, D = 4"),
+                       (False, "; raw x (not normalised), D = 1")):
+        board = board.assign(problem="agnostic", normalised=unit)
+        runs = runs.assign(problem="agnostic")
+        text = A.leaderboard_markdown(A.rank(board, runs).assign(**common))
+        head = text.splitlines()[0]
+        assert head.startswith("### agnostic (d = 6, k = 2, budget 5, T = 100): y = sign")
+        assert head.endswith(want)
+
+
+def _arena_curves():
+    rows = []
+    for label, scale, bound in (("ogd-full", 1.0, np.nan), ("ogd-random-subset", 2.0, np.nan),
+                                ("foster-hedge", 0.5, 100.0), ("online-greedy", 3.0, np.nan)):
+        for n in (10, 100, 1000):
+            mean = scale * math.sqrt(n) - (20.0 if label == "online-greedy" and n == 10 else 0)
+            rows.append(dict(problem="rip", budget=5, learner=label, n=n, mean=mean,
+                             ci_low=0.5 * mean, ci_high=1.5 * mean, bound=bound * math.sqrt(n),
+                             bound_label="[FKK] Thm 1 (order only, constant 1)"))
+    rows.append(dict(problem="rip", budget=10, learner="ogd-full", n=10, mean=1.0, ci_low=0.5,
+                     ci_high=1.5, bound=np.nan, bound_label=""))  # another budget: not drawn
+    return pd.DataFrame(rows)
+
+
+def test_plot_arena__a_panel_per_learner_with_the_references_in_grey(tmp_path):
+    fig = A.plot_arena(_arena_curves(), "rip", 5, tmp_path / "a.png", "rip title")
+    assert (tmp_path / "a.png").stat().st_size > 0
+    axes = fig.axes
+    assert len(axes) == 6 and [ax.get_visible() for ax in axes] == [True] * 4 + [False] * 2
+    assert [ax.get_title() for ax in axes[:4]] == ["ogd-full", "ogd-random-subset",
+                                                   "foster-hedge", "online-greedy"]
+    assert fig._suptitle.get_text() == "rip title"
+    hedge = {ln.get_label(): ln for ln in axes[2].get_lines()}
+    assert set(hedge) == {"ogd-full", "ogd-random-subset", "foster-hedge",
+                          "[FKK] Thm 1 (order only, constant 1)"}
+    assert hedge["ogd-full"].get_linestyle() == "-" and hedge["ogd-full"].get_color() == "0.6"
+    assert hedge["ogd-random-subset"].get_linestyle() == ":"
+    assert hedge["foster-hedge"].get_color() == "C0"
+    bound = hedge["[FKK] Thm 1 (order only, constant 1)"]
+    assert bound.get_linestyle() == "--" and bound.get_color() == "C3"
+    np.testing.assert_allclose(bound.get_ydata(), 100 * np.sqrt([10, 100, 1000]))
+    band = axes[2].collections[0]
+    assert matplotlib.colors.same_color(band.get_facecolor()[0][:3], "C0")
+    assert band.get_alpha() == pytest.approx(0.2)
+    # a reference's own panel does not draw it twice; a non-positive mean is left out
+    assert [ln.get_label() for ln in axes[0].get_lines()] == ["ogd-random-subset", "ogd-full"]
+    greedy = {ln.get_label(): ln for ln in axes[3].get_lines()}
+    np.testing.assert_allclose(greedy["online-greedy"].get_xdata(), [100, 1000])
+    for ax in axes[:4]:
+        assert ax.get_xscale() == ax.get_yscale() == "log"
+    assert axes[0].get_ylabel() == "regret (best k-sparse LS)"
+    assert axes[3].get_xlabel() == "round t"
+    matplotlib.pyplot.close(fig)
+
+
+def test_run_arena__writes_every_file_one_arena_per_k(tmp_path, monkeypatch):
+    calls, fake = [], _fake_entrant([])
+
+    def entrant(*args):  # with the fields the board, its Markdown and the bounds read
+        e, budget, horizon, runs = args[0], args[5], args[6], args[7]
+        calls.append((e.label, budget))
+        summary, ckpts, curves, tuning, _ = fake(*args)
+        summary.update(registry=e.learner, observed=budget, horizon=horizon, runs=runs,
+                       tuned="eta=1", factor=1.0, tuning_points=5, at_cap=False,
+                       run_rounds_per_s=1e5, theory=e.theory, reference=e.reference)
+        return summary, ckpts, curves, tuning, {"radius": 1.0, "m": 12}
+
+    monkeypatch.setattr(A, "run_entrant", entrant)
+    sizes = dict(problems=("rip",), d=6, ks=(1, 2), budgets=(4,), horizon=40, runs=5)
+    board = A.run_arena(None, 0, tmp_path, False, False, name="arena-k", sizes=sizes)
+    assert sorted(set(board["k"])) == [1, 2]
+    for f in ("arena-k.csv", "arena-k.json", "arena-k.md", "arena-k-curves.csv",
+              "arena-k-tuning.csv", "arena-k-runs.parquet", "arena-k-rip-b4-k1.png",
+              "arena-k-rip-b4-k2.png"):
+        assert (tmp_path / f).stat().st_size > 0, f
+    cols = ["problem", "learner", "k", "budget", "regret", "rank", "skipped"]
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "arena-k.csv", keep_default_na=False,
+                                              na_values=[""])[cols[:-1]], board[cols[:-1]],
+                                  check_dtype=False)
+    curves = pd.read_csv(tmp_path / "arena-k-curves.csv")
+    assert sorted(set(curves["k"])) == [1, 2]
+    assert (tmp_path / "arena-k.md").read_text() == A.leaderboard_markdown(board)
+    runs = pd.read_parquet(tmp_path / "arena-k-runs.parquet")
+    assert list(runs.columns) == A.RUNS_COLUMNS and set(runs["run"]) == set(range(5))
+    assert sorted((tmp_path / "arena-k-cells").iterdir())  # finished cells kept for a resume
+    # quick sizes, --runs given: k = 2, d = 10, budget 5, T = 1,000 on rip
+    calls.clear()
+    board = A.run_arena(20, 0, tmp_path / "q", True, False)
+    assert set(board["k"]) == {2} and set(board["d"]) == {10} and set(board["budget"]) == {5}
+    assert set(board["horizon"]) == {1000} and (tmp_path / "q" / "arena-rip-b5.png").exists()
+    assert {b for _, b in calls} == {5}
+    with pytest.raises(ValueError, match="multiple of 5"):
+        A.run_arena(7, 0, tmp_path / "bad", True, False)
+    assert not (tmp_path / "bad").exists()
