@@ -241,13 +241,6 @@ def test_simulate__labels_diagnostics_at_the_horizon_and_devices(capsys):
     assert res.comparator_k == 2  # a prediction learner: the problem's k by default
 
 
-def test_simulate__a_linear_learner_gets_no_comparator_sparsity_from_the_problem():
-    problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)  # its params carry k = 2
-    learner, params = oslr.make("ftpsl", d=4, k=3, max_k=3, horizon=10)
-    res = oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=2)
-    assert res.family == "linear" and res.comparator_k is None
-
-
 def test_check_memory__counts_the_comparator_statistics_when_kept(monkeypatch):
     learner, params, problem, pp = _setup()
     with_stats = sim.run_bytes(learner, problem, params, pp, 5, True)
