@@ -541,6 +541,16 @@ def _oslr(args, **kw):
                             stderr=subprocess.PIPE, text=True, env=env, **kw)
 
 
+def _catches(pid: int, signum: int) -> bool:
+    """Whether process `pid` has a handler for `signum` (its SigCgt mask in /proc)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            mask = next(line for line in f if line.startswith("SigCgt:")).split()[1]
+    except (OSError, StopIteration):
+        return False
+    return bool(int(mask, 16) >> (signum - 1) & 1)
+
+
 @pytest.mark.parametrize("signame,code", [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
 def test_oslr_command__a_signal_at_start_up_is_one_line_and_its_exit_status(tmp_path, signame,
                                                                            code):
@@ -548,8 +558,15 @@ def test_oslr_command__a_signal_at_start_up_is_one_line_and_its_exit_status(tmp_
     import time
 
     p = _oslr(["run", "--out", str(tmp_path / "d"), "--no-progress"])
-    time.sleep(0.5)  # inside the imports / the study's set-up
-    p.send_signal(getattr(signal, signame))
+    # as soon as the handler is installed (first thing, before the heavy imports: a signal
+    # before that ends Python with the system's default, whatever the program): the signal
+    # then lands inside the imports or the study's set-up
+    signum = getattr(signal, signame)
+    deadline = time.time() + 60
+    while not _catches(p.pid, signal.SIGTERM):  # the last of the three handlers installed
+        assert time.time() < deadline and p.poll() is None, "no handler installed"
+        time.sleep(0.005)
+    p.send_signal(signum)
     _, err = p.communicate(timeout=60)
     assert p.returncode == code, err
     lines = [line for line in err.splitlines() if line.strip()]
