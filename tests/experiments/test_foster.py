@@ -82,6 +82,8 @@ def test_foster_rate__one_study_per_learner_and_t_rows_from_their_final_regret(m
         assert (c.n_runs, c.seed, c.kwargs["comparator_k"], c.kwargs["comparator_radius"]) == (
             5, 3, 2, 1.0)
         assert c.problem.info["design"] == "sphere" and c.problem.d == 8
+        if c.learner.name == "foster-hedge":  # the learner's own params, tuned to T
+            assert float(c.params.horizon) == c.horizon
         assert float(c.problem_params.sigma) == pytest.approx(0.1)
         assert int(c.problem_params.k) == 2
     assert len(df) == 6
@@ -113,8 +115,11 @@ def test_foster_rate__one_study_per_learner_and_t_rows_from_their_final_regret(m
 def test_foster_hard__loss_rows_per_checkpoint_and_the_decision_at_the_horizon(monkeypatch):
     eng = FakeEngine(n_checkpoints=3)
     monkeypatch.setattr(foster, "simulate", eng.simulate)
-    df = foster.foster_hard(horizon=90, runs=4, instances=2, d=8, k=2, k_query=4, m=10,
-                            seed=7, learners=("ogd-full", "foster-hedge"))
+    df = foster.foster_hard(horizon=90, runs=4, instances=2, d=8, k=3, k_query=5, m=10,
+                            seed=7, learners=("ogd-full", "foster-hedge"), eta_hedge_scale=0.5)
+    hedge = [c for c in eng.calls if c.learner.name == "foster-hedge"]
+    assert {c.learner.options["k"] for c in hedge} == {3}  # the cover size reaches the learner
+    assert {float(c.params.eta_hedge_scale) for c in hedge} == {0.5}  # and the options
     assert [(c.problem.info["satisfiable"], c.problem.info["instance_seed"], c.learner.name)
             for c in eng.calls] == [(s, i, n) for s in (True, False) for i in (0, 1)
                                     for n in ("ogd-full", "foster-hedge")]
@@ -124,9 +129,9 @@ def test_foster_hard__loss_rows_per_checkpoint_and_the_decision_at_the_horizon(m
         part = df.iloc[3 * j: 3 * j + 3]
         rows = c.problem.info["rows"]
         assert set(part["rows"]) == {rows} and set(part["learner"]) == {c.learner.name}
-        assert set(part["budget"]) == {8 if c.learner.name == "ogd-full" else 4}
+        assert set(part["budget"]) == {8 if c.learner.name == "ogd-full" else 5}
         assert part["n"].tolist() == res.ckpts.tolist() == [30, 60, 90]
-        line = res.ckpts / (2.0 * rows * 8 * 2)
+        line = res.ckpts / (2.0 * rows * 8 * 3)
         assert part["threshold"].tolist() == pytest.approx(line.tolist())
         loss = res.curves["loss"][0]
         for cc in range(3):
@@ -137,7 +142,7 @@ def test_foster_hard__loss_rows_per_checkpoint_and_the_decision_at_the_horizon(m
         assert part["says_satisfiable"].iloc[2] == np.mean(loss[:, -1] <= line[-1])
         assert set(part["horizon"]) == {90} and set(part["runs"]) == {4}
     # an instance whose runs all say "yes" and one whose runs all say "no"
-    assert set(df["instance"]) == {0, 1} and set(df["d"]) == {8} and set(df["k"]) == {2}
+    assert set(df["instance"]) == {0, 1} and set(df["d"]) == {8} and set(df["k"]) == {3}
 
 
 def test_foster_hard__every_prediction_learner_by_default(monkeypatch):
@@ -234,7 +239,8 @@ def test_plot_hard__two_panels_one_colour_per_learner_and_the_decision_lines(tmp
     rows = []
     for sat in (True, False):
         for inst in (0, 1):
-            for name, scale in (("ogd-full", 1.0), ("foster-hedge", 2.0)):
+            order = (("ogd-full", 1.0), ("foster-hedge", 2.0))
+            for name, scale in order if sat else order[::-1]:  # the "no" panel: other order
                 for n in (10, 100):
                     loss = scale * n * (0.01 if sat else 0.1) * (1 + inst)
                     rows.append(dict(learner=name, satisfiable=sat, instance=inst, n=n,
@@ -257,10 +263,11 @@ def test_plot_hard__two_panels_one_colour_per_learner_and_the_decision_lines(tmp
         assert dec.get_linewidth() == 1.0
         np.testing.assert_allclose(dec.get_ydata(), [10 / 352, 100 / 352])
         assert len(ax.collections) == 2
-        for band, name in zip(ax.collections, ("ogd-full", "foster-hedge")):
+        names = ("ogd-full", "foster-hedge") if ax is yes else ("foster-hedge", "ogd-full")
+        for band, name in zip(ax.collections, names):
             assert matplotlib.colors.same_color(band.get_facecolor()[0][:3],
                                                 lines[name].get_color())
-    assert yes.get_lines()[0].get_color() == no.get_lines()[0].get_color()  # same learner
-    assert yes.get_lines()[1].get_color() == no.get_lines()[1].get_color()
+    assert yes.get_lines()[0].get_color() == no.get_lines()[1].get_color()  # same learner
+    assert yes.get_lines()[1].get_color() == no.get_lines()[0].get_color()
     assert yes.get_legend() is not None and no.get_legend() is None
     plt.close(fig)

@@ -132,9 +132,10 @@ def test_dataset_spec__factory_options_reach_the_problem_and_its_params():
 def test_dataset__labels_float32_and_both_scales_the_same_dtype():
     from tests.helpers import x64
 
-    for name in ("a9a", "kegg"):
-        x, y = datasets.load_dataset(name)
-        assert x.dtype == y.dtype == np.float32
+    x, y = datasets._svmlight([datasets.data_path("a9a/a9a.t.gz")], 123)  # not the cache
+    assert x.dtype == y.dtype == np.float32 and x.shape == (len(y), 123)
+    x, y = datasets.load_dataset("kegg")
+    assert x.dtype == y.dtype == np.float32
     with x64():
         a = datasets.dataset_params("kegg", "default")
         b = datasets.dataset_params("kegg", "columns")
