@@ -5,6 +5,7 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from oslr.cli import main
@@ -219,3 +220,97 @@ def test_reproduce__a_second_process_on_the_same_step_is_refused_naming_the_firs
     rep.reproduce([step], out, log=said.append)
     assert ran == [out / ".work-s"] and any("resuming" in s for s in said)
     assert (out / "s.csv").read_text() == "s\n" and not (out / ".work-s").exists()
+
+
+# ------------------------------------------- the [WLL] and [KPM] steps, on recorded functions
+
+
+def _recorder(monkeypatch, module, names):
+    """Replace `module.NAME` for each name by a function that records its call and returns a
+    small table (runs 2, horizon 700) or a figure; returns the list of calls."""
+    import matplotlib.pyplot as plt
+
+    calls = []
+
+    def fake(name):
+        def f(*args, **kwargs):
+            calls.append((name, args, kwargs))
+            if name.startswith("plot"):
+                return plt.figure()
+            return pd.DataFrame({"runs": [2, 2], "horizon": [700, 700], "x": [1.0, 2.0]})
+        return f
+
+    for name in names:
+        monkeypatch.setattr(module, name, fake(name))
+    return calls
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_wll_steps__grids_sizes_files_and_titles(tmp_path, monkeypatch, quick):
+    from oslr.experiments import wll
+
+    calls = _recorder(monkeypatch, wll, ["wll_reward_vs_k", "wll_rate_sweep", "wll_redundant",
+                                         "plot_experiment", "plot_rate_sweep"])
+    rep._wll_k("covtype", (0.1, 0.2, 0.3), "k-stem", eta_scale=30.0)(tmp_path, quick, True)
+    rep._wll_rates("a9a", (1.0, 3.0, 10.0), (0.0, 0.1), "r-stem", horizon=900)(
+        tmp_path, quick, True)
+    rep._wll_rates("a9a", (1.0, 3.0), (0.0,), "hi-stem", plot=False)(tmp_path, quick, False)
+    rep._wll_redundant("d-stem", True)(tmp_path, quick, True)
+    (k, k_plot, rates, rates_plot, hi, red, red_plot) = calls
+    assert k == ("wll_reward_vs_k", ("covtype", (0.1, 0.2) if quick else (0.1, 0.2, 0.3)),
+                 {"runs": 2 if quick else 5, "horizon": 2000 if quick else None,
+                  "progress": True, "eta_scale": 30.0})
+    assert k_plot[1][1:3] == ("ratio", tmp_path / "k-stem.png")
+    assert k_plot[1][3] == "covtype: 2 shuffles, T=700"
+    assert rates == ("wll_rate_sweep", ("a9a", (1.0, 3.0) if quick else (1.0, 3.0, 10.0),
+                                        (0.0, 0.1)),
+                     {"runs": 4 if quick else 100, "horizon": 500 if quick else 900,
+                      "progress": True})
+    assert rates_plot[1][1:] == (tmp_path / "r-stem.png", "a9a: 2 shuffles, T=700")
+    assert hi[0] == "wll_rate_sweep" and hi[2]["horizon"] == (500 if quick else 5000)
+    assert red == ("wll_redundant", ("a9a", (0.2,) if quick else (0.2, 0.5, 1.0, 1.5)),
+                   {"runs": 2 if quick else 5, "horizon": 2000 if quick else None,
+                    "hold_rates": True, "progress": True, "eta_scale": 30.0, "c0": 0.01})
+    assert red_plot[1][1:] == ("rho", tmp_path / "d-stem.png", "a9a: 2 shuffles, T=700")
+    for stem in ("k-stem", "r-stem", "hi-stem", "d-stem"):  # the table as written, no index
+        assert (tmp_path / f"{stem}.csv").read_text().splitlines()[0] == "runs,horizon,x"
+    assert not (tmp_path / "hi-stem.png").exists()
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_kpm_replay_men_step__linucb_beside_the_sgd_variants(tmp_path, monkeypatch, quick):
+    from oslr.experiments import kpm
+
+    calls = _recorder(monkeypatch, kpm, ["kpm_replay"])
+    rep._kpm_replay_men(tmp_path, quick, True)
+    assert calls == [("kpm_replay", ("men",), {
+        "kappas": (1.0,), "runs": 2 if quick else 3, "learners": ("linucb", *kpm.FAST),
+        "progress": True, "horizon": 1000 if quick else None})]
+    assert (tmp_path / "kpm-replay-men.csv").read_text().startswith("runs,horizon,x\n")
+
+
+def test_spec_step__named_by_the_experiment_and_its_dataset_with_produced_names():
+    step = rep._spec_step("kpm-runtime", ("kpm-runtime.csv",),
+                          produced=("kpm-runtime-synthetic.csv",))
+    assert (step.name, step.doc) == ("kpm-runtime", "kpm-results")
+    assert step.outputs() == {"kpm-runtime-synthetic.csv": "kpm-runtime.csv"}
+    step = rep._spec_step("kpm-replay", ("kpm-replay-all.csv",), "all")
+    assert step.name == "kpm-replay-all" and step.outputs() == {
+        "kpm-replay-all.csv": "kpm-replay-all.csv"}
+    row = rep.manifest().set_index("step").loc["kpm-replay-all"]
+    assert row["files"] == "kpm-replay-all.csv, kpm-replay-all-runs.parquet"
+
+
+def test_reproduce__stamps_the_date_and_the_steps_own_seconds(tmp_path, monkeypatch):
+    import datetime
+
+    def run(out, quick, progress):
+        (out / "made.csv").write_text("a\n")
+
+    step = rep.Step("toy", "arena", ("made.csv",), run)
+    before = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    stamps = rep.reproduce([step], tmp_path / "a" / "b", log=lambda *a: None)  # parents made
+    stamp = stamps["made.csv"]
+    assert 0 <= stamp["seconds"] < 60
+    when = datetime.datetime.fromisoformat(stamp["date"])
+    assert before <= when <= datetime.datetime.now(datetime.timezone.utc)
