@@ -188,6 +188,9 @@ def test_run__one_run_gives_a_result_with_no_interval(tmp_path, capsys):
     assert rows and all(r["ci_low"] is None and r["ci_high"] is None and r["sem"] is None
                         and r["mean"] is not None for r in rows)
     assert (out / "regret.png").is_file()
+    printed = capsys.readouterr().out  # the primary regret, then the others (R3 here)
+    assert "\nFinal regret at T=30 (mean and 95% t-interval over runs):\n" in printed
+    assert "\nOther regret quantities:\n" in printed and "regret_wstar" in printed
 
 
 def test_run__ctrl_c_says_what_was_saved_and_a_rerun_resumes(tmp_path, capsys, monkeypatch):
@@ -664,6 +667,20 @@ def test_experiment__a_second_writer_is_refused_naming_the_holder(tmp_path, caps
     assert main(argv) == 0
 
 
+def test_experiment__a_table_of_curves_shows_its_last_checkpoint(tmp_path, capsys, monkeypatch):
+    import oslr.experiments as ex
+
+    frame = pd.DataFrame({"learner": ["a", "a", "b", "b"], "n": [10, 100, 10, 100],
+                          "loss": [1.0, 5.0, 2.0, 7.0], "note": ["x"] * 4})
+    monkeypatch.setattr(ex, "run_experiment", lambda *a, **k: frame)
+    assert main(["experiment", "ito-real", "--quick", "--no-progress", "--out",
+                 str(tmp_path / "d")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["learner", "loss", "n"]
+    assert [line.split() for line in lines[1:3]] == [["a", "5", "100"], ["b", "7", "100"]]
+    assert not lines[3].strip()  # the rows of n = 10 are not shown
+
+
 @pytest.mark.slow
 def test_two_oslr_run_into_one_folder__the_second_is_refused_and_the_first_finishes(tmp_path):
     import time
@@ -806,3 +823,104 @@ def test_run__the_largest_seed_and_a_cap_of_one_batch_are_accepted(tmp_path, cap
                  "4294967295", "--until", "separated", "--max-runs", "2", "--out", str(out)]) == 0
     config = json.loads((out / "config.json").read_text())
     assert config["seed"] == 2**32 - 1 and config["runs"] == 2 and config["looks"] == 1
+
+
+def test_make_parser__program_name_flags_and_help_texts():
+    from oslr.cli import make_parser
+    from oslr.registry import EXPERIMENTS
+
+    parser = make_parser()
+    assert parser.prog == "oslr" and parser.format_usage().startswith("usage: oslr ")
+    sub = next(a for a in parser._actions if a.dest == "command").choices
+    run_help = " ".join(sub["run"].format_help().split())
+    assert "--json print the summary as JSON" in run_help
+    assert "--n-arms N_ARMS arms (bandit problems)" in run_help
+    exp_help = " ".join(sub["experiment"].format_help().split())
+    assert "one of: " + ", ".join(EXPERIMENTS) in exp_help
+    rep_help = " ".join(sub["reproduce"].format_help().split())
+    assert "--list list the steps and their files" in rep_help
+    args = parser.parse_args(["run", "--n-arms", "5", "--design", "correlated"])
+    assert args.n_arms == 5 and args.design == "correlated"
+    args = parser.parse_args(["experiment", "wll-redundant", "--hold-rates"])
+    assert args.hold_rates is True
+    args = parser.parse_args(["reproduce", "--out", "x", "--list"])
+    assert (args.out, args.list) == ("x", True)
+    assert parser.parse_args(["reproduce"]).out == "oslr-reproduce"
+
+
+def test_build_study__every_problem_flag_reaches_the_problem_options():
+    from oslr.cli import build_study, make_parser
+
+    args = make_parser().parse_args([
+        "run", "--d", "9", "--k", "3", "--sigma", "0.2", "--design", "correlated",
+        "--n-redundant", "4", "--n-arms", "6", "--delays", "fixed", "--max-delay", "3",
+        "--cycle"])
+    assert build_study(args)["problem_options"] == {
+        "d": 9, "k": 3, "sigma": 0.2, "design": "correlated", "n_redundant": 4, "n_arms": 6,
+        "delays": "fixed", "max_delay": 3, "cycle": True}
+
+
+def test_prepare__a_delay_aware_learner_keeps_its_own_buffer_on_an_undelayed_stream():
+    from oslr.cli import UsageError, prepare
+
+    from oslr.cli import DEFAULT_STUDY
+
+    study = {**DEFAULT_STUDY, "problem": "agnostic", "problem_options": {"d": 6, "k": 2},
+             "params": {}, "grid": {}, "learners": ["ftpsl-delayed"], "horizon": 20, "runs": 2}
+    _, _, plans = prepare(study)
+    learner = plans[0][0]
+    assert learner.options["max_delay"] == 64  # its default: no delays to size it by
+    with pytest.raises(UsageError, match="parameter 'zzz' is not a parameter of any chosen "
+                                         r"learner \(ftpsl-delayed\)"):
+        prepare({**study, "params": {"zzz": 1.0}})
+
+
+def test_with_flag_hint__names_the_flag_that_set_the_parameter():
+    from oslr.cli import _with_flag_hint
+
+    err = ValueError("ogd-full: parameter eta=[-1.] is out of range (0, inf).")
+    assert _with_flag_hint(err, {"grid": {"eta": [-1.0]}}).endswith(
+        "Change it with --grid eta=... (or params/grid in the config).")
+    assert _with_flag_hint(err, {"params": {"eta": -1.0}}).endswith(
+        "Change it with --set eta=... (or params/grid in the config).")
+    assert _with_flag_hint(err, {}) == err.args[0]
+
+
+def test_print_until__each_comparison_and_what_was_saved(capsys):
+    from oslr.cli import _print_until
+
+    decision = pd.DataFrame([
+        {"name": "a", "decided": True, "verdict": "better", "reference": "b", "diff": -1.5,
+         "cs_low": -2.0, "cs_high": -1.0},
+        {"name": "c", "decided": False, "verdict": "", "reference": "b", "diff": 0.1,
+         "cs_low": -1.0, "cs_high": 1.2}])
+    _print_until(decision, 3, 8, 64)
+    out = capsys.readouterr().out
+    assert "batches of 8 runs): 3 look(s), 24 runs." in out
+    assert "  a: better than b: difference -1.5 (-2, -1)" in out
+    assert "  c: undecided: difference 0.1 (-1, 1.2)" in out
+    assert "Stopped at the cap of 64 runs (--max-runs)" in out
+    _print_until(decision.iloc[:1], 2, 8, 64)
+    assert "Decided after 16 of at most 64 runs: 75% of the fixed-size study's run-rounds " \
+           "saved." in capsys.readouterr().out
+
+
+def test_install_signal_handlers__all_three_set_and_the_wakeup_pipe_non_blocking():
+    import os
+    import signal
+
+    from oslr.cli import SIGNAL_EXIT, _install_signal_handlers
+
+    names = list(SIGNAL_EXIT)
+    before = {n: signal.getsignal(getattr(signal, n)) for n in names}
+    old_fd = signal.set_wakeup_fd(-1)
+    try:
+        _install_signal_handlers()
+        fd = signal.set_wakeup_fd(-1)
+        assert fd >= 0 and not os.get_blocking(fd)
+        for n in names:
+            assert signal.getsignal(getattr(signal, n)) not in (before[n], signal.SIG_DFL)
+    finally:
+        for n, h in before.items():
+            signal.signal(getattr(signal, n), h)
+        signal.set_wakeup_fd(old_fd)
