@@ -477,6 +477,10 @@ def test_run_arena__writes_every_file_one_arena_per_k(tmp_path, monkeypatch):
     assert set(board["k"]) == {2} and set(board["d"]) == {10} and set(board["budget"]) == {5}
     assert set(board["horizon"]) == {1000} and (tmp_path / "q" / "arena-rip-b5.png").exists()
     assert {b for _, b in calls} == {5}
+    # sizes without k: the arena's k = 2
+    board = A.run_arena(None, 0, tmp_path / "n", False, False, sizes=dict(
+        problems=("rip",), d=6, budgets=(4,), horizon=40, runs=5))
+    assert set(board["k"]) == {2}
     with pytest.raises(ValueError, match="multiple of 5"):
         A.run_arena(7, 0, tmp_path / "bad", True, False)
     assert not (tmp_path / "bad").exists()
