@@ -454,7 +454,8 @@ def test_run_arena__writes_every_file_one_arena_per_k(tmp_path, monkeypatch):
         return summary, ckpts, curves, tuning, {"radius": 1.0, "m": 12}
 
     monkeypatch.setattr(A, "run_entrant", entrant)
-    sizes = dict(problems=("rip",), d=6, ks=(1, 2), budgets=(4,), horizon=40, runs=5)
+    sizes = dict(problems=("rip",), d=6, ks=(1, 2), budgets=(4,), horizon=40, runs=5,
+                 entrants=OGD)
     board = A.run_arena(None, 0, tmp_path, False, False, name="arena-k", sizes=sizes)
     assert sorted(set(board["k"])) == [1, 2]
     for f in ("arena-k.csv", "arena-k.json", "arena-k.md", "arena-k-curves.csv",
@@ -479,7 +480,7 @@ def test_run_arena__writes_every_file_one_arena_per_k(tmp_path, monkeypatch):
     assert {b for _, b in calls} == {5}
     # sizes without k: the arena's k = 2
     board = A.run_arena(None, 0, tmp_path / "n", False, False, sizes=dict(
-        problems=("rip",), d=6, budgets=(4,), horizon=40, runs=5))
+        problems=("rip",), d=6, budgets=(4,), horizon=40, runs=5, entrants=OGD[:1]))
     assert set(board["k"]) == {2}
     with pytest.raises(ValueError, match="multiple of 5"):
         A.run_arena(7, 0, tmp_path / "bad", True, False)
