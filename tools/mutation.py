@@ -19,8 +19,8 @@ imported) is imported once before the mutants fork, so its mutants take effect o
 test calls that code again: such tests build the spec or factory themselves (e.g.
 `test_pege.py`'s `_spec(fast=True)`); otherwise these mutants show as survived.
 
-Verdicts: killed (a test failed, or the mutant ran past mutmut's timeout: 15 x the clean
-duration + 1 s), survived, or no test (no selected test reached the function: counted as
+Verdicts: killed (a test failed, the test process crashed, or the mutant ran past mutmut's
+timeout: 15 x the clean duration + 1 s), survived, or no test (no selected test reached the function: counted as
 survived). Mutants listed in `tests/MUTATION-equivalent.toml` with a reason (programs that
 behave the same) leave the denominator. The score, the counts, the date and the commit of each
 module go to `tests/MUTATION.json`, and `tests/MUTATION.md` is rendered from it.
@@ -185,7 +185,8 @@ def run_module(module: str, sample: int, seed: int, max_children: int) -> dict:
     status = {n: status_by_exit_code[codes[n]] for n in chosen}
     equivalent = load_equivalent()
     eq = [n for n in chosen if n in equivalent and status[n] != "killed"]
-    killed = [n for n in chosen if status[n] in ("killed", "timeout")]
+    # a mutant that crashes the test process (segfault) is caught as surely as a failed test
+    killed = [n for n in chosen if status[n] in ("killed", "timeout", "segfault")]
     survived = [n for n in chosen if status[n] == "survived" and n not in eq]
     no_tests = [n for n in chosen if status[n] == "no tests" and n not in eq]
     other = [n for n in chosen if n not in killed + survived + no_tests + eq]
