@@ -20,8 +20,8 @@ test calls that code again: such tests build the spec or factory themselves (e.g
 `test_pege.py`'s `_spec(fast=True)`); otherwise these mutants show as survived.
 
 Verdicts: killed (a test failed, the test process crashed, or the mutant ran past mutmut's
-timeout: 15 x the clean duration + 1 s), survived, or no test (no selected test reached the function: counted as
-survived). Mutants listed in `tests/MUTATION-equivalent.toml` with a reason (programs that
+timeout: 15 x the clean duration + 1 s), survived, or no test (no selected test reached the
+function: counted as survived). Mutants listed in `tests/MUTATION-equivalent.toml` with a reason (programs that
 behave the same) leave the denominator. The score, the counts, the date and the commit of each
 module go to `tests/MUTATION.json`, and `tests/MUTATION.md` is rendered from it.
 """
