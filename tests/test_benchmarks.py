@@ -124,6 +124,7 @@ def test_harness__idle_learner_commits_and_observes_nothing(family):
         assert int(record.arm) == 0
 
 
+@pytest.mark.slow  # compiles every harness variant (12 s); keeps the default run under 5 min
 def test_harness_parts__every_variant_timed_and_metrics_restored():
     from benchmarks import harness_parts
     from oslr import metrics

@@ -291,6 +291,7 @@ def _worker(folder, horizon, chunk, die_after_rename=False, **kw):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
+@pytest.mark.slow  # subprocesses (9 s); the in-process kill at every step stays in the default run
 def test_checkpoint__process_killed_right_after_a_rename_resumes_bit_identical(tmp_path):
     horizon = 600
     p = _worker(tmp_path / "ck", horizon, 100, die_after_rename=True)

@@ -600,10 +600,8 @@ def test_oslr_command__a_signal_mid_compile_is_one_line_and_its_exit_status(tmp_
     assert "Traceback" not in err and not (tmp_path / "d" / "config.json").exists()
 
 
-@pytest.mark.parametrize("signame,code", [
-    ("SIGTERM", 143),
-    pytest.param("SIGHUP", 129, marks=pytest.mark.slow),
-    pytest.param("SIGINT", 130, marks=pytest.mark.slow)])
+@pytest.mark.slow  # a subprocess study (9 s); Ctrl-C mid-study is tested in-process by default
+@pytest.mark.parametrize("signame,code", [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
 def test_oslr_command__a_signal_mid_study_keeps_the_chunks_and_the_rerun_resumes(tmp_path,
                                                                                  signame, code):
     import signal
@@ -861,9 +859,7 @@ def test_build_study__every_problem_flag_reaches_the_problem_options():
 
 
 def test_prepare__a_delay_aware_learner_keeps_its_own_buffer_on_an_undelayed_stream():
-    from oslr.cli import UsageError, prepare
-
-    from oslr.cli import DEFAULT_STUDY
+    from oslr.cli import DEFAULT_STUDY, UsageError, prepare
 
     study = {**DEFAULT_STUDY, "problem": "agnostic", "problem_options": {"d": 6, "k": 2},
              "params": {}, "grid": {}, "learners": ["ftpsl-delayed"], "horizon": 20, "runs": 2}

@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import oslr
 from oslr.cli import main
@@ -55,6 +56,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow  # two processes each compiling the study (17 s); keeps the default run < 5 min
 def test_two_processes__same_numbers_as_one_files_written_once(tmp_path):
     port = _free_port()
     env = dict(os.environ, JAX_PLATFORMS="cpu", JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"),

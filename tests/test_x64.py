@@ -35,11 +35,18 @@ _VARIANTS = [
     ("ito-projection", {"projection": "identity"}),
 ]
 
-_CASES = [(name, {}) for name in sorted(LEARNERS)] + _VARIANTS
+# every learner at its defaults in the default run; the option variants with -m slow (they
+# compile a second program of a learner already covered; keeps the default run under 5 min)
+_CASES = [(name, {}) for name in sorted(LEARNERS)] + [
+    pytest.param(name, options, marks=pytest.mark.slow) for name, options in _VARIANTS]
 
 
-@pytest.mark.parametrize("name,options", _CASES,
-                         ids=[n + "".join(f"-{k}={v}" for k, v in o.items()) for n, o in _CASES])
+def _case_id(case) -> str:
+    name, options = case.values if hasattr(case, "values") else case
+    return name + "".join(f"-{k}={v}" for k, v in options.items())
+
+
+@pytest.mark.parametrize("name,options", _CASES, ids=[_case_id(c) for c in _CASES])
 def test_x64__learner_computes_in_float64(name, options):
     if name == "online-greedy" and "projection" in options:
         rng = np.random.default_rng(0)
