@@ -16,7 +16,8 @@ from oslr.types import BANDIT, PREDICTION, Requirements
 _SLOW_CONTRACT = {"dantzig-poslr", "ftpsl-delayed", "online-greedy", "ftpsl-knapsack",
                   "flinucb-svrg", "ito-projection", "ito-block-bandit", "ito-dual-averaging",
                   "foster-hedge", "eps-greedy", "ftpsl", "ftpl-oracle-subset", "ftpl-random-subset",
-                  "flinucb-gd", "flinucb-sag", "fpege-gd", "linucb", "ogd-random-subset"}
+                  "flinucb-gd", "flinucb-sag", "fpege-gd", "linucb", "ogd-random-subset",
+                  "uniform-subset", "pege"}
 
 
 @pytest.mark.parametrize("name", [

@@ -70,6 +70,7 @@ SPEC = oslr.LearnerSpec(name="demo-half", family=oslr.PREDICTION, description="h
 '''
 
 
+@pytest.mark.slow  # subprocesses of `oslr list` and `oslr run`; registration from user code
 def test_entry_point_learner__found_by_oslr_list_and_run(tmp_path):
     pkg = tmp_path / "oslr_demo_plugin"
     pkg.mkdir()

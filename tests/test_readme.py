@@ -3,9 +3,12 @@
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).parent.parent / "README.md"
 
 
+@pytest.mark.slow  # a 10 s study (the quickstart's sizes); keeps the default run under 5 min
 def test_readme__python_example_runs(tmp_path, monkeypatch):
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     example = next(b for b in blocks if "oslr.sweep" in b)

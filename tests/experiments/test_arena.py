@@ -472,12 +472,9 @@ def test_run_arena__writes_every_file_one_arena_per_k(tmp_path, monkeypatch):
     runs = pd.read_parquet(tmp_path / "arena-k-runs.parquet")
     assert list(runs.columns) == A.RUNS_COLUMNS and set(runs["run"]) == set(range(5))
     assert sorted((tmp_path / "arena-k-cells").iterdir())  # finished cells kept for a resume
-    # quick sizes, --runs given: k = 2, d = 10, budget 5, T = 1,000 on rip
-    calls.clear()
-    board = A.run_arena(20, 0, tmp_path / "q", True, False)
-    assert set(board["k"]) == {2} and set(board["d"]) == {10} and set(board["budget"]) == {5}
-    assert set(board["horizon"]) == {1000} and (tmp_path / "q" / "arena-rip-b5.png").exists()
-    assert {b for _, b in calls} == {5}
+    # the quick sizes: k = 2, d = 10, budget 5, T = 1,000 on rip
+    assert A.ARENA_QUICK == dict(problems=("rip",), d=10, k=2, budgets=(5,), horizon=1000,
+                                 runs=10)
     # sizes without k: the arena's k = 2
     board = A.run_arena(None, 0, tmp_path / "n", False, False, sizes=dict(
         problems=("rip",), d=6, budgets=(4,), horizon=40, runs=5, entrants=OGD[:1]))
