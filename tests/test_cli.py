@@ -147,6 +147,7 @@ def test_run__counts_accept_integral_floats(tmp_path):
     assert study["horizon"] == 10_000 and isinstance(study["horizon"], int)
 
 
+@pytest.mark.slow  # an in-process study; keeps the default run under 5 min
 def test_run__default_study_fits_a_small_d(tmp_path, capsys):
     from oslr.cli import build_study, make_parser
 
@@ -396,6 +397,7 @@ def test_experiment__arena_k_one_arena_per_k(tmp_path, capsys, monkeypatch):
     assert sorted(set(pd.read_csv(tmp_path / "q" / "arena-k.csv")["k"])) == [1, 2]
 
 
+@pytest.mark.slow  # an in-process study; keeps the default run under 5 min
 def test_run__compare_to_pairs_the_learners_on_the_same_runs(tmp_path, capsys):
     # ogd-full sees every feature: its regret is below ogd-random-subset's in every run
     out = tmp_path / "o"
@@ -423,6 +425,7 @@ def test_run__compare_to_pairs_the_learners_on_the_same_runs(tmp_path, capsys):
     assert {"sum_queries", "sum_loss_wstar"} <= set(runs["metric"])
 
 
+@pytest.mark.slow  # an in-process study; keeps the default run under 5 min
 def test_run__until_separated_stops_once_decided_and_is_right(tmp_path, capsys):
     out = tmp_path / "o"
     # batches of 2 runs: the first look's interval (1 degree of freedom) cannot decide

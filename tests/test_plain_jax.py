@@ -8,6 +8,7 @@ from benchmarks import plain_jax
 from tests.test_anchors import _FINAL, _oslr_final
 
 
+@pytest.mark.slow  # benchmark code (two compiles); keeps the default run under 5 min
 def test_plain_jax__ogd_study_checkpoints_its_sums_and_is_the_same_whatever_the_batch():
     out = plain_jax.plain_batched("ogd-full", 6, 40, seed=3)()
     loss, ckpt = out["loss"], out["ckpt"]

@@ -74,6 +74,7 @@ def test_vmap_checks__compare_three_rows_batched_with_a_loop(monkeypatch):
                     ("vmap over params vs loop", [2, 2, 2], ["P", "A", "P"], 6)]
 
 
+@pytest.mark.slow  # compiles an episode (6 s); keeps the default run under 5 min
 def test_check_jit_matches_eager__the_eager_side_starts_from_the_same_runs_init():
     # a learner whose initial state is random: the eager run must draw it from run 1's key too
     learner, params = oslr.make("ogd-full", d=4)
