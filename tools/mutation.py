@@ -22,8 +22,9 @@ test calls that code again: such tests build the spec or factory themselves (e.g
 Verdicts: killed (a test failed, the test process crashed, or the mutant ran past mutmut's
 timeout: 15 x the clean duration + 1 s), survived, or no test (no selected test reached the
 function: counted as survived). Mutants listed in `tests/MUTATION-equivalent.toml` with a
-reason (programs that behave the same) leave the denominator. The score, the counts, the date and the commit of each
-module go to `tests/MUTATION.json`, and `tests/MUTATION.md` is rendered from it.
+reason (programs that behave the same) leave the denominator. The score, the counts, the date
+and the commit of each module go to `tests/MUTATION.json`, and `tests/MUTATION.md` is rendered
+from it.
 """
 
 from __future__ import annotations
