@@ -393,3 +393,10 @@ def test_ftpsl_family__defaults_names_and_requirements():
     with pytest.raises(ValueError, match="dataset"):  # the oracle needs a replayed dataset
         oracle.requires.check(problem, 10, "ftpl-oracle-subset")
     assert oslr.make("ftpsl-delayed", d=6, max_delay=3)[0].name == "ftpsl-delayed"
+
+
+def test_ftpsl_knapsack__the_solver_option_reaches_the_learner():
+    for solver in ("exact", "fptas"):
+        learner, _ = oslr.make("ftpsl-knapsack", d=6, horizon=50, solver=solver, eps=0.2)
+        assert learner.info["solver"] == learner.options["solver"] == solver
+    assert learner.info["eps"] == 0.2
