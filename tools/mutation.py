@@ -185,9 +185,10 @@ def run_module(module: str, sample: int, seed: int, max_children: int) -> dict:
 
     status = {n: status_by_exit_code[codes[n]] for n in chosen}
     equivalent = load_equivalent()
-    eq = [n for n in chosen if n in equivalent and status[n] != "killed"]
     # a mutant that crashes the test process (segfault) is caught as surely as a failed test
-    killed = [n for n in chosen if status[n] in ("killed", "timeout", "segfault")]
+    caught = ("killed", "timeout", "segfault")
+    eq = [n for n in chosen if n in equivalent and status[n] not in caught]
+    killed = [n for n in chosen if status[n] in caught]
     survived = [n for n in chosen if status[n] == "survived" and n not in eq]
     no_tests = [n for n in chosen if status[n] == "no tests" and n not in eq]
     other = [n for n in chosen if n not in killed + survived + no_tests + eq]

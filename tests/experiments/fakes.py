@@ -11,11 +11,22 @@ experiments run end to end with -m slow and in `oslr reproduce`.
 from __future__ import annotations
 
 import itertools
+import math
 from types import SimpleNamespace
 
 import numpy as np
+from scipy import stats
 
 from oslr.result import SimResult
+
+
+def t_interval(x, axis=None):
+    """(mean, half width) of the 95% t interval of `x` (over all of it, or along axis 0),
+    computed here with scipy to check the experiments' own `oslr.report.mean_ci`."""
+    x = np.asarray(x, np.float64)
+    n = x.shape[0] if axis == 0 else x.size
+    half = stats.t.ppf(0.975, n - 1) * x.std(ddof=1, axis=axis) / math.sqrt(n)
+    return x.mean(axis=axis), half
 
 
 class _Curves(dict):
@@ -87,4 +98,4 @@ class FakeEngine:
                              **kwargs)
 
 
-__all__ = ["FakeEngine"]
+__all__ = ["FakeEngine", "t_interval"]

@@ -8,11 +8,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 
 from oslr.experiments import foster
 from oslr.experiments.foster import budgeted, hard_decisions, rate_problem
-from tests.experiments.fakes import FakeEngine
+from tests.experiments.fakes import FakeEngine, t_interval
 
 matplotlib.use("Agg")
 
@@ -64,10 +63,6 @@ def test_hard_decisions__final_round_means_per_learner_budget_and_instance_type(
 # ------------------------------------------------- the studies' bookkeeping, on a fake engine
 
 
-def _t_interval(x):
-    x = np.asarray(x, np.float64)
-    half = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
-    return x.mean(), half
 
 
 def test_foster_rate__one_study_per_learner_and_t_rows_from_their_final_regret(monkeypatch):
@@ -95,10 +90,10 @@ def test_foster_rate__one_study_per_learner_and_t_rows_from_their_final_regret(m
             budget = label.get("k_query", 8)
             assert (row["learner"], row["k_query"], row["horizon"], row["runs"], row["d"],
                     row["k"]) == (res.learner, budget, res.horizon, 5, 8, 2)
-            mean, half = _t_interval(res._regret["regret"][g][:, -1])
+            mean, half = t_interval(res._regret["regret"][g][:, -1])
             assert row["regret"] == pytest.approx(mean, rel=1e-12)
             assert (row["ci_low"], row["ci_high"]) == pytest.approx((mean - half, mean + half))
-            wmean, whalf = _t_interval(res._regret["regret_wstar"][g][:, -1])
+            wmean, whalf = t_interval(res._regret["regret_wstar"][g][:, -1])
             assert (row["regret_wstar"], row["regret_wstar_half"]) == pytest.approx(
                 (wmean, whalf))
             if res.learner == "foster-hedge":  # d^2 / (k' - k)^2 sqrt(k ln d T)
@@ -135,7 +130,7 @@ def test_foster_hard__loss_rows_per_checkpoint_and_the_decision_at_the_horizon(m
         assert part["threshold"].tolist() == pytest.approx(line.tolist())
         loss = res.curves["loss"][0]
         for cc in range(3):
-            mean, half = _t_interval(loss[:, cc])
+            mean, half = t_interval(loss[:, cc])
             assert (part["loss"].iloc[cc], part["ci_low"].iloc[cc], part["ci_high"].iloc[cc]) == (
                 pytest.approx((mean, mean - half, mean + half)))
         assert part["says_satisfiable"].iloc[:2].isna().all()

@@ -1,17 +1,15 @@
 """[ITO] E3 experiments: the Table-1 study's rows, the paper's numbers beside ours."""
 
 import dataclasses
-import math
 
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 
 from oslr.experiments import ito
-from tests.experiments.fakes import FakeEngine
+from tests.experiments.fakes import FakeEngine, t_interval
 from tests.helpers import stream
 
 matplotlib.use("Agg")
@@ -86,11 +84,6 @@ def test_ito_table1_tuned__each_method_keeps_the_point_its_tuning_runs_favour(mo
 # ------------------------------------------------- the studies' bookkeeping, on a fake engine
 
 
-def _t_interval(x, axis=None):
-    x = np.asarray(x, np.float64)
-    n = x.shape[0] if axis == 0 else x.size
-    half = stats.t.ppf(0.975, n - 1) * x.std(ddof=1, axis=axis) / math.sqrt(n)
-    return x.mean(axis=axis), half
 
 
 def test_label_energy__sum_of_squared_labels_of_each_runs_stream():
@@ -131,7 +124,7 @@ def test_ito_table1__rows_curves_and_finals_from_each_methods_study(monkeypatch)
     assert table["method"].tolist() == list(ito.METHODS)
     for (_, row), res in zip(table.iterrows(), eng.results):
         reg = res._regret["regret"][0]
-        mean, half = _t_interval(reg[:, -1])
+        mean, half = t_interval(reg[:, -1])
         assert (row["d"], row["k_prime"], row["k"], row["horizon"], row["runs"]) == (
             10, 2, 4, 45, 6)
         assert row["label"] == ito.LABELS[row["method"]]
@@ -147,7 +140,7 @@ def test_ito_table1__rows_curves_and_finals_from_each_methods_study(monkeypatch)
         assert row["paper_s"] == ito.PAPER_SECONDS.get(row["method"], np.nan) or np.isnan(
             row["paper_s"])
         part = curves[curves["method"] == row["method"]]
-        cm, ch = _t_interval(reg, axis=0)
+        cm, ch = t_interval(reg, axis=0)
         assert part["n"].tolist() == [15, 30, 45]
         np.testing.assert_allclose(part["mean"], cm)
         np.testing.assert_allclose(part["ci_low"], cm - ch)
@@ -225,13 +218,13 @@ def test_ito_real__loss_rows_per_k_method_and_checkpoint(monkeypatch):
         assert set(part["k"]) == {k} and set(part["k_prime"]) == {k - 1}
         loss, reg = res.curves["loss"][0], res._regret["regret"][0]
         for cc in range(2):
-            mean, half = _t_interval(loss[:, cc])
+            mean, half = t_interval(loss[:, cc])
             assert (part["loss"].iloc[cc], part["ci_low"].iloc[cc], part["ci_high"].iloc[cc]) == (
                 pytest.approx((mean, mean - half, mean + half)))
             assert part["comparator_loss"].iloc[cc] == pytest.approx((loss - reg)[:, cc].mean())
         assert np.isnan(part["zero_loss"].iloc[0])
         assert part["zero_loss"].iloc[1] == pytest.approx(zero, rel=1e-5)
-        rmean, rhalf = _t_interval(reg[:, -1])
+        rmean, rhalf = t_interval(reg[:, -1])
         assert (part["final_regret"].iloc[0], part["final_regret_half"].iloc[0]) == (
             pytest.approx((rmean, rhalf)))
         assert set(part["metric"]) == {"regret"} and set(part["runs"]) == {3}

@@ -10,14 +10,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 
 import oslr
 from oslr.experiments import kale
 from oslr.learners.dantzig import gram_estimate
 from oslr.rollout import PROBLEM_INIT, run_keys
 from oslr.testing import episode_fn
-from tests.experiments.fakes import FakeEngine
+from tests.experiments.fakes import FakeEngine, t_interval
 
 matplotlib.use("Agg")
 
@@ -132,15 +131,10 @@ def test_kale_greedy__tiny_study_rows_and_theorem_9_column():
 # ------------------------------------------------- the studies' bookkeeping, on a fake engine
 
 
-def _t_interval(x, axis=None):
-    x = np.asarray(x, np.float64)
-    n = x.shape[0] if axis == 0 else x.size
-    half = stats.t.ppf(0.975, n - 1) * x.std(ddof=1, axis=axis) / math.sqrt(n)
-    return x.mean(axis=axis), half
 
 
 def _curve_check(part, values, bound=None):
-    mean, half = _t_interval(values, axis=0)
+    mean, half = t_interval(values, axis=0)
     np.testing.assert_allclose(part["mean"], mean)
     np.testing.assert_allclose(part["ci_low"], mean - half)
     np.testing.assert_allclose(part["ci_high"], mean + half)
@@ -218,7 +212,7 @@ def test_kale_greedy__final_regret_rows_the_metric_and_the_exponent(monkeypatch)
     assert (greedy.info["k0"], greedy.options["k"]) == (4, 2)
     assert int(eng.calls[1].params.k) == 4 and eng.calls[1].learner.options["max_k"] == 4
     for (_, row), c, res in zip(df.iterrows(), eng.calls, eng.results):
-        mean, half = _t_interval(res._regret["regret"][0][:, -1])
+        mean, half = t_interval(res._regret["regret"][0][:, -1])
         assert (row["regret"], row["ci_low"], row["ci_high"]) == pytest.approx(
             (mean, mean - half, mean + half))
         assert (row["learner"], row["horizon"], row["d"], row["k"], row["k0"], row["runs"],

@@ -7,10 +7,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 
 from oslr.experiments import kpm
-from tests.experiments.fakes import FakeEngine
+from tests.experiments.fakes import FakeEngine, t_interval
 
 matplotlib.use("Agg")
 
@@ -35,10 +34,6 @@ def test_kpm_runtime__both_linucb_forms_are_rows():
 # ------------------------------------------------- the studies' bookkeeping, on a fake engine
 
 
-def _t_interval(x):
-    x = np.asarray(x, np.float64)
-    half = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
-    return x.mean(), half
 
 
 def test_kpm_tracking__curve_rows_per_learner_from_stream_mode_studies(monkeypatch):
@@ -57,7 +52,7 @@ def test_kpm_tracking__curve_rows_per_learner_from_stream_mode_studies(monkeypat
         part = df.iloc[3 * j: 3 * j + 3]
         assert part["n"].tolist() == [20, 40, 60] and set(part["learner"]) == {res.learner}
         for c in range(3):
-            mean, half = _t_interval(res.curves["tracking_error"][0][:, c])
+            mean, half = t_interval(res.curves["tracking_error"][0][:, c])
             assert (part["tracking_error"].iloc[c], part["ci_low"].iloc[c],
                     part["ci_high"].iloc[c]) == pytest.approx((mean, mean - half, mean + half))
     eng = FakeEngine(n_checkpoints=3)
@@ -93,7 +88,7 @@ def test_kpm_replay__ctr_per_kappa_from_clicks_over_accepted_events(monkeypatch)
     df = kpm.kpm_replay("women", kappas=(1.0,), runs=3, learners=("flinucb-gd",), horizon=20)
     clicks, acc = eng2.results[0].final["reward"][0], eng2.results[0].final["accepted"][0]
     ctr = 1e4 * clicks / np.maximum(acc, 1.0)
-    mean, half = _t_interval(ctr)
+    mean, half = t_interval(ctr)
     assert (df["ctr_mean"].iloc[0], df["ctr_ci_low"].iloc[0], df["ctr_ci_high"].iloc[0]) == (
         pytest.approx((mean, mean - half, mean + half)))
     assert df["accepted_mean"].iloc[0] == pytest.approx(acc.mean())
@@ -112,7 +107,7 @@ def test_kpm_pege__regret_over_sqrt_n_rows_and_their_bounds(monkeypatch):
         assert part["n"].tolist() == [100, 200, 300, 400]
         assert set(part["d"]) == {eng.calls[j].problem.d}
         for c, n in enumerate(res.ckpts):
-            mean, half = _t_interval(res.curves["pseudo_regret"][0][:, c] / math.sqrt(n))
+            mean, half = t_interval(res.curves["pseudo_regret"][0][:, c] / math.sqrt(n))
             assert (part["regret_over_sqrt_n"].iloc[c], part["ci_low"].iloc[c],
                     part["ci_high"].iloc[c]) == pytest.approx((mean, mean - half, mean + half))
     np.testing.assert_allclose(df["bound"], kpm.pege_bounds(df))

@@ -7,11 +7,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 
 from oslr.experiments import wll
 from oslr.experiments.wll import plot_experiment, theorem_3_order
-from tests.experiments.fakes import FakeEngine
+from tests.experiments.fakes import FakeEngine, t_interval
 
 matplotlib.use("Agg")
 
@@ -38,10 +37,6 @@ def test_plot_experiment__draws_best_minus_the_order_term():
 # ------------------------------------------------- the studies' bookkeeping, on a fake engine
 
 
-def _t_interval(x):
-    x = np.asarray(x, np.float64)
-    half = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
-    return x.mean(), half
 
 
 def _check_rows(df, eng, k_of):
@@ -55,7 +50,7 @@ def _check_rows(df, eng, k_of):
             reward = res.final["reward"][g]
             theta = res.final["theta_sum"][g].astype(np.float64)
             best = np.sqrt(np.sort(theta**2, axis=-1)[:, -k:].sum(-1))
-            mean, half = _t_interval(reward)
+            mean, half = t_interval(reward)
             assert row["learner"] == res.learner and row["k"] == k
             assert all(row[key] == pytest.approx(v) for key, v in label.items())
             assert (row["runs"], row["horizon"]) == (res.n_runs, res.horizon)
