@@ -110,6 +110,24 @@ def test_online_greedy__refuses_bad_static_options():
         oslr.make("online-greedy", d=8, k0=9)
 
 
+def test_online_greedy__projection_reveals_exactly_the_queried_forms():
+    """KKLP_A in the default run (one small compile): each round reveals the rows a_i^T of the
+    queried forms i in S and zeros elsewhere, never a coordinate."""
+    from oslr.primitives.projections import projection_matrix
+
+    d, m, T, batch = 5, 7, 12, 4
+    a = projection_matrix(d, m, "gaussian", seed=1)
+    problem, pp = oslr.make_problem("agnostic", d=d, k=2, design="rademacher")
+    learner, params = oslr.make("online-greedy", d=d, k0=3, k1=2, batch=batch, horizon=T,
+                                projection=a)
+    _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(0), 0, params, pp)
+    forms, queried = np.asarray(recs.forms), np.asarray(recs.query)
+    shown = np.any(forms != 0, axis=-1)  # (T, m)
+    assert not queried.any() and (shown.sum(1) >= 1).all() and (shown.sum(1) <= 3).all()
+    np.testing.assert_allclose(forms[shown], np.broadcast_to(a.T, (T, m, d))[shown])
+    assert not np.asarray(recs.over_budget).any()  # it asked for no form beyond S
+
+
 @pytest.mark.slow  # behind -m slow: keeps the default run under 5 min
 def test_online_greedy__projection_observes_forms_and_matches_reference():
     """KKLP_A: with A (d x m) the learner is Alg. 2 on z = A^T x (the float64 reference fed z),
