@@ -119,3 +119,39 @@ def test_x64__every_learner_simulates_in_float64_from_the_environment_variable()
     assert set(out) == set(LEARNERS)
     for name, row in out.items():
         assert row == {"dtype": "float64", "finite": True}, name
+
+
+def _finals(name: str, horizon: int = 40, n_runs: int = 3) -> dict:
+    """Per-run finals of `name` on its example problem (a9a for an offline oracle), seed 5."""
+    spec = LEARNERS[name]
+    learner, _ = spec.make(8)
+    prob, pp = example_problem(spec.family, learner.requires, 8)
+    if learner.requires is not None and learner.requires.dataset:
+        prob, pp = oslr.make_problem("a9a")
+    options = {"n_arms": prob.n_arms} if "n_arms" in spec.option_names else {}
+    learner, params = spec.make(prob.d, **options)
+    res = oslr.simulate(learner, prob, params, pp, horizon=horizon, n_runs=n_runs, seed=5)
+    return {k: np.asarray(v, np.float64) for k, v in res.final.items()}
+
+
+# the stream, the learner's coins and the problem's draws are float32 in both modes, so a float64
+# study checks a float32 one run by run; one learner drawing each kind of coin in the default run
+# (a random subset in the problem, a Bernoulli and an integer in the learner, a sampled expert)
+_SAME_STREAM_DEFAULT = {"ogd-full", "eps-greedy", "foster-hedge"}
+
+
+@pytest.mark.parametrize("name", [n if n in _SAME_STREAM_DEFAULT else
+                                  pytest.param(n, marks=pytest.mark.slow)
+                                  for n in sorted(LEARNERS)])
+def test_x64__float32_and_float64_runs_play_the_same_stream(name):
+    if jax.config.jax_enable_x64:
+        pytest.skip("JAX_ENABLE_X64=1 for the whole run: no float32 side to compare")
+    f32 = _finals(name)
+    with x64():
+        f64 = _finals(name)
+    assert set(f32) == set(f64)
+    if "queries" in f32:  # the same coordinates queried
+        np.testing.assert_array_equal(f32["queries"], f64["queries"])
+    for key in f32:
+        np.testing.assert_allclose(f64[key], f32[key], rtol=2e-3, atol=1e-3 * (
+            1.0 + np.abs(f32[key]).max()), err_msg=f"{name}: {key}")

@@ -62,8 +62,8 @@ def eps_greedy(d: int) -> Learner:
         theta = state.a_inv @ state.b
         greedy = jnp.argmax(arms @ theta)
         eps_t = jnp.minimum(1.0, params.eps * (state.t + 1.0) ** (-params.alpha))
-        explore = jax.random.bernoulli(k_coin, eps_t)
-        random_arm = jax.random.randint(k_arm, (), 0, rnd.n_arms)
+        explore = jax.random.uniform(k_coin, (), jnp.float32) < eps_t  # float32 draws in both modes
+        random_arm = jax.random.randint(k_arm, (), 0, rnd.n_arms, jnp.int32)
         arm = jnp.where(explore, random_arm, greedy)
         reward = rnd.pull(arm)
         x = arms[arm]

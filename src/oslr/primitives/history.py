@@ -68,4 +68,4 @@ def history_get(h: History, i: Array, table=None) -> tuple[Array, Array]:
 
 def history_draw(key: Array, h: History) -> Array:
     """A uniform index in {0..n-1} (0 when the history is empty; callers mask that case)."""
-    return jax.random.randint(key, (), 0, jnp.maximum(h.n, 1))
+    return jax.random.randint(key, (), 0, jnp.maximum(h.n, 1), jnp.int32)

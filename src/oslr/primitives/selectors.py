@@ -128,7 +128,7 @@ def sample_index(key: Array, p: Array) -> Array:
     w = jnp.pad(p, (0, b * b - n)).reshape(b, b)
     block = jnp.sum(w, axis=1)
     cb = _prefix_sums(block)
-    u = jax.random.uniform(key, (), p.dtype) * cb[-1]
+    u = jax.random.uniform(key, (), jnp.float32).astype(p.dtype) * cb[-1]  # one draw in both modes
     i = _invert(cb, block, u)
     row = w[i]
     j = _invert(_prefix_sums(row), row, u - (cb[i] - block[i]))
@@ -212,7 +212,7 @@ def bexp_bins(key: Array, n_arms: int, budget) -> Array:
     (the last may be shorter). `budget` may be traced (several BEXPs of different budgets under
     one `vmap`); a BEXP state with these bins works with `bexp(K, ...)`'s functions, which read
     the bins from the state."""
-    perm = jax.random.permutation(key, n_arms)
+    perm = jax.random.permutation(key, jnp.arange(n_arms, dtype=jnp.int32))
     return jnp.zeros(n_arms, jnp.int32).at[perm].set(
         (jnp.arange(n_arms) // budget).astype(jnp.int32))
 

@@ -107,10 +107,10 @@ def random_subset_mask(key: Array, d: int, k: Array, max_k: int) -> Array:
     """
     k = jnp.minimum(k, max_k)
     if max_k > _TOP_K_UP_TO:
-        return top_k_mask(jax.random.uniform(key, (d,)), k, max_k)
+        return top_k_mask(jax.random.uniform(key, (d,), jnp.float32), k, max_k)
     i = jnp.arange(max_k)
     j = d - k + i  # the i-th step samples from {0..j}
-    t = jax.random.randint(key, (max_k,), 0, jnp.maximum(j + 1, 1))
+    t = jax.random.randint(key, (max_k,), 0, jnp.maximum(j + 1, 1), jnp.int32)
     cols = jnp.arange(d)
     mask = jnp.zeros(d, bool)
     for step in range(max_k):

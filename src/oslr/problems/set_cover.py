@@ -73,7 +73,7 @@ def set_cover(d: int, n_rows: int) -> Problem:
     def sample(key: Array, state, t: Array, params: SetCoverParams):
         del t
         k_row, k_sign = jax.random.split(key)
-        row = jax.random.randint(k_row, (), 0, n_rows)
+        row = jax.random.randint(k_row, (), 0, n_rows, jnp.int32)
         sign = jax.random.rademacher(k_sign, (), jnp.float32)
         x = sign * params.matrix[row] / jnp.sqrt(jnp.float32(d))
         y = sign / jnp.sqrt(jnp.float32(d) * params.k.astype(jnp.float32))

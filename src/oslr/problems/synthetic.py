@@ -102,11 +102,11 @@ def _draw_x(key: Array, d: int, design: str) -> Array:
         return jax.random.normal(key, (d,), jnp.float32)
     if design == "hadamard":  # a uniformly drawn row of the Hadamard matrix (subsampled rows)
         n = 1 << max(0, (d - 1).bit_length())
-        return hadamard_row(jax.random.randint(key, (), 0, n), d)
+        return hadamard_row(jax.random.randint(key, (), 0, n, jnp.int32), d)
     if design == "correlated":  # one common sign, each coordinate flipped w.p. CORRELATED_FLIP
         k_sign, k_flip = jax.random.split(key)
         sign = jax.random.rademacher(k_sign, (), jnp.float32)
-        flip = jax.random.bernoulli(k_flip, CORRELATED_FLIP, (d,))
+        flip = jax.random.bernoulli(k_flip, jnp.float32(CORRELATED_FLIP), (d,))
         return jnp.where(flip, -sign, sign) * jnp.ones(d, jnp.float32)
     if design == "sphere":
         g = jax.random.normal(key, (d,), jnp.float32)
