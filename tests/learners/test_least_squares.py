@@ -211,3 +211,36 @@ def test_gd_trackers__polyak_average_is_the_mean_of_the_iterates_so_far(kind):
     np.testing.assert_allclose(averaged, want, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(final, want[-1], rtol=1e-12, atol=1e-14)
     assert not np.allclose(averaged[-1], iterates[-1])  # the average is not the last iterate
+
+
+def test_refresh__the_periodic_work_of_a_round_without_a_sample():
+    """A rejected replay event calls `refresh`: rls-sm refactorises A^{-1} on its period only;
+    SVRG moves its snapshot to theta and mu to the full mean gradient at theta on snapshot rounds
+    (t + 1 a power of two) only, and leaves theta alone."""
+    x, y = _data(6, 3, seed=7)
+    x, y = x.astype(np.float32), y.astype(np.float32)
+    params = tracker_defaults("rls-sm", 1, lam0=0.5)
+    hist = history_init(6, 3, store_features=True)
+    for xi, yi in zip(x, y):
+        hist = history_add(hist, jnp.float32(yi), x=jnp.asarray(xi))
+
+    sm = make_tracker("rls-sm", 3, capacity=6, refactor_every=4)
+    a = jnp.asarray(x.T @ x)
+    stale = sm.init(params)._replace(a=a, a_inv=jnp.eye(3) * 7.0)  # a_inv out of date
+    due = sm.refresh(stale, hist, None, jnp.int32(3), params)  # (3 + 1) % 4 == 0
+    np.testing.assert_allclose(np.asarray(due.a_inv), np.linalg.inv(0.5 * np.eye(3) + x.T @ x),
+                               rtol=1e-4, atol=1e-5)
+    idle = sm.refresh(stale, hist, None, jnp.int32(4), params)
+    np.testing.assert_array_equal(np.asarray(idle.a_inv), np.eye(3) * 7.0)
+
+    svrg = make_tracker("svrg", 3, capacity=6)
+    theta = np.array([0.5, -1.0, 2.0], np.float32)
+    state = svrg.init(params)._replace(theta=jnp.asarray(theta), mu=jnp.ones(3))
+    due = svrg.refresh(state, hist, None, jnp.int32(7), params)  # t + 1 = 8
+    full = np.mean([-(yi - theta @ xi) * xi for xi, yi in zip(x, y)], axis=0)
+    np.testing.assert_allclose(np.asarray(due.snap), theta)
+    np.testing.assert_allclose(np.asarray(due.mu), full, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(np.asarray(due.theta), theta)
+    idle = svrg.refresh(state, hist, None, jnp.int32(8), params)  # t + 1 = 9
+    np.testing.assert_array_equal(np.asarray(idle.snap), np.zeros(3))
+    np.testing.assert_array_equal(np.asarray(idle.mu), np.ones(3))
