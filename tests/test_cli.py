@@ -923,3 +923,53 @@ def test_install_signal_handlers__all_three_set_and_the_wakeup_pipe_non_blocking
         for n, h in before.items():
             signal.signal(getattr(signal, n), h)
         signal.set_wakeup_fd(old_fd)
+
+
+def test_set__one_value_each_and_never_also_swept(capsys):
+    assert main(["run", "--set", "eta=0.01,0.1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "oslr: error: --set eta=0.01,0.1 gives 2 values; --set takes one (to sweep them, use "
+        "--grid eta=0.01,0.1).")
+    assert main(["run", "--set", "k=3", "--grid", "k=2,4"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("oslr: error: ['k'] both set to one value") and "\n" not in err
+
+
+def test_set__a_config_param_that_is_also_swept_is_refused(tmp_path, capsys):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('learners = ["ogd-full"]\n[params]\neta = 0.1\n')
+    assert main(["run", "--config", str(cfg), "--grid", "eta=0.01,0.1"]) == 2
+    assert "['eta'] both set to one value" in capsys.readouterr().err
+
+
+def test_backend__a_missing_jax_platform_is_one_line(capsys, monkeypatch):
+    import jax
+
+    def no_gpu():
+        raise AssertionError  # what jax raises for JAX_PLATFORMS=cuda without a GPU
+
+    monkeypatch.setattr(jax, "devices", no_gpu)
+    monkeypatch.setenv("JAX_PLATFORMS", "cuda")
+    for argv in (["run"], ["experiment", "kpm-pege", "--quick"], ["reproduce"]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err == (
+            "oslr: error: JAX cannot start the backend that JAX_PLATFORMS='cuda' asks for (no "
+            "such device or plugin here); unset JAX_PLATFORMS (or set it to cpu), or install the "
+            "jax build for that device.\n")
+    assert main(["list", "--json"]) == 0  # listing needs no backend
+
+
+def test_experiment__a_rerun_into_a_used_folder_says_its_files_are_replaced(tmp_path, capsys,
+                                                                          monkeypatch):
+    import oslr.experiments as ex
+
+    monkeypatch.setattr(ex, "run_experiment", lambda *a, **k: pd.DataFrame({"x": [1]}))
+    out = tmp_path / "d"
+    argv = ["experiment", "kpm-pege", "--quick", "--no-progress", "--json", "--out", str(out)]
+    assert main(argv) == 0
+    assert "earlier run" not in capsys.readouterr().err  # a new folder: nothing to replace
+    (out / "table.csv").write_text("old")
+    assert main(argv) == 0
+    assert capsys.readouterr().err == (
+        f"oslr: {out} holds files of an earlier run: each is replaced as this run writes it "
+        "(give another --out to keep them).\n")

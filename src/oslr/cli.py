@@ -77,6 +77,9 @@ def _parse_assignments(items: list[str] | None, multi: bool) -> dict[str, Any]:
         values = [_parse_value(v) for v in value.split(",") if v != ""]
         if not values:
             raise UsageError(f"no value given for {name!r}.")
+        if not multi and len(values) > 1:
+            raise UsageError(f"--set {item} gives {len(values)} values; --set takes one (to sweep "
+                             f"them, use --grid {item}).")
         out[name.strip()] = values if multi else values[0]
     return out
 
@@ -131,6 +134,7 @@ def _check_config_types(path: str, cfg: dict[str, Any]) -> None:
 def build_study(args: argparse.Namespace) -> dict[str, Any]:
     """Merge the default study, the TOML config and the flags (flags win)."""
     study = json.loads(json.dumps(DEFAULT_STUDY))
+    cfg: dict[str, Any] = {}
     if args.config or args.problem or args.learners:
         # the default study's learner settings belong to the default study only: a study the
         # user describes starts from the learners' own defaults
@@ -180,7 +184,12 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
         if study["params"].get("k") == DEFAULT_STUDY["params"]["k"]:
             study["params"]["k"] = min(study["params"]["k"], d)
     study["grid"] = {**study.get("grid", {}), **_parse_assignments(args.grid, multi=True)}
-    study["params"] = {**study.get("params", {}), **_parse_assignments(args.set, multi=False)}
+    given = _parse_assignments(args.set, multi=False)
+    study["params"] = {**study.get("params", {}), **given}
+    both = sorted((set(given) | set(cfg.get("params", {}))) & set(study["grid"]))
+    if both:
+        raise UsageError(f"{both} both set to one value (--set or [params]) and swept (--grid or "
+                         f"[grid]); give each parameter one or the other.")
     return study
 
 
@@ -588,6 +597,9 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     # one writer per --out; each file is replaced whole (a kill leaves none half-written) and
     # a rerun makes every file again (only the arena's finished cells are kept and reused)
     made = not out.exists()
+    if not made and any(p.name != atomic.FolderLock.NAME for p in out.iterdir()):
+        print(f"oslr: {out} holds files of an earlier run: each is replaced as this run writes "
+              "it (give another --out to keep them).", file=sys.stderr)
     try:
         with atomic.FolderLock(out, "--out"):
             df = run_experiment(args.name, dataset, args.runs, args.seed, out, args.quick,
@@ -830,6 +842,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         _import_plugins(getattr(args, "imports", None))
+        if args.func in (cmd_run, cmd_experiment, cmd_reproduce):
+            _check_backend()
         return args.func(args)
     except (ValueError, KeyError, DataError, AtomicWriteError) as err:
         # bad input or a file that cannot be written: a clear message, no traceback
@@ -841,6 +855,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # one line, not JAX's stack
         print("\noslr: interrupted. " + _RESUME_NOTE, file=sys.stderr)
         return 130
+
+
+def _check_backend() -> None:
+    """One line, not JAX's traceback, when JAX_PLATFORMS names a backend this machine lacks."""
+    import jax
+
+    try:
+        jax.devices()
+    except (RuntimeError, AssertionError) as err:
+        wanted = os.environ.get("JAX_PLATFORMS", "")
+        why = str(err).split("\n")[0] or "no such device or plugin here"
+        raise UsageError(f"JAX cannot start the backend that JAX_PLATFORMS={wanted!r} asks for "
+                         f"({why}); unset JAX_PLATFORMS (or set it to cpu), or install the "
+                         "jax build for that device.") from None
 
 
 #: what the interrupt message says about resuming (`cmd_run` names its folder)
