@@ -3,8 +3,9 @@
 `python -m benchmarks.anchor_ratios [--runs ...] [--horizon T] [--repeats N] [--out DIR]` times,
 for ogd-full, linucb and ftpsl, the oslr program of the throughput row (the compiled chunk of
 `runs` runs over T rounds, as `oslr.simulate` runs it) and the same study in batched NumPy
-float64 and float32 and in numba (float64, `prange` over runs; its compilation is a warm-up call
-outside the timing), all in this one process, timed in turn, with wall and process CPU time.
+float64 and float32, in numba (float64, `prange` over runs; its compilation is a warm-up call
+outside the timing) and as a plain JAX scan over batched runs (`benchmarks.plain_jax`, compiled
+in its warm-up call), all in this one process, timed in turn, with wall and process CPU time.
 Each row reports run-rounds per second of every side by CPU time and by wall time, the best
 alternative, and oslr / best (on a CPU by CPU time: the machine is shared, and XLA and numba both
 use every core, so CPU seconds compare the work; on an accelerator by wall time). Writes
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks import anchors
+from benchmarks import anchors, plain_jax
 from benchmarks.cases import BY_NAME
 from benchmarks.machine import machine
 from benchmarks.throughput import jax_program, markdown_table, timed_in_turn
@@ -35,6 +36,7 @@ def measure(name: str, runs: int, horizon: int, repeats: int) -> dict:
     calls = {"oslr": jax_program(BY_NAME[name], runs, horizon)["call"],
              "numpy_f64": anchors.numpy_batched(name, runs, horizon, np.float64),
              "numpy_f32": anchors.numpy_batched(name, runs, horizon, np.float32)}
+    calls["jax_plain"] = plain_jax.plain_batched(name, runs, horizon)
     numba_call = anchors.numba_batched(name, runs, horizon)
     if numba_call is not None:
         numba_call()  # compiles
@@ -58,21 +60,25 @@ def compare(row: dict, clock: str) -> dict:
     launches its kernels) and oslr's rate over it by both clocks."""
     sides = [k[:-4] for k in row if k.endswith("_cpu") and k != "oslr_cpu"]
     best = max(sides, key=lambda s: row[f"{s}_{clock}"])
-    return {**row, "best_alternative": best, "compared_by": clock,
-            "oslr_over_best_cpu": round(row["oslr_cpu"] / row[f"{best}_cpu"], 2),
-            "oslr_over_best_wall": round(row["oslr_wall"] / row[f"{best}_wall"], 2)}
+    out = {**row, "best_alternative": best, "compared_by": clock,
+           "oslr_over_best_cpu": round(row["oslr_cpu"] / row[f"{best}_cpu"], 2),
+           "oslr_over_best_wall": round(row["oslr_wall"] / row[f"{best}_wall"], 2)}
+    if "jax_plain_cpu" in row:  # (rows measured before the plain JAX side have none)
+        out["oslr_over_jax_plain"] = round(row[f"oslr_{clock}"] / row[f"jax_plain_{clock}"], 2)
+    return out
 
 
 def to_markdown(rows: list[dict], stamp: dict) -> str:
     return "\n".join([
-        "# oslr against batched NumPy and numba\n",
+        "# oslr against batched NumPy, numba and a plain JAX scan\n",
         f"`python -m benchmarks.anchor_ratios`, {_stamp_text(stamp)}.\n",
         "Run-rounds per second of the whole study (stream, learner, running metrics with 50 "
         "checkpoint copies), each side timed in turn in one process, median of the repeats; "
         "`_cpu` by process CPU time, `_wall` by wall time. `benchmarks/anchors.py` says what "
         "every side computes per run-round. oslr_over_best: oslr's rate over the best "
         "alternative's, chosen by `compared_by` (CPU time on a CPU; wall time on an accelerator, "
-        "where the NumPy and numba sides run on the host's cores).\n",
+        "where the NumPy and numba sides run on the host's cores); oslr_over_jax_plain: oslr's "
+        "rate over the plain JAX scan's (`benchmarks/plain_jax.py`) by the same clock.\n",
         markdown_table(rows)])
 
 

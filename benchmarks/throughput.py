@@ -7,7 +7,8 @@ memory the compiled program holds (arguments + outputs + scratch, from XLA's buf
 achieved GFLOP/s from the case's cost model as a percentage of the matmul peak measured in the
 same run; the same rate and peak allocation (tracemalloc) for the one-run float64 NumPy loop and
 the peer, and the ratios. Where `benchmarks.anchors` has them (issue 26), the same study batched
-across runs in NumPy float64 and float32 and in numba, timed in turn with the oslr program:
+across runs in NumPy float64 and float32 and in numba, and for the headline rows as a plain JAX
+scan (`benchmarks.plain_jax`, issue 36), timed in turn with the oslr program:
 run-rounds/s of each by process CPU time on a CPU (by wall time on an accelerator, where they run
 on the host), the best alternative and oslr's rate over it. Nothing here is asserted.
 """
@@ -23,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import oslr
-from benchmarks import anchors
+from benchmarks import anchors, plain_jax
 from benchmarks.cases import Case
 from benchmarks.harness import idle_make
 from oslr import metrics, sim
@@ -143,6 +144,8 @@ def anchor_calls(learner: str, runs: int, horizon: int) -> dict:
         numba_call = anchors.numba_batched(learner, runs, horizon)
         if numba_call is not None:
             calls["numba"] = numba_call
+    if learner in plain_jax.NAMES:
+        calls["jax_plain"] = plain_jax.plain_batched(learner, runs, timed)
     for call in calls.values():
         call()  # warm-up (numba compiles here)
     return calls
@@ -150,7 +153,7 @@ def anchor_calls(learner: str, runs: int, horizon: int) -> dict:
 
 #: the alternatives of a row, in the order of its columns; rows of more runs skip them (a NumPy
 #: FTPSL of 65,536 runs would take most of an hour)
-ANCHOR_SIDES = ("numpy_f64", "numpy_f32", "numba")
+ANCHOR_SIDES = ("numpy_f64", "numpy_f32", "numba", "jax_plain")
 ANCHOR_MAX_RUNS = 4096
 
 
@@ -201,6 +204,9 @@ def bench_case(case: Case, runs: int, horizon: int, repeats: int, peak_gflops: f
             row[f"{s_}_{clock}"] for s_ in numpys), 2)
         if "numba" in alternatives:
             row["oslr_over_numba"] = round(row["oslr_" + clock] / row[f"numba_{clock}"], 2)
+        if "jax_plain" in alternatives:
+            row["oslr_over_jax_plain"] = round(row["oslr_" + clock] / row[f"jax_plain_{clock}"],
+                                               2)
     if case.peers:
         row["peers"] = [
             {"peer": name, "rounds_per_s": None, "mem_mb": None, "ratio": None,
@@ -228,7 +234,8 @@ def _peers_text(row: dict) -> str:
 
 def missed_targets(row: dict) -> list[str]:
     """The issues' targets (2-core CPU) this row misses: >= 1.5x the best batched NumPy
-    (float64 or float32) where written, >= 1x numba where written, a LinUCB harness share (CPU)
+    (float64 or float32) where written, >= 1x numba and >= 1x a plain JAX scan (issue 36) where
+    written, a LinUCB harness share (CPU)
     <= 0.25 (issue 26); >= 10x its one-run NumPy loop for every learner
     (foster-hedge and ftpsl: >= 20x); LinUCB >= 100x NumPy and >= 500x river's LinUCB;
     linear-algebra learners >= 25% of the peak."""
@@ -238,6 +245,9 @@ def missed_targets(row: dict) -> list[str]:
         missed.append(f"{over_numpy}x batched NumPy < 1.5x")
     if over_numba is not None and not over_numba >= 1.0:
         missed.append(f"{over_numba}x numba < 1x")
+    over_plain = row.get("oslr_over_jax_plain")
+    if over_plain is not None and not over_plain >= 1.0:
+        missed.append(f"{over_plain}x a plain JAX scan < 1x")
     if row["learner"] == "linucb" and not row.get("harness_share_cpu", 0.0) <= 0.25:
         missed.append(f"harness share {row['harness_share_cpu']} > 0.25")
     if not row["ratio"] >= 10:
@@ -271,7 +281,7 @@ def rows_markdown(rows: list[dict], notes: dict[str, str]) -> str:
     clock = "wall" if any("oslr_wall" in r for r in rows) else "cpu"
     cols = ["learner", "family", "d", "k", "T", "runs", f"oslr_{clock}",
             *(f"{side}_{clock}" for side in ANCHOR_SIDES), "best_alternative", "oslr_over_best",
-            "compile_s", "jax_run_rounds_per_s", "jax_mem_mb", "numpy_rounds_per_s",
+            "oslr_over_jax_plain", "compile_s", "jax_run_rounds_per_s", "jax_mem_mb", "numpy_rounds_per_s",
             "numpy_mem_mb", "ratio", "harness_share", "harness_share_cpu", "kind", "gflops",
             "pct_peak", "peers", "targets"]
     table, misses = [], []

@@ -239,3 +239,28 @@ def test_rounds__float32_actions_and_forms_are_recorded_in_float64_mode_dtype():
         rnd.observe(jnp.zeros(5, bool), jnp.ones((1, 5), jnp.float32))
         rnd.commit(0.0)
         assert rnd._record.forms.dtype == jnp.float64
+
+
+def _observe_jaxpr(budget, traced: bool) -> str:
+    def observe(x, mask, b):
+        rnd = PredictionRound(StreamExample(x=x, y=jnp.float32(0.0), y_clean=jnp.float32(0.0)),
+                              b if traced else budget)
+        return rnd.observe(mask)
+
+    return str(jax.make_jaxpr(observe)(jnp.ones(6), jnp.ones(6, bool), jnp.int32(budget)))
+
+
+def test_prediction_round__a_static_budget_covering_every_coordinate_costs_no_truncation():
+    """ogd-full's budget d is a Python int: the round skips the prefix-sum truncation (a matrix
+    product that stops XLA fusing the observation into the prediction); a traced budget, or a
+    static one below d, still truncates."""
+    assert "dot_general" not in _observe_jaxpr(6, traced=False)
+    assert "dot_general" not in _observe_jaxpr(np.int64(9), traced=False)
+    assert "dot_general" in _observe_jaxpr(6, traced=True)
+    assert "dot_general" in _observe_jaxpr(5, traced=False)
+    rnd = PredictionRound(_example(), budget=np.int32(5))
+    assert np.asarray(rnd.observe(jnp.ones(5, bool))).tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+    rnd.commit(0.0)
+    assert not bool(rnd._record.over_budget) and int(rnd._record.n_queried) == 5
+    rnd = PredictionRound(_example(), budget=4)  # static, one short: the last one dropped
+    assert np.asarray(rnd.observe(jnp.ones(5, bool))).tolist() == [1.0, 2.0, 3.0, 4.0, 0.0]

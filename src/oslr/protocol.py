@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 
 from oslr.primitives.prefix import prefix_sums
 from oslr.types import (
@@ -87,9 +88,19 @@ def _round_index(t: Array | None) -> Array:
     return jnp.zeros((), jnp.int32) if t is None else jnp.asarray(t, jnp.int32)
 
 
-def _truncate(mask: Array, allowed: Array) -> Array:
-    """Keep the first `allowed` True entries of `mask` (index order)."""
+def _truncate(mask: Array, allowed: Array | int) -> Array:
+    """Keep the first `allowed` True entries of `mask` (index order). A static `allowed` (a
+    Python or NumPy integer: a budget that does not depend on the params) of at least the mask's
+    length keeps it whole with no work, so that XLA fuses the observation into what follows."""
+    if isinstance(allowed, (int, np.integer)) and allowed >= mask.shape[-1]:
+        return mask
     return mask & (prefix_sums(mask) <= allowed)
+
+
+def _budget(budget: Array | int) -> Array | int:
+    """A static budget (Python or NumPy integer) stays static; anything else becomes int32."""
+    return int(budget) if isinstance(budget, (int, np.integer)) else jnp.asarray(budget,
+                                                                                 jnp.int32)
 
 
 class PredictionRound:
@@ -99,7 +110,7 @@ class PredictionRound:
         self.t = _round_index(t)
         self._x = example.x
         self._y = example.y
-        self._budget = jnp.asarray(budget, jnp.int32)
+        self._budget = _budget(budget)
         self._stage = 0
         self._record: PredictionRecord | None = None
         self._query = jnp.zeros(self.d, bool)
@@ -141,7 +152,7 @@ class PredictionRound:
             requested = requested + jnp.sum(nonzero, dtype=jnp.int32)
             values = jnp.where(keep_forms, forms @ self._x, 0.0)
             self._forms = jnp.where(keep_forms[:, None], forms, 0.0)
-        keep = _truncate(mask, self._budget - used)
+        keep = _truncate(mask, self._budget if forms is None else self._budget - used)
         self._query = keep
         self._n_queried = requested
         self._over = requested > self._budget
@@ -167,7 +178,7 @@ class LinearRound:
     def __init__(self, example: StreamExample, budget: Array, t: Array | None = None):
         self.t = _round_index(t)
         self._theta = -example.y * example.x
-        self._budget = jnp.asarray(budget, jnp.int32)
+        self._budget = _budget(budget)
         self._delay = example.delay
         self._record: LinearRecord | None = None
 

@@ -58,6 +58,8 @@ class Learner(NamedTuple):
       family: one of `FAMILIES`; decides which round type the harness builds.
       budget: `budget(params) -> () int32`, the number of observations the learner may make per
         round (features for `prediction`, support size for `linear`). The harness enforces it.
+        A budget that does not depend on the params may be a Python int: the harness then knows
+        it while tracing and skips the truncation when it covers every coordinate.
       name: registry name, for labels.
       check: optional `check(params, d)` on concrete (batched) params that raises ValueError with
         a clear message for values out of range; called by the simulator before any tracing.

@@ -78,8 +78,8 @@ def _ogd(d: int, max_k: int, full: bool, name: str) -> Learner:
         w = optax.projections.projection_l2_ball(w, params.radius)
         return OgdState(w=w.astype(float_dtype()), opt=opt)
 
-    def budget(params: OgdParams) -> Array:
-        return jnp.asarray(d, jnp.int32) if full else params.k
+    def budget(params: OgdParams) -> Array | int:
+        return d if full else params.k  # full: static, the protocol skips the truncation
 
     return Learner(init=init, step=step, family=PREDICTION, budget=budget, name=name)
 
