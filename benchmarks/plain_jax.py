@@ -175,20 +175,24 @@ def _ftpsl(runs: int, horizon: int):
     return study, (jnp.asarray(x_np), jnp.asarray(y_np))
 
 
+def program(name: str, runs: int, horizon: int):
+    """(study, data): `study(seed, *data)` runs study `name` (one of NAMES) over batched runs."""
+    if name == "ftpsl":
+        return _ftpsl(runs, horizon)
+    return {"ogd-full": _ogd, "linucb": _linucb}[name](runs, horizon), ()
+
+
 def plain_batched(name: str, runs: int, horizon: int, seed: int = 0):
     """`call()` running study `name` (one of NAMES) as one jitted scan over batched runs."""
-    if name == "ftpsl":
-        study, data = _ftpsl(runs, horizon)
-    else:
-        study, data = {"ogd-full": _ogd, "linucb": _linucb}[name](runs, horizon), ()
-    program = jax.jit(study)
+    study, data = program(name, runs, horizon)
+    program_ = jax.jit(study)
     seed_a = jnp.asarray(seed, jnp.uint32)
 
     def call():
-        out = jax.block_until_ready(program(seed_a, *data))
+        out = jax.block_until_ready(program_(seed_a, *data))
         return jax.tree.map(np.asarray, out)
 
     return call
 
 
-__all__ = ["NAMES", "plain_batched"]
+__all__ = ["NAMES", "plain_batched", "program"]

@@ -28,6 +28,34 @@ def test_benchmarks__missed_targets_name_each_miss():
         row = {"learner": learner, "ratio": 19.9, "kind": "vector", "pct_peak": 1.0}
         assert missed_targets(row) == ["19.9x NumPy < 20x"]
         assert missed_targets({**row, "ratio": 20.0}) == []
+    row = {"learner": "ogd-full", "ratio": 20.0, "kind": "vector", "pct_peak": 1.0}
+    assert missed_targets({**row, "oslr_over_jax_plain": 0.99}) == ["0.99x a plain JAX scan < 1x"]
+    assert missed_targets({**row, "oslr_over_jax_plain": 1.0}) == []
+
+
+def test_hlo_ops__counts_a_loop_body_per_round_and_inner_loops_per_trip():
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    from benchmarks.hlo_ops import count, parse, round_loop, summary
+
+    def inner(v):  # 3 trips of a sort (one op the CPU backend cannot fuse away)
+        return lax.fori_loop(0, 3, lambda j, u: jnp.sort(u * 1.5), v)
+
+    def study(x):
+        return lax.fori_loop(0, 11, lambda i, v: inner(jnp.sort(v) - 1.0), x)
+
+    hlo = jax.jit(study).lower(jnp.arange(8.0)).compile().as_text()
+    comps, entry = parse(hlo)
+    body, trips = round_loop(comps, entry, 11)
+    assert trips == 11
+    ops = count(comps, body)
+    assert ops["sort"] == 1 + 3 and ops["while"] == 1  # the inner loop's sort once per trip
+    row = summary(hlo, 11)
+    assert row["sort"] == 4 and row["control"] == 1 and row["ops_per_round"] >= 5
+    with pytest.raises(ValueError, match="no loop of 12 rounds"):
+        summary(hlo, 12)
 
 
 def _check_rows(rows, learners):
