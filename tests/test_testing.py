@@ -123,3 +123,43 @@ def test_example_problem__sizes():
     assert (sphere.d, arms.d, arms.n_arms, tiny.d) == (6, 6, 5, 2)
     assert (stream.name, stream.d, int(spp.k)) == ("sparse-linear", 7, 2)
     assert LEARNERS["ogd-full"].family == "prediction"
+
+
+def _toy_learner():
+    """A learner whose initial state is drawn from its key and scaled by its params (a ()
+    float), queries nothing and predicts w[0]."""
+    from oslr.types import PREDICTION, Learner
+
+    def init(key, p):
+        return {"w": p * jax.random.normal(key, (2,))}
+
+    def step(key, state, rnd, p):
+        rnd.observe(jnp.zeros(2, bool))
+        rnd.commit(state["w"][0])
+        return state
+
+    return Learner(init=init, step=step, family=PREDICTION, budget=lambda p: 0, name="toy")
+
+
+def test_check_state_stable__builds_the_init_state_from_the_params():
+    problem, pp = oslr.make_problem("sparse-linear", d=2, k=1)
+    testing.check_state_stable(_toy_learner(), jnp.float32(2.0), problem, pp)  # (eval_shape)
+
+
+def test_check_jit_matches_eager__the_eager_init_draws_from_run_1s_key(monkeypatch):
+    """The jitted episode is run 1 of seed 0: the eager side's init gets run 1's init key (the
+    compiled side is faked here; the slow test above runs it)."""
+    from oslr.rollout import LEARNER_INIT, run_keys
+    from oslr.types import StreamExample
+
+    seen = []
+    toy = _toy_learner()
+    spy = toy._replace(init=lambda key, p: seen.append(np.asarray(jax.random.key_data(key)))
+                       or toy.init(key, p))
+    example = StreamExample(x=jnp.ones((1, 2)), y=jnp.ones(1), y_clean=jnp.ones(1))
+    monkeypatch.setattr(testing, "stream", lambda *a: example)
+    monkeypatch.setattr(testing, "_runner", lambda *a, **k: (lambda *args: (None, None),))
+    with pytest.raises(Exception):  # the faked compiled side cannot match
+        testing.check_jit_matches_eager(spy, jnp.float32(1.0), None, None, n_rounds=1, n_eager=1)
+    want = jax.random.key_data(run_keys(jnp.uint32(0), 1)[LEARNER_INIT])
+    assert len(seen) == 1 and np.array_equal(seen[0], np.asarray(want))
