@@ -406,7 +406,7 @@ def test_checkpoint__every_round_damaged_is_refused_naming_each(tmp_path):
 def test_checkpoint__another_runtime_resumes_with_a_one_line_warning(tmp_path, monkeypatch):
     args, run, folder, whole = _two_rounds(tmp_path)
     real = sim.runtime()
-    assert set(real) == {"jax", "jaxlib", "backend", "device_kind", "xla_flags"}
+    assert set(real) == {"jax", "jaxlib", "backend", "device_kind", "xla_flags", "x64"}
     assert real["xla_flags"] == os.environ.get("XLA_FLAGS", "")
     monkeypatch.setattr(sim, "runtime", lambda: {**real, "xla_flags": "--other"})
     with pytest.warns(RuntimeWarning, match=r"saved by another runtime \(xla_flags .* -> "

@@ -53,11 +53,15 @@ def test_run__toml_config(tmp_path, capsys):
         'problem = "linear-bandit"\nlearners = ["eps-greedy"]\nhorizon = 80\nruns = 3\n'
         '[problem_options]\nd = 4\nn_arms = 5\n[grid]\neps = [0.05, 0.2]\n'
     )
-    assert main(["run", "--config", str(cfg), "--out", str(tmp_path / "o"), "--json",
-                 "--no-progress", "--no-plot"]) == 0
+    argv = ["run", "--config", str(cfg), "--out", str(tmp_path / "o"), "--json",
+            "--no-progress", "--no-plot"]
+    assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
     assert {r["metric"] for r in summary} == {"pseudo_regret"}
     assert len(summary) == 2
+    config = json.loads((tmp_path / "o" / "config.json").read_text())  # provenance
+    assert config["command"] == "oslr " + " ".join(argv)
+    assert config["runtime"]["x64"] is False and config["runtime"]["backend"] == "cpu"
 
 
 @pytest.mark.parametrize(
@@ -973,3 +977,33 @@ def test_experiment__a_rerun_into_a_used_folder_says_its_files_are_replaced(tmp_
     assert capsys.readouterr().err == (
         f"oslr: {out} holds files of an earlier run: each is replaced as this run writes it "
         "(give another --out to keep them).\n")
+
+
+def test_info__versions_backend_devices_x64_and_memory(capsys):
+    assert main(["info", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["runtime"]["x64"] is False and data["runtime"]["backend"] == "cpu"
+    assert main(["info"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"oslr {data['oslr']} (commit {data['commit']}")
+    assert lines[2] == "backend cpu (cpu), float64 mode off, XLA_FLAGS " + (
+        data["runtime"]["xla_flags"] or "(none)")
+    assert lines[3] == "device 0: cpu cpu" and lines[4].startswith("host: ")
+    assert lines[5].startswith("packages: optax ")
+
+
+def test_experiment__config_json_records_the_command_and_the_runtime(tmp_path, capsys,
+                                                                    monkeypatch):
+    import oslr.experiments as ex
+
+    monkeypatch.setattr(ex, "run_experiment", lambda *a, **k: pd.DataFrame({"x": [1]}))
+    out = tmp_path / "d"
+    argv = ["experiment", "kpm-pege", "--quick", "--no-progress", "--seed", "4", "--out",
+            str(out)]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"config.json to {out}")
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["command"] == "oslr " + " ".join(argv)
+    assert (cfg["experiment"], cfg["seed"], cfg["quick"], cfg["runs"]) == ("kpm-pege", 4, True,
+                                                                           None)
+    assert cfg["runtime"]["x64"] is False and "jaxlib" in cfg["runtime"]

@@ -28,7 +28,9 @@ def test_commit__outside_a_git_checkout_says_so_with_the_version(monkeypatch, er
     monkeypatch.setattr(provenance.subprocess, "run", fail)
     assert provenance.commit() == {
         "commit": f"unknown (oslr {oslr.__version__}, not a git checkout)", "dirty": None}
-    assert provenance.stamp() == {"oslr": oslr.__version__, **provenance.commit()}
+    st = provenance.stamp()
+    assert {k: st[k] for k in ("oslr", "commit", "dirty")} == {"oslr": oslr.__version__,
+                                                              **provenance.commit()}
 
 
 def test_commit__dirty_when_git_lists_a_change(monkeypatch):
@@ -48,3 +50,34 @@ def test_commit__dirty_when_git_lists_a_change(monkeypatch):
     assert list(provenance.stamp())[0] == "oslr"
     outputs = itertools.cycle(["abc\n", "\n"])  # nothing listed: clean
     assert provenance.commit() == {"commit": "abc", "dirty": False}
+
+
+def test_runtime__versions_backend_and_the_float64_mode():
+    import jax
+    import jaxlib
+
+    from tests.helpers import x64
+
+    rt = provenance.runtime()
+    assert rt == {"jax": jax.__version__, "jaxlib": jaxlib.__version__,
+                  "backend": jax.devices()[0].platform,
+                  "device_kind": jax.devices()[0].device_kind,
+                  "xla_flags": rt["xla_flags"], "x64": bool(jax.config.jax_enable_x64)}
+    with x64():
+        assert provenance.runtime()["x64"] is True
+
+
+def test_stamp_and_info__what_a_result_folder_and_a_bug_report_record():
+    import platform
+
+    import numpy as np
+
+    st = provenance.stamp()
+    assert set(st) == {"oslr", "commit", "dirty", "python", "numpy", "runtime"}
+    assert st["python"] == platform.python_version() and st["numpy"] == np.__version__
+    data = provenance.info()
+    assert {k: data[k] for k in st if k != "dirty"} == {k: st[k] for k in st if k != "dirty"}
+    assert data["devices"][0]["platform"] == st["runtime"]["backend"]
+    assert data["cpu_count"] >= 1 and data["host_memory_gb"] > 0
+    assert data["packages"]["optax"] is not None  # a dependency: always installed
+    assert set(data["packages"]) == set(provenance._INFO_PACKAGES)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -320,6 +321,28 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_info(args: argparse.Namespace) -> int:
+    from oslr.provenance import info
+
+    data = info()
+    if args.json:
+        print(json.dumps(data, indent=1))
+        return 0
+    rt = data.pop("runtime")
+    print(f"oslr {data['oslr']} (commit {data['commit']}{', with changes' if data['dirty'] else ''})")
+    print(f"python {data['python']}, numpy {data['numpy']}, jax {rt['jax']}, jaxlib {rt['jaxlib']}")
+    print(f"backend {rt['backend']} ({rt['device_kind']}), float64 mode "
+          f"{'on' if rt['x64'] else 'off'}, XLA_FLAGS {rt['xla_flags'] or '(none)'}")
+    for dev in data["devices"]:
+        mem = "" if dev["memory_gb"] is None else f", {dev['memory_gb']} GiB"
+        print(f"device {dev['id']}: {dev['platform']} {dev['kind']}{mem}")
+    host = data["host_memory_gb"]
+    print(f"host: {data['cpu_count']} cores" + ("" if host is None else f", {host} GiB memory"))
+    print("packages: " + ", ".join(f"{k} {v or '(not installed)'}"
+                                   for k, v in data["packages"].items()))
+    return 0
+
+
 def _show(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
@@ -494,8 +517,8 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
                  "batch_runs": batch, "looks": look}
         # before save_study, whose config.json marks the folder complete
         atomic.write_frame_atomic(out / "until.csv", decision)
-    files = report.save_study(results, out, config=study, plot=not args.no_plot, axes=args.axes,
-                              compare_to=compare_to)
+    files = report.save_study(results, out, config={**study, "command": args.command_line},
+                              plot=not args.no_plot, axes=args.axes, compare_to=compare_to)
     if decision is not None:
         files["until.csv"] = out / "until.csv"
     # every file is on disk (each written crash-safely, config.json last): only now may the
@@ -604,6 +627,13 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         with atomic.FolderLock(out, "--out"):
             df = run_experiment(args.name, dataset, args.runs, args.seed, out, args.quick,
                                 not args.no_progress, **options)
+            from oslr.provenance import stamp
+
+            config = {"experiment": args.name, "dataset": dataset, "runs": args.runs,
+                      "seed": args.seed, "quick": args.quick, "options": options,
+                      "command": args.command_line, **stamp()}
+            atomic.write_text_atomic(out / "config.json", json.dumps(config, indent=1,
+                                                                     default=str))
     except ValueError:  # UsageError too
         # refused by the experiment's own checks before it wrote anything: the folder made
         # for the lock goes again, as if it had never been made
@@ -622,7 +652,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             shown = shown[shown["n"] == shown["n"].max()]
         cols = [c for c in _SUMMARY_COLUMNS if c in shown]
         print(shown[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    files = ", ".join(f.format(dataset=dataset) for f in spec.all_files)
+    files = ", ".join([*(f.format(dataset=dataset) for f in spec.all_files), "config.json"])
     print(f"\nwrote {files} to {out}")
     return 0
 
@@ -746,6 +776,11 @@ def make_parser() -> argparse.ArgumentParser:
                         help="import a module that registers learners (oslr.register_learner)")
     p_list.set_defaults(func=cmd_list)
 
+    p_info = sub.add_parser("info", help="versions, backend, devices, float64 mode and memory "
+                                         "(for a bug report or a job's log)")
+    p_info.add_argument("--json", action="store_true", help="print JSON")
+    p_info.set_defaults(func=cmd_info)
+
     p_run = sub.add_parser("run", help="run a regret study (a small default one without flags)")
     p_run.add_argument("--config", help="TOML study file (flags override it)")
     p_run.add_argument("--import", dest="imports", action="append", metavar="MODULE",
@@ -837,6 +872,7 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
+    args.command_line = shlex.join(["oslr", *(sys.argv[1:] if argv is None else argv)])
     from oslr.atomic import AtomicWriteError
     from oslr.problems.datasets import DataError
 

@@ -41,6 +41,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from oslr import atomic, metrics
 from oslr.checks import check_integral, check_positive_int, check_seed
+from oslr.provenance import runtime
 from oslr.result import SimResult, record
 from oslr.rollout import exact_matmuls, init_run, play, run_keys
 from oslr.types import NO_REQUIREMENTS, PREDICTION, Learner, Problem, PyTree
@@ -299,16 +300,6 @@ def _saved_rounds(folder: Path) -> list[int]:
         return []
     return sorted(int(m.group(1)) for f in folder.iterdir()
                   if (m := re.fullmatch(r"checkpoint-(\d+)\.npz", f.name)))
-
-
-def runtime() -> dict:
-    """What a compiled study's numbers depend on besides its settings: the jax and jaxlib
-    versions, the backend, the device kind and the XLA flags (recorded in every checkpoint)."""
-    import jaxlib
-
-    dev = jax.devices()[0]
-    return {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "backend": dev.platform,
-            "device_kind": dev.device_kind, "xla_flags": os.environ.get("XLA_FLAGS", "")}
 
 
 def _blocks_digest(blocks: dict) -> str:
