@@ -227,12 +227,15 @@ def _changed(setting):
         pp = dataclasses.replace(pp, sigma=pp.sigma * 2)
     elif setting == "problem":
         problem, pp = oslr.make_problem("agnostic", d=8, k=2)
+    elif setting == "problem-name":  # the same functions under another name
+        problem = problem._replace(name="another")
     return learner, params, problem, pp, kw
 
 
 @pytest.mark.parametrize("setting", [
     "horizon", "runs", "seed", "run_offset", "unroll", "n_checkpoints", "track_stats",
-    "learner", "learner-name", "static-option", "params", "problem-params", "problem"])
+    "learner", "learner-name", "static-option", "params", "problem-params", "problem",
+    "problem-name"])
 def test_checkpoint__of_other_settings_is_refused(tmp_path, setting):
     learner, params, problem, pp, kw = _changed(None)
     oslr.simulate(learner, problem, params, pp, **kw, checkpoint_path=tmp_path)

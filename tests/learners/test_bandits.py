@@ -18,6 +18,7 @@ def test_eps_greedy__matches_float64_reference_with_same_draws():
     d, n_arms = 5, 6
     problem, pp = oslr.make_problem("linear-bandit", d=d, n_arms=n_arms)
     learner, params = oslr.make("eps-greedy", d=d, eps=0.2)
+    assert learner.name == "eps-greedy" and learner.requires.replay  # labels; OBD replay
     _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(4), 2, params, pp)
     exs = stream(problem, pp, 4, 2, T)
     keys = learner_keys(4, 2, T)
