@@ -8,6 +8,7 @@ Public API:
     build_params, ProblemSpec, ExperimentSpec,
     ExperimentArgs
   simulate, sweep, grid_params, stack_params, SimResult   simulator
+  load, merge, SavedStudy                             a finished study's folder, read back
   Learner, Problem, Requirements                      contracts (see oslr.types, oslr.protocol)
 
 `import oslr` is light (no JAX): each name is imported from its module on first use (PEP 562),
@@ -26,6 +27,7 @@ _EXPORTS = {
                      "register_experiment", "register_learner", "register_problem"],
                     "oslr.registry"),
     "SimResult": "oslr.result",
+    **dict.fromkeys(["SavedStudy", "load", "merge"], "oslr.saved"),
     **dict.fromkeys(["grid_params", "simulate", "stack_params", "sweep"], "oslr.sim"),
     **dict.fromkeys(["ExperimentArgs", "ExperimentSpec", "LearnerSpec", "Option", "ProblemSpec",
                      "build_params", "param", "register_params"], "oslr.spec"),
@@ -39,6 +41,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
         list_learners, list_problems, make, make_problem, register_experiment,
         register_learner, register_problem)
     from oslr.result import SimResult  # noqa: F401
+    from oslr.saved import SavedStudy, load, merge  # noqa: F401
     from oslr.sim import grid_params, simulate, stack_params, sweep  # noqa: F401
     from oslr.spec import (  # noqa: F401
         ExperimentArgs, ExperimentSpec, LearnerSpec, Option, ProblemSpec, build_params, param,
@@ -81,13 +84,16 @@ __all__ = [
     "ProblemSpec",
     "Requirements",
     "ProtocolError",
+    "SavedStudy",
     "SimResult",
     "build_params",
     "grid_params",
     "list_learners",
     "list_problems",
+    "load",
     "make",
     "make_problem",
+    "merge",
     "param",
     "register_experiment",
     "register_learner",

@@ -321,6 +321,48 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plot(args: argparse.Namespace) -> int:
+    """Figures of a saved study: regret against t, or with --against the regret at T against a
+    swept parameter (one panel per learner), to --out (PNG, PDF or SVG by its suffix)."""
+    from oslr.saved import load
+
+    study = load(args.folder)
+    default = f"final_vs_{args.against}.png" if args.against else "regret.png"
+    out = Path(args.out) if args.out else study.path / default
+    if args.against:
+        study.plot_final(args.against, out, metric=args.metric)
+    else:
+        study.plot(out, metric=args.metric, axes=args.axes)
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """The paired comparison of a saved study's entries (per-run finals, common random
+    numbers), printed or as JSON."""
+    from oslr.saved import load
+
+    table = load(args.folder).compare(args.to, metric=args.metric)
+    if args.json:
+        print(table.to_json(orient="records", indent=1))
+    else:
+        cols = ["name", "metric", "mean", "diff", "diff_low", "diff_high", "p_holm", "ahead",
+                "behind", "verdict"]
+        print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Join saved studies of the same settings run with other seeds into --out."""
+    from oslr.saved import merge
+
+    merged = merge(args.folders, args.out)
+    n = merged.config["runs"]
+    print(f"merged {len(args.folders)} folders ({n} runs per entry, seeds "
+          f"{merged.config['seed']}) into {merged.path}")
+    return 0
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     from oslr.provenance import info
 
@@ -330,7 +372,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         return 0
     rt = data.pop("runtime")
     print(f"oslr {data['oslr']} (commit {data['commit']}{', with changes' if data['dirty'] else ''})")
-    print(f"python {data['python']}, numpy {data['numpy']}, jax {rt['jax']}, jaxlib {rt['jaxlib']}")
+    print(f"python {data['python']}, numpy {data['numpy']}, jax {rt['jax']}, "
+          f"jaxlib {rt['jaxlib']}")
     print(f"backend {rt['backend']} ({rt['device_kind']}), float64 mode "
           f"{'on' if rt['x64'] else 'off'}, XLA_FLAGS {rt['xla_flags'] or '(none)'}")
     for dev in data["devices"]:
@@ -780,6 +823,30 @@ def make_parser() -> argparse.ArgumentParser:
                                          "(for a bug report or a job's log)")
     p_info.add_argument("--json", action="store_true", help="print JSON")
     p_info.set_defaults(func=cmd_info)
+
+    p_plot = sub.add_parser("plot", help="plot a saved study (regret against t, or the regret "
+                                         "at T against a swept parameter)")
+    p_plot.add_argument("folder", help="a folder written by oslr run")
+    p_plot.add_argument("--against", metavar="PARAM",
+                        help="the regret at T against this swept parameter, a panel per learner")
+    p_plot.add_argument("--metric", help="regret quantity (default: the primary one)")
+    p_plot.add_argument("--axes", choices=["loglog", "linear", "logx"], default="loglog")
+    p_plot.add_argument("--out", help="figure file, .png/.pdf/.svg (default: in the folder)")
+    p_plot.set_defaults(func=cmd_plot)
+
+    p_cmp = sub.add_parser("compare", help="paired comparison of a saved study's learners")
+    p_cmp.add_argument("folder", help="a folder written by oslr run (or oslr merge)")
+    p_cmp.add_argument("--to", default="best",
+                       help="reference entry: a learner, 'learner [params]' or best (default)")
+    p_cmp.add_argument("--metric", help="regret quantity (default: the primary one)")
+    p_cmp.add_argument("--json", action="store_true", help="print JSON")
+    p_cmp.set_defaults(func=cmd_compare)
+
+    p_merge = sub.add_parser("merge", help="join saved studies of the same settings run with "
+                                           "other seeds (more runs later)")
+    p_merge.add_argument("folders", nargs="+", help="folders written by oslr run")
+    p_merge.add_argument("--out", required=True, help="folder for the merged per-run files")
+    p_merge.set_defaults(func=cmd_merge)
 
     p_run = sub.add_parser("run", help="run a regret study (a small default one without flags)")
     p_run.add_argument("--config", help="TOML study file (flags override it)")

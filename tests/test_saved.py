@@ -1,0 +1,188 @@
+"""Reading a finished study back (`oslr.saved`): every file round-trips, and what is recomputed
+from the per-run files equals what the study wrote or an independent recomputation."""
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+import oslr
+from oslr import report
+from oslr.cli import main
+from oslr.result import SimResult
+from oslr.saved import LoadError, load, merge
+
+R, C = 6, 4
+
+
+def _bandit(learner, regrets, grid=None, seed=0):
+    """A bandit SimResult whose pseudo-regret curve of run r is `regrets[g][r]` x (1, 2, 3, 4)
+    / 4 (so the final is regrets[g][r])."""
+    regrets = np.asarray(regrets, np.float64)  # (G, R)
+    grid = grid or [{}]
+    curves = {"pseudo_regret": regrets[:, :, None] * np.arange(1, C + 1) / C,
+              "reward": np.ones((len(grid), R, C)), "accepted": np.ones((len(grid), R, C))}
+    return SimResult(learner=learner, problem="linear-bandit", family="bandit", horizon=40,
+                     n_runs=R, seed=seed, ckpts=np.array([10, 20, 30, 40]), grid=grid,
+                     final={n: v[:, :, -1] for n, v in curves.items()}, curves=curves,
+                     params=SimpleNamespace(eps=np.array([p.get("eps", 0.1) for p in grid])))
+
+
+def _study(tmp_path, seed=0, name="s"):
+    rng = np.random.default_rng(seed)
+    base = rng.normal(10.0, 3.0, R)  # a shared run effect: the pairing matters
+    results = [_bandit("eps-greedy", [base + 1.0 + 0.1 * rng.normal(size=R),
+                                      base + 3.0 + 0.1 * rng.normal(size=R)],
+                       grid=[{"eps": 0.05}, {"eps": 0.2}], seed=seed),
+               _bandit("linucb", [base + rng.normal(0.0, 0.1, R)], seed=seed)]
+    out = tmp_path / name
+    report.save_study(results, out, config={"problem": "linear-bandit", "horizon": 40,
+                                            "runs": R, "seed": seed}, plot=False,
+                      compare_to="linucb")
+    return out, results
+
+
+def test_load__every_file_of_a_run_folder_round_trips(tmp_path):
+    out, results = _study(tmp_path)
+    (out / "extra.csv").write_text("a,b\n1,2\n")
+    (out / "fig.svg").write_text("<svg/>")
+    study = oslr.load(out)
+    assert study.kind == "run" and study.config == json.loads((out / "config.json").read_text())
+    for attr, name in (("summary", "summary.csv"), ("curves", "curves.csv"),
+                       ("runs", "runs.csv"), ("compare_table", "compare.csv")):
+        pd.testing.assert_frame_equal(getattr(study, attr), pd.read_csv(out / name))
+    pd.testing.assert_frame_equal(study.run_curves, pd.read_parquet(out / "runs.parquet"))
+    assert study.until is None
+    pd.testing.assert_frame_equal(study.tables["extra"], pd.DataFrame({"a": [1], "b": [2]}))
+    assert study.figures == [out / "fig.svg"]
+
+
+def test_saved_study__finals_and_compare_equal_the_studys_own(tmp_path):
+    out, results = _study(tmp_path)
+    study = load(out)
+    finals = study.finals()
+    want, metric = report.per_run_finals(results)
+    assert metric == "pseudo_regret" and list(finals) == list(want)
+    for name in want:
+        np.testing.assert_allclose(finals[name], want[name])
+    table = study.compare("linucb")
+    written = pd.read_csv(out / "compare.csv")
+    pd.testing.assert_frame_equal(table.drop(columns="metric"),
+                                  written.drop(columns="metric"), check_dtype=False)
+    # independently: a paired t test of eps=0.2 against linucb
+    d = finals["eps-greedy [eps=0.2]"] - finals["linucb"]
+    row = table.set_index("name").loc["eps-greedy [eps=0.2]"]
+    assert row["p"] == pytest.approx(sps.ttest_rel(finals["eps-greedy [eps=0.2]"],
+                                                    finals["linucb"]).pvalue, rel=1e-9)
+    assert row["diff"] == pytest.approx(d.mean()) and row["verdict"] == "worse"
+    with pytest.raises(LoadError, match="names none of the entries"):
+        study.compare("eps-greedy")  # two grid points: which one?
+
+
+def test_saved_study__final_against_the_swept_parameter(tmp_path):
+    out, _ = _study(tmp_path)
+    study = load(out)
+    table = study.final_vs("eps")
+    assert table["learner"].tolist() == ["eps-greedy", "eps-greedy"]  # linucb has no eps
+    assert table["eps"].tolist() == [0.05, 0.2] and (table["n_runs"] == R).all()
+    finals = study.finals()
+    for eps, row in zip((0.05, 0.2), table.itertuples()):
+        x = finals[f"eps-greedy [eps={eps:.4g}]"]
+        half = sps.t.ppf(0.975, R - 1) * x.std(ddof=1) / np.sqrt(R)
+        assert (row.mean, row.ci_low, row.ci_high) == pytest.approx(
+            (x.mean(), x.mean() - half, x.mean() + half))
+    with pytest.raises(LoadError, match=r"'k' was not swept; swept parameters: \['eps'\]"):
+        study.final_vs("k")
+
+
+def test_saved_study__figures_are_written_in_the_suffixs_format(tmp_path):
+    out, _ = _study(tmp_path)
+    study = load(out)
+    fig = study.plot_final("eps", tmp_path / "f.pdf")
+    assert (tmp_path / "f.pdf").read_bytes()[:4] == b"%PDF" and len(fig.axes) == 1
+    fig = study.plot(tmp_path / "r.svg", axes="linear")
+    assert b"<svg" in (tmp_path / "r.svg").read_bytes()[:400]
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.lines] == [
+        "eps-greedy [eps=0.05]", "eps-greedy [eps=0.2]", "linucb"]
+    np.testing.assert_allclose(ax.lines[2].get_ydata(), study.finals()["linucb"].mean()
+                               * np.arange(1, C + 1) / C)
+
+
+def test_saved_study__xarray_cube_entry_run_t(tmp_path):
+    xr = pytest.importorskip("xarray")
+    out, _ = _study(tmp_path)
+    ds = load(out).to_xarray()
+    assert isinstance(ds, xr.Dataset) and ds["value"].dims == ("entry", "run", "t")
+    assert ds.sizes == {"entry": 3, "run": R, "t": C}
+    np.testing.assert_allclose(ds["value"].sel(entry="linucb", t=40).values,
+                               load(out).finals()["linucb"])
+
+
+def test_merge__more_runs_of_the_same_study_compare_paired_over_seed_and_run(tmp_path):
+    a, _ = _study(tmp_path, seed=0, name="a")
+    b, _ = _study(tmp_path, seed=1, name="b")
+    merged = merge([a, b], tmp_path / "m")
+    assert merged.config["seed"] == [0, 1] and merged.config["runs"] == 2 * R
+    fa, fb, fm = load(a).finals(), load(b).finals(), merged.finals()
+    for name in fa:
+        np.testing.assert_allclose(fm[name], np.concatenate([fa[name], fb[name]]))
+    assert merged.compare("linucb").set_index("name").loc["linucb", "verdict"] == "reference"
+    with pytest.raises(LoadError, match="share runs of a seed"):
+        merge([a, a], tmp_path / "m2")
+    cfg = json.loads((b / "config.json").read_text())
+    (b / "config.json").write_text(json.dumps({**cfg, "horizon": 80}))
+    with pytest.raises(LoadError, match=r"another study than .* \(settings \['horizon'\] "
+                                        r"differ\)"):
+        merge([a, b], tmp_path / "m3")
+
+
+def test_load__refusals_name_the_folder_and_the_fix(tmp_path):
+    with pytest.raises(LoadError, match="is not a folder"):
+        load(tmp_path / "none")
+    (tmp_path / "u" / ".checkpoints").mkdir(parents=True)
+    with pytest.raises(LoadError, match="no config.json: not a finished study \\(an unfinished "
+                                        "`oslr run`: rerun the same command to resume it\\)"):
+        load(tmp_path / "u")
+    (tmp_path / "u" / "config.json").write_text("{")
+    with pytest.raises(LoadError, match="not valid JSON"):
+        load(tmp_path / "u")
+
+
+def test_cli__plot_compare_and_merge_saved_folders(tmp_path, capsys):
+    a, _ = _study(tmp_path, seed=0, name="a")
+    b, _ = _study(tmp_path, seed=1, name="b")
+    assert main(["compare", str(a), "--to", "linucb", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["verdict"] for r in rows] == ["better" if r["diff"] < 0 else "worse"
+                                            for r in rows[:2]] + ["reference"]
+    assert main(["plot", str(a), "--against", "eps"]) == 0
+    assert capsys.readouterr().out == f"wrote {a / 'final_vs_eps.png'}\n"
+    assert (a / "final_vs_eps.png").read_bytes()[:4] == b"\x89PNG"
+    assert main(["merge", str(a), str(b), "--out", str(tmp_path / "m")]) == 0
+    assert capsys.readouterr().out == (f"merged 2 folders ({2 * R} runs per entry, seeds [0, 1]) "
+                                       f"into {tmp_path / 'm'}\n")
+    assert main(["compare", str(tmp_path / "nowhere")]) == 2
+    assert capsys.readouterr().err == f"oslr: error: {tmp_path / 'nowhere'} is not a folder.\n"
+
+
+def test_load__an_experiment_folder_with_its_tables_and_config(tmp_path, capsys, monkeypatch):
+    import oslr.experiments as ex
+
+    def fake(name, dataset, runs, seed, out, *a, **k):
+        frame = pd.DataFrame({"learner": ["a"], "regret": [1.5]})
+        frame.to_csv(out / "kpm-pege.csv", index=False)
+        return frame
+
+    monkeypatch.setattr(ex, "run_experiment", fake)
+    out = tmp_path / "e"
+    assert main(["experiment", "kpm-pege", "--quick", "--no-progress", "--out", str(out)]) == 0
+    study = load(out)
+    assert study.kind == "experiment" and study.config["experiment"] == "kpm-pege"
+    pd.testing.assert_frame_equal(study.tables["kpm-pege"],
+                                  pd.DataFrame({"learner": ["a"], "regret": [1.5]}))
+    with pytest.raises(LoadError, match="no runs.csv: per-run values are written by `oslr run`"):
+        study.finals()
