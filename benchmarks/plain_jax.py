@@ -22,8 +22,6 @@ on the first call) and returns its final metrics (dict of (runs, ...) NumPy arra
 
 from __future__ import annotations
 
-import math
-
 import jax
 import jax.numpy as jnp
 import numpy as np

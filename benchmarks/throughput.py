@@ -281,8 +281,8 @@ def rows_markdown(rows: list[dict], notes: dict[str, str]) -> str:
     clock = "wall" if any("oslr_wall" in r for r in rows) else "cpu"
     cols = ["learner", "family", "d", "k", "T", "runs", f"oslr_{clock}",
             *(f"{side}_{clock}" for side in ANCHOR_SIDES), "best_alternative", "oslr_over_best",
-            "oslr_over_jax_plain", "compile_s", "jax_run_rounds_per_s", "jax_mem_mb", "numpy_rounds_per_s",
-            "numpy_mem_mb", "ratio", "harness_share", "harness_share_cpu", "kind", "gflops",
+            "oslr_over_jax_plain", "compile_s", "jax_run_rounds_per_s", "jax_mem_mb",
+            "numpy_rounds_per_s", "numpy_mem_mb", "ratio", "harness_share", "harness_share_cpu", "kind", "gflops",
             "pct_peak", "peers", "targets"]
     table, misses = [], []
     for r in rows:

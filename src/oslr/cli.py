@@ -371,7 +371,8 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=1))
         return 0
     rt = data.pop("runtime")
-    print(f"oslr {data['oslr']} (commit {data['commit']}{', with changes' if data['dirty'] else ''})")
+    changes = ", with changes" if data["dirty"] else ""
+    print(f"oslr {data['oslr']} (commit {data['commit']}{changes})")
     print(f"python {data['python']}, numpy {data['numpy']}, jax {rt['jax']}, "
           f"jaxlib {rt['jaxlib']}")
     print(f"backend {rt['backend']} ({rt['device_kind']}), float64 mode "
