@@ -32,7 +32,7 @@ def test_top_k_mask__exact_count_for_traced_k():
 
 def test_top_k_mask__ties_go_to_lower_index():
     mask = top_k_mask(jnp.ones(6), jnp.int32(2), 4)
-    assert np.flatnonzero(mask).tolist() == [0, 1]
+    assert np.flatnonzero(mask).tolist() == [0, 1] and mask.dtype == jnp.bool_
     mask = top_k_mask(jnp.array([3.0, 1.0, 3.0, 3.0, 0.0]), jnp.int32(2), 3)
     assert np.flatnonzero(mask).tolist() == [0, 2]
     mask = top_k_mask(jnp.array([1.0, 5.0, 3.0, 3.0, 0.0]), jnp.int32(2), 3)
@@ -306,3 +306,19 @@ def test_check_subset_memory__the_limit_in_decimal_gigabytes_and_the_message():
         "needs 14,664,808,114.04 GB (1 float32 per subset plus the (N, k) int32 table), above "
         "memory_limit_gb=4. Lower d or k, or raise memory_limit_gb on a device that has the "
         "memory (runs multiply it).")
+
+
+@pytest.mark.parametrize("max_k", [4, 40])  # Floyd's draws; the top-k of uniforms
+def test_random_subset_mask__float64_mode_draws_the_same_subsets(max_k):
+    keys = jax.random.split(jax.random.key(2), 30)
+    ks = jnp.arange(30, dtype=jnp.int32) % (max_k + 1)
+
+    def draw():
+        return np.asarray(jax.vmap(lambda key, k: random_subset_mask(key, 48, k, max_k))(keys,
+                                                                                        ks))
+
+    f32 = draw()
+    with x64():
+        f64 = draw()
+    np.testing.assert_array_equal(f32, f64)
+    assert f32.dtype == np.bool_ and (f32.sum(1) == np.asarray(ks)).all()

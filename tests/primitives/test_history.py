@@ -49,3 +49,17 @@ def test_history_draw__uniform_over_the_stored_samples():
         h = history_add(h, jnp.float32(1.0), idx=i)
     draws = np.asarray(jax.vmap(lambda k: history_draw(k, h))(keys))
     assert set(draws.tolist()) == {0, 1, 2}
+
+
+def test_history_draw__float64_mode_draws_the_same_samples():
+    from tests.helpers import x64
+
+    keys = jax.random.split(jax.random.key(1), 50)
+    h = history_init(8, 1, store_features=False)
+    for i in range(6):
+        h = history_add(h, jnp.float32(1.0), idx=i)
+    f32 = np.asarray(jax.vmap(lambda k: history_draw(k, h))(keys))
+    with x64():
+        f64 = np.asarray(jax.vmap(lambda k: history_draw(k, h))(keys))
+    np.testing.assert_array_equal(f32, f64)
+    assert f64.dtype == np.int32

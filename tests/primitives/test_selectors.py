@@ -183,3 +183,23 @@ def test_sample_index__draws_follow_the_law_and_never_a_zero_weight(n):
     chi2 = np.sum((counts[pos] - expected[pos]) ** 2 / expected[pos])
     dof = max(pos.sum() - 1, 1)
     assert chi2 < dof + 6 * np.sqrt(2 * dof), (chi2, dof)
+
+
+def test_sample_index__float64_mode_draws_the_same_indices():
+    """One float32 uniform per draw in both modes: a float64 study picks the same experts."""
+    from oslr.primitives.selectors import sample_index
+
+    p = np.random.default_rng(3).random(40)
+    keys = jax.random.split(jax.random.key(7), 300)
+    f32 = np.asarray(jax.vmap(lambda k: sample_index(k, jnp.asarray(p, jnp.float32)))(keys))
+    with x64():
+        f64 = np.asarray(jax.vmap(lambda k: sample_index(k, jnp.asarray(p, jnp.float64)))(keys))
+    assert (f32 == f64).mean() > 0.99  # (a draw within float32 rounding of a bin edge may move)
+
+
+def test_hedge__observes_every_arm_as_a_bool_mask():
+    sel = hedge(4)
+    state = sel.init(jax.random.key(0))
+    seen = sel.observe(jax.random.key(1), state, jnp.int32(2))
+    assert seen.dtype == jnp.bool_ and bool(seen.all()) and seen.shape == (4,)
+    assert sel.draw(jax.random.key(1), state, jnp.float32(1.0)).observed.dtype == jnp.bool_

@@ -32,6 +32,7 @@ def test_set_cover__planted_w_has_zero_loss_every_round_of_a_yes_instance():
     w = np.asarray(pp.w_star, np.float64)
     assert np.count_nonzero(w) == 2 and np.linalg.norm(w) == pytest.approx(1.0)
     np.testing.assert_allclose(x @ w - y, 0.0, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(exs.y_clean, np.float64), x @ w, atol=1e-6)
     np.testing.assert_allclose(np.abs(y), 1 / np.sqrt(8 * 2), rtol=1e-6)
     assert 0.4 < (y > 0).mean() < 0.6
     # rows uniform over the m elements
