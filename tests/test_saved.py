@@ -186,3 +186,23 @@ def test_load__an_experiment_folder_with_its_tables_and_config(tmp_path, capsys,
                                   pd.DataFrame({"learner": ["a"], "regret": [1.5]}))
     with pytest.raises(LoadError, match="no runs.csv: per-run values are written by `oslr run`"):
         study.finals()
+
+
+def test_readme__the_loading_example_runs_on_a_saved_folder(tmp_path, monkeypatch):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+                 if "oslr.load(" in b)
+    rng = np.random.default_rng(0)
+    results = [_bandit("ogd-full", [rng.normal(5, 1, R)]),
+               _bandit("ogd-random-subset", rng.normal(9, 1, (2, R)),
+                       grid=[{"eta": 0.01}, {"eta": 0.1}])]
+    report.save_study(results, tmp_path / "results", config={"horizon": 40}, plot=False)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    assert namespace["study"].final_vs("eta")["eta"].tolist() == [0.01, 0.1]
+    for name in ("final_vs_eta.pdf", "regret.svg"):
+        assert (tmp_path / name).stat().st_size > 0
