@@ -78,7 +78,12 @@ def to_markdown(rows: list[dict], stamp: dict) -> str:
         "every side computes per run-round. oslr_over_best: oslr's rate over the best "
         "alternative's, chosen by `compared_by` (CPU time on a CPU; wall time on an accelerator, "
         "where the NumPy and numba sides run on the host's cores); oslr_over_jax_plain: oslr's "
-        "rate over the plain JAX scan's (`benchmarks/plain_jax.py`) by the same clock.\n",
+        "rate over the plain JAX scan's (`benchmarks/plain_jax.py`) by the same clock. The "
+        "plain FTPSL scan draws its (M + 1) x (d + 1) uniforms a run-round with JAX's default "
+        "threefry and selects with `lax.top_k`, what a JAX user writes first; oslr's round "
+        "uses an unrolled hash for small draws and a rank test for the selection (RESULTS.md, "
+        "\"FTPSL's round, piece by piece\": `lax.top_k`'s indices 2.4x slower than the rank "
+        "test), hence the gap. A row's T is shorter where a side is slow (ftpsl).\n",
         markdown_table(rows)])
 
 

@@ -1007,3 +1007,93 @@ def test_experiment__config_json_records_the_command_and_the_runtime(tmp_path, c
     assert (cfg["experiment"], cfg["seed"], cfg["quick"], cfg["runs"]) == ("kpm-pege", 4, True,
                                                                            None)
     assert cfg["runtime"]["x64"] is False and "jaxlib" in cfg["runtime"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--learners", "ogd-full,ogd-full"],
+     "learner(s) ['ogd-full'] named twice; name each learner once (to compare settings of one "
+     "learner, sweep them with --grid)."),
+    (["--grid", "eta=0.01,0.0100001"],
+     "--grid eta values [0.01, 0.0100001] all print as 'eta=0.01' (results are labelled to 4 "
+     "significant digits): give each value once, or values that differ in their first 4 "
+     "digits."),
+    (["--set", "eta=1e40"],
+     "--set eta=1e+40 is beyond float32's largest number (3.403e+38), in which the learners "
+     "compute; give a smaller value."),
+    (["--grid", "eta=0.1,-1e39"],
+     "--grid eta=-1e+39 is beyond float32's largest number (3.403e+38), in which the learners "
+     "compute; give a smaller value."),
+])
+def test_run__refused_before_any_simulation(argv, message, capsys, tmp_path):
+    assert main(["run", *argv, "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == f"oslr: error: {message}\n"
+    assert not (tmp_path / "o").exists()
+
+
+def test_run__a_binary_config_file_is_named_as_such(tmp_path, capsys):
+    cfg = tmp_path / "study.toml"
+    cfg.write_bytes(b"horizon = 5\n\xff\xfe")
+    assert main(["run", "--config", str(cfg)]) == 2
+    assert capsys.readouterr().err == (f"oslr: error: {cfg}: not a TOML text file (byte 0xff at "
+                                       "position 12 is not UTF-8).\n")
+
+
+def test_run__help_names_every_design():
+    from oslr.cli import make_parser
+    from oslr.problems.synthetic import DESIGNS
+
+    run = make_parser()._subparsers._group_actions[0].choices["run"]
+    design = next(a for a in run._actions if a.dest == "design")
+    assert all(name in design.help for name in DESIGNS)
+
+
+def test_note_wstar_only__one_line_when_the_comparator_did_not_fit():
+    import io
+    from types import SimpleNamespace
+
+    from oslr.cli import _note_wstar_only
+
+    def res(name, family, metrics):
+        return SimpleNamespace(learner=name, family=family, info={"d": 100000},
+                               regret_curves=lambda: dict.fromkeys(metrics))
+
+    log = io.StringIO()
+    _note_wstar_only([res("ogd-full", "prediction", ["regret_wstar"]),
+                      res("pege", "bandit", ["pseudo_regret"]),
+                      res("ftpsl", "prediction", ["regret", "regret_wstar"])], log)
+    assert log.getvalue() == (
+        "note: the regret of ogd-full is against the true w* (regret_wstar), not the best "
+        "k-sparse comparator in hindsight: its d x d statistics (d=100000) for every run and "
+        "checkpoint do not fit in 512 MB; fewer --runs or a smaller d bring it back.\n")
+    log = io.StringIO()
+    _note_wstar_only([res("ftpsl", "prediction", ["regret", "regret_wstar"])], log)
+    assert log.getvalue() == ""
+
+
+def test_run__without_out_the_same_command_finds_its_unfinished_folder(tmp_path, monkeypatch):
+    from oslr import cli
+
+    monkeypatch.chdir(tmp_path)
+    study = {"problem": "sparse-linear", "runs": 4, "out": None, "_default_learners": "x"}
+    assert cli._unfinished_default(study) is None  # nothing saved yet
+    older, newer = (tmp_path / "oslr-results" / f"run-2026010{i}-000000" for i in (1, 2))
+    for folder in (older, newer):
+        (folder / cli.CHECKPOINTS).mkdir(parents=True)
+        (folder / cli.CHECKPOINTS / "study.json").write_text(json.dumps(
+            cli._settings({**study, "chunk": 7})))  # the chunk may change on resuming
+    assert cli._unfinished_default(study) == Path("oslr-results") / newer.name
+    (newer / "config.json").write_text("{}")  # finished: not resumed
+    assert cli._unfinished_default(study) == Path("oslr-results") / older.name
+    assert cli._unfinished_default({**study, "runs": 5}) is None  # another study
+
+
+def test_check_same_study__resuming_only_when_chunks_are_saved(tmp_path):
+    from oslr import cli
+
+    saved = tmp_path / cli.CHECKPOINTS
+    study = {"problem": "p", "runs": 2}
+    assert cli._check_same_study(saved, study, 0) is False  # writes study.json
+    (saved / "0").mkdir()  # a learner's folder whose checkpoints were deleted
+    assert cli._check_same_study(saved, study, 0) is False
+    (saved / "0" / "checkpoint-000000000010.npz").write_bytes(b"")
+    assert cli._check_same_study(saved, study, 0) is True

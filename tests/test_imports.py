@@ -114,3 +114,46 @@ def test_oslr_dir__lists_every_public_name_and_getattr_caches_it():
     make = oslr.make
     assert oslr.__dict__["make"] is make  # resolved once, then a plain attribute
     assert oslr.stats.__name__ == "oslr.stats" and oslr.__dict__["stats"] is oslr.stats
+
+
+def _all_imports(path: Path, modules: set[str]) -> set[str]:
+    """oslr modules `path` imports anywhere (function-level too), less `if TYPE_CHECKING`."""
+    tree = ast.parse(path.read_text())
+    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+            and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name in modules)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("oslr"):
+            for a in node.names:
+                sub = f"{node.module}.{a.name}"
+                out.add(sub if sub in modules else node.module)
+    return out - {_module_name(path), "oslr"}
+
+
+def test_import_graph__results_and_specs_layered_with_function_level_imports_too():
+    """spec <- registry, and result <- frames <- report / saved: no module of these reaches
+    back up, not even inside a function (issue 38)."""
+    files = {_module_name(p): p for p in SRC.rglob("*.py")}
+    layer = ["oslr.spec", "oslr.registry", "oslr.frames", "oslr.result", "oslr.report",
+             "oslr.saved"]
+    graph = {m: _all_imports(files[m], set(files)) & set(layer) for m in layer}
+    assert "oslr.registry" not in graph["oslr.spec"]
+    assert "oslr.report" not in graph["oslr.result"] and "oslr.frames" in graph["oslr.result"]
+    assert not graph["oslr.frames"] & {"oslr.report", "oslr.saved", "oslr.registry"}
+    seen: dict[str, int] = {}
+
+    def dfs(node, path):
+        seen[node] = 1
+        for nxt in graph[node]:
+            assert seen.get(nxt) != 1, "import cycle: " + " -> ".join(path + [nxt])
+            if nxt not in seen:
+                dfs(nxt, path + [nxt])
+        seen[node] = 2
+
+    for node in layer:
+        if node not in seen:
+            dfs(node, [node])

@@ -169,9 +169,13 @@ def test_sweep__labels_every_grid_point_in_one_call():
                      horizon=50, n_runs=3)
     assert res.grid == [{"k": 1, "eta": 0.01}, {"k": 1, "eta": 0.1}, {"k": 3, "eta": 0.01},
                         {"k": 3, "eta": 0.1}]
-    table = res.summary_table()
+    table = res.summary_table(full=True)
     assert list(table[table.primary]["params"]) == [
         "k=1, eta=0.01", "k=1, eta=0.1", "k=3, eta=0.01", "k=3, eta=0.1"]
+    shown = res.summary_table()  # what print shows: every column, none hidden behind "..."
+    assert list(shown) == ["learner", "params", "metric", "mean", "sem", "ci_low", "ci_high",
+                           "n_runs"]
+    assert "..." not in str(shown) and "columns]" not in str(shown)
     queries = res.final["queries"][:, 0] / 50
     np.testing.assert_allclose(queries, [1, 1, 3, 3])
     assert set(res.curves_table()["t"]) == set(res.ckpts)

@@ -162,9 +162,11 @@ def test_experiment_spec__options_of_every_learner_and_its_description():
 
     spec = ExperimentSpec("x", "an experiment", lambda a: None,
                           learners=("ogd-random-subset", "linucb"))
-    spec.check_options({"eta": 0.1, "kappa": 2.0})  # one from each learner
+    from oslr.registry import LEARNERS
+
+    spec.check_options({"eta": 0.1, "kappa": 2.0}, LEARNERS)  # one from each learner
     with pytest.raises(ValueError, match=r"^experiment x does not take \['zz'\]"):
-        spec.check_options({"zz": 1})
+        spec.check_options({"zz": 1}, LEARNERS)
     assert spec.describe()["learners"] == ["ogd-random-subset", "linucb"]
     assert ExperimentSpec("y", "", lambda a: None, learners=None).describe()["learners"] is None
 

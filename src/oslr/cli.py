@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import shutil
@@ -98,6 +99,9 @@ def _load_config(path: str) -> dict[str, Any]:
             cfg = tomllib.load(f)
         except tomllib.TOMLDecodeError as err:
             raise UsageError(f"{path}: not valid TOML ({err}).") from None
+        except UnicodeDecodeError as err:  # a binary file
+            raise UsageError(f"{path}: not a TOML text file (byte {err.object[err.start]:#04x} "
+                             f"at position {err.start} is not UTF-8).") from None
     _check_config_types(path, cfg)
     return cfg
 
@@ -194,6 +198,33 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
     return study
 
 
+#: float32's largest finite number (numpy.finfo(numpy.float32).max)
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _check_float32(key: str, value, flag: str) -> None:
+    """A finite float the learners' float32 params cannot hold is refused before tracing."""
+    if isinstance(value, float) and math.isfinite(value) and abs(value) > FLOAT32_MAX:
+        raise UsageError(f"{flag} {key}={value:g} is beyond float32's largest number "
+                         f"({FLOAT32_MAX:.4g}), in which the learners compute; give a smaller "
+                         "value.")
+
+
+def _check_grid_labels(key: str, values: list) -> None:
+    """Grid values that would print as the same label (4 significant digits) are refused."""
+    from oslr.report import params_label
+
+    for v in values:
+        _check_float32(key, v, "--grid")
+    labels = [params_label({key: v}) for v in values]
+    same = sorted({lab for lab in labels if labels.count(lab) > 1})
+    if same:
+        clash = [v for v, lab in zip(values, labels) if lab == same[0]]
+        raise UsageError(f"--grid {key} values {clash} all print as {same[0]!r} (results are "
+                         "labelled to 4 significant digits): give each value once, or values "
+                         "that differ in their first 4 digits.")
+
+
 def prepare(study: dict[str, Any]):
     """Build problem, learners and params for a study; raise ValueError for any bad input."""
     import oslr
@@ -211,6 +242,14 @@ def prepare(study: dict[str, Any]):
                          f"({flags or 'none given'}, or problem_options in the config).") from None
     if not study["learners"]:
         raise UsageError("no learners given.")
+    twice = sorted({n for n in study["learners"] if study["learners"].count(n) > 1})
+    if twice:
+        raise UsageError(f"learner(s) {twice} named twice; name each learner once (to compare "
+                         "settings of one learner, sweep them with --grid).")
+    for key, values in study.get("grid", {}).items():
+        _check_grid_labels(key, values)
+    for key, value in study.get("params", {}).items():
+        _check_float32(key, value, "--set")
     plans = []
     for lname in study["learners"]:
         if lname not in LEARNERS:
@@ -445,7 +484,8 @@ def _start_distributed(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     study = build_study(args)
-    out = Path(study.get("out") or Path("oslr-results") / time.strftime("run-%Y%m%d-%H%M%S"))
+    out = Path(study.get("out") or _unfinished_default(study)
+               or DEFAULT_OUT / time.strftime("run-%Y%m%d-%H%M%S"))
     saved = out / CHECKPOINTS
     if (out / "config.json").exists() and not saved.exists():
         raise UsageError(f"--out {out} already holds a finished study; give another --out (or "
@@ -473,14 +513,44 @@ def cmd_run(args: argparse.Namespace) -> int:
 _RESUMABLE_CHANGES = {"out", "chunk"}
 
 
+def _settings(study: dict) -> dict:
+    """What identifies a study for resuming: its settings as JSON, less what may change."""
+    return {k: v for k, v in json.loads(json.dumps(study, default=str)).items()
+            if k not in _RESUMABLE_CHANGES and not k.startswith("_")}
+
+
+#: where `oslr run` without --out puts its folders (run-<time> each)
+DEFAULT_OUT = Path("oslr-results")
+
+
+def _unfinished_default(study: dict) -> Path | None:
+    """The folder under DEFAULT_OUT holding the unfinished chunks of this very study (a run
+    without --out that was stopped), so that the same command resumes it; None if there is
+    none."""
+    from oslr import atomic
+
+    mine = _settings(study)
+    for file in sorted(DEFAULT_OUT.glob(f"run-*/{CHECKPOINTS}/study.json"), reverse=True):
+        folder = file.parent.parent
+        if (folder / "config.json").exists():
+            continue
+        try:
+            theirs = atomic.read_json(file, "study settings", "")
+        except ValueError:
+            continue
+        if {k: v for k, v in theirs.items() if k not in _RESUMABLE_CHANGES} == mine:
+            return folder
+    return None
+
+
 def _check_same_study(saved: Path, study: dict, rank: int) -> bool:
     """The study's settings are kept in `saved/study.json` (written when its first chunk is
     about to run); a folder of another study is refused naming each setting that differs.
-    Returns True when `saved` holds chunks of this study to resume from."""
+    Returns True when `saved` holds saved chunks (checkpoint files) of this study to resume
+    from."""
     from oslr import atomic
 
-    mine = {k: v for k, v in json.loads(json.dumps(study, default=str)).items()
-            if k not in _RESUMABLE_CHANGES}
+    mine = _settings(study)
     file = saved / "study.json"
     if file.exists():
         theirs = atomic.read_json(file, "study settings", f"delete {saved} to start afresh")
@@ -492,7 +562,7 @@ def _check_same_study(saved: Path, study: dict, rank: int) -> bool:
             raise UsageError(f"--out {saved.parent} holds the unfinished chunks of another "
                              f"study ({shown}); give another --out, or delete {saved} to drop "
                              "them.")
-        return any(p.is_dir() and any(p.iterdir()) for p in saved.iterdir())
+        return any(True for _ in saved.rglob("checkpoint-*.npz"))
     if saved.exists() and any(p.name != atomic.FolderLock.NAME for p in saved.iterdir()):
         raise UsageError(f"--out {saved.parent}: {saved} holds chunks of an unknown study (no "
                          f"study.json: an older oslr?); delete {saved} to start afresh.")
@@ -513,7 +583,7 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
           f"T={study['horizon']}, {study['runs']} runs, seed {study['seed']}", file=log)
     if _check_same_study(saved, study, rank):
         print(f"  resuming from the chunks saved in {saved}", file=log)
-    same = "same --out" if study.get("out") else f"adding --out {out}"
+    same = "same --out" if study.get("out") else f"it finds {out}, or add --out {out}"
     _RESUME["note"] = (f"every finished chunk is saved in {saved}: run the same command again "
                        f"({same}) to resume.")
     t0 = time.perf_counter()
@@ -570,6 +640,7 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
     atomic.fsync_dir(out)
     shutil.rmtree(saved, ignore_errors=True)  # the study is complete: its files say it all
     summary = report.summary_frame(results, compare_to=compare_to)
+    _note_wstar_only(results, log)
     if args.json:
         print(summary.to_json(orient="records", indent=1))
     else:
@@ -595,6 +666,22 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
     return 0
 
 
+def _note_wstar_only(results, log) -> None:
+    """One line when a prediction study reports regret against w* only: the comparator's d x d
+    statistics did not fit (`oslr.sim.STATS_BYTES_LIMIT`), so no best-in-hindsight regret."""
+    from oslr.sim import STATS_BYTES_LIMIT
+
+    short = [r.learner for r in results if r.family == "prediction"
+             and "regret_wstar" in r.regret_curves() and "regret" not in r.regret_curves()
+             and "regret_lb_greedy" not in r.regret_curves()]
+    if short:
+        d = results[0].info.get("d", "?")
+        print(f"note: the regret of {', '.join(short)} is against the true w* (regret_wstar), "
+              f"not the best k-sparse comparator in hindsight: its d x d statistics (d={d}) for "
+              f"every run and checkpoint do not fit in {STATS_BYTES_LIMIT // 2**20} MB; fewer "
+              f"--runs or a smaller d bring it back.", file=log)
+
+
 def _print_until(decision, look: int, batch: int, cap: int) -> None:
     """The decision of `oslr run --until separated` and the compute it saved."""
     runs = look * batch
@@ -615,6 +702,7 @@ def _print_until(decision, look: int, batch: int, cap: int) -> None:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     from oslr.experiments import EXPERIMENTS, run_experiment
+    from oslr.registry import LEARNERS
 
     if args.list or args.name is None:
         specs = [EXPERIMENTS[name] for name in EXPERIMENTS]
@@ -646,7 +734,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         if "hold_rates" not in spec.extra_options:
             raise UsageError(f"--hold-rates does not apply to {args.name}.")
         options["hold_rates"] = True
-    spec.check_options(options)  # unknown names stop here, before any work
+    spec.check_options(options, LEARNERS)  # unknown names stop here, before any work
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a folder; give a folder (new or one "
                          "this experiment wrote before).")
@@ -865,7 +953,8 @@ def make_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--d", type=_whole, help="feature dimension (synthetic problems)")
     p_run.add_argument("--k", type=_whole, help="sparsity of w* and of the comparator")
     p_run.add_argument("--sigma", type=float, help="label noise (synthetic problems)")
-    p_run.add_argument("--design", help="gaussian, rademacher or sphere (synthetic problems)")
+    p_run.add_argument("--design", help="gaussian, rademacher, sphere, hadamard or correlated "
+                                        "(synthetic problems)")
     p_run.add_argument("--n-redundant", dest="n_redundant", type=_whole,
                        help="append this many standard-normal features")
     p_run.add_argument("--n-arms", dest="n_arms", type=_whole, help="arms (bandit problems)")

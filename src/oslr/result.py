@@ -1,7 +1,8 @@
 """`SimResult`: the labelled output of a study and its regret arithmetic (float64, host side).
 
 Kept apart from the harness (`oslr.sim` builds it and imports neither the comparators nor the
-reports) and from the tables and plots (`oslr.report`, which reads it).
+reports) and from the files and plots (`oslr.report`, which reads it); its tables come from
+`oslr.frames`.
 """
 
 from __future__ import annotations
@@ -110,19 +111,27 @@ class SimResult:
         return {name: np.asarray(v) for name, v in self.final.items()
                 if np.ndim(v) == 2 and np.shape(v)[0] == len(self.grid)}
 
-    def summary_table(self, compare_to: str | None = None):
-        """pandas DataFrame: final regret per grid point (mean, sem, 95% interval); with
-        `compare_to` ("best" or a grid point's label), each point's paired difference to it on
-        the same runs (`oslr.report.compare_frame`)."""
-        from oslr.report import summary_frame
+    def summary_table(self, compare_to: str | None = None, full: bool = False):
+        """pandas DataFrame: final regret per grid point and regret quantity (learner, params,
+        metric, mean, sem, 95% interval, runs); with `compare_to` ("best" or a grid point's
+        label), each point's paired difference to it on the same runs and the verdict
+        (`oslr.report.compare_frame`). `full=True`: every column of summary.csv (the params one
+        by one, losses, queries per round, budget violations). The short table prints whole
+        (`oslr.frames.FullTable`)."""
+        from oslr.frames import FullTable, summary_frame
 
-        return summary_frame([self], compare_to=compare_to)
+        table = summary_frame([self], compare_to=compare_to)
+        if full:
+            return table
+        keep = ["learner", "params", "metric", "mean", "sem", "ci_low", "ci_high", "n_runs",
+                "diff", "diff_low", "diff_high", "p_holm", "verdict"]
+        return FullTable(table[[c for c in keep if c in table]])
 
     def compare(self, *others: "SimResult", reference: str = "best"):
         """Paired comparison of every grid point of this result and `others` (same seed and
         runs: common random numbers) with `reference` ("best" or an entry's name), Holm-
         corrected: `oslr.report.compare_frame`."""
-        from oslr.report import compare_frame
+        from oslr.frames import compare_frame
 
         return compare_frame([self, *others], reference=reference)
 
@@ -153,7 +162,7 @@ class SimResult:
 
     def curves_table(self):
         """pandas DataFrame: regret at every checkpoint with 95% bands (long format)."""
-        from oslr.report import curves_frame
+        from oslr.frames import curves_frame
 
         return curves_frame([self])
 

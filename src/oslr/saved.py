@@ -20,14 +20,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from oslr.frames import PRIMARY_METRICS
+
 #: the tables `oslr run` writes, by attribute of `SavedStudy`
 RUN_TABLES = {"summary": "summary.csv", "curves": "curves.csv", "runs": "runs.csv",
               "run_curves": "runs.parquet", "compare_table": "compare.csv",
               "until": "until.csv"}
 #: figure suffixes a folder may hold
 FIGURES = (".png", ".pdf", ".svg")
-#: the primary regret quantity of a result, first found (as `oslr.report`)
-PRIMARY = ("regret", "regret_lb_greedy", "pseudo_regret", "regret_wstar")
 
 
 class LoadError(ValueError):
@@ -82,7 +82,8 @@ class SavedStudy:
     def metrics(self) -> list[str]:
         """The regret quantities of the per-run file, primary first."""
         have = list(dict.fromkeys(self._per_run()["metric"]))
-        return [m for m in PRIMARY if m in have] + [m for m in have if m not in PRIMARY]
+        return [m for m in PRIMARY_METRICS if m in have] + [m for m in have
+                                                              if m not in PRIMARY_METRICS]
 
     def finals(self, metric: str | None = None) -> dict[str, np.ndarray]:
         """Entry -> (runs,) final value of `metric` (default: the primary regret), the runs in

@@ -676,8 +676,9 @@ def _check_memory(learner, problem, params, problem_params, n_ckpt: int, stats: 
             f"this study needs about {need / 2**30:.1f} GiB on each device for its state "
             f"({n_total:,} runs x grid points, {need // max(1, 2 * -(-n_total // n_dev)):,} bytes "
             f"a run, twice), more than the {have / 2**30:.1f} GiB of {device.platform}; run fewer "
-            f"runs at a time (run_offset splits a study, and the results combine), or fewer "
-            f"checkpoints.")
+            f"runs at a time (in Python: run_offset splits a study and the results combine, or "
+            f"fewer n_checkpoints; with oslr run: fewer --runs now, more later under another "
+            f"--seed, joined by `oslr merge`).")
 
 
 def _warn_diagnostics(learner: Learner, final: dict) -> None:

@@ -435,17 +435,19 @@ class ExperimentSpec:
         """`files` and the per-run file."""
         return self.files + ((self.runs_file,) if self.runs_file else ())
 
-    def check_options(self, options: Mapping[str, Any]) -> None:
-        """Refuse, before any work, `--set` names that no learner of the experiment takes."""
-        from oslr.registry import LEARNERS
+    def check_options(self, options: Mapping[str, Any],
+                      learners: Mapping[str, "LearnerSpec"]) -> None:
+        """Refuse, before any work, `--set` names that no learner of the experiment takes
+        (`learners`: the registry's table, name -> LearnerSpec, handed in so that this module
+        does not import the registry)."""
         from oslr.types import PREDICTION
 
-        learners = self.learners
-        if learners is None:
-            learners = [n for n in LEARNERS if LEARNERS[n].family == PREDICTION]
+        names = self.learners
+        if names is None:
+            names = [n for n in learners if learners[n].family == PREDICTION]
         known = set(self.extra_options)
-        for learner in learners:
-            known |= set(LEARNERS[learner].param_names) | set(LEARNERS[learner].option_names)
+        for learner in names:
+            known |= set(learners[learner].param_names) | set(learners[learner].option_names)
         clash = sorted(set(options) & set(self.sets_itself))
         if clash:
             raise ValueError(f"experiment {self.name} sets {clash} itself; remove them from "

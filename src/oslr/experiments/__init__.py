@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from oslr import atomic
-from oslr.registry import EXPERIMENTS
+from oslr.registry import EXPERIMENTS, LEARNERS
 from oslr.spec import ExperimentArgs
 
 __all__ = ["EXPERIMENTS", "check_options", "run_experiment", "write_runs"]
@@ -21,7 +21,7 @@ __all__ = ["EXPERIMENTS", "check_options", "run_experiment", "write_runs"]
 
 def check_options(name: str, options: dict) -> None:
     """Refuse, before any work, `--set` names that no learner of experiment `name` takes."""
-    EXPERIMENTS[name].check_options(options)
+    EXPERIMENTS[name].check_options(options, LEARNERS)
 
 
 def run_experiment(name: str, dataset: str | None, runs: int | None, seed: int, out: Path,
@@ -31,7 +31,7 @@ def run_experiment(name: str, dataset: str | None, runs: int | None, seed: int, 
     from oslr.result import recording  # (imports jax: not at the module's import)
 
     spec = EXPERIMENTS[name]
-    spec.check_options(options)
+    spec.check_options(options, LEARNERS)
     args = ExperimentArgs(dataset=spec.check_dataset(dataset), runs=runs, seed=seed,
                           out=Path(out), quick=quick, progress=progress, options=options)
     with recording() as results:

@@ -1,0 +1,233 @@
+"""Tables of results: summary, curves, per-run finals and paired comparisons as pandas frames.
+
+* `summary_frame`: one row per (learner, grid point, regret quantity): mean, standard error and the
+  95% Student-t interval of the final value over runs.
+* `curves_frame`: the same statistics at every checkpoint (long format, ready for plotting).
+* `runs_frame`, `runs_curves_frame`: every run's final regret, and its regret at every
+  checkpoint (what `runs.csv` and `runs.parquet` hold).
+* `compare_frame`, `sequential_frame`: paired comparisons of learners and grid points on the
+  same runs (common random numbers) with a reference, Holm-corrected (`oslr.stats`).
+
+`SimResult`'s table methods and `oslr.report` (files and plots) use these; this module reads
+results and imports no other part of oslr but the statistics.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+import pandas as pd
+
+from oslr.stats import mean_ci
+
+if TYPE_CHECKING:  # the results are read, not built, here: no import at run time
+    from oslr.result import SimResult
+
+
+def params_label(point: dict) -> str:
+    """'k=3, eta=0.1' style label of a grid point ('default' when empty)."""
+    if not point:
+        return "default"
+    return ", ".join(f"{k}={_fmt(v)}" for k, v in point.items())
+
+
+def _fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+class FullTable(pd.DataFrame):
+    """A DataFrame that prints whole: `print(table)` shows every row and column (pandas elides
+    them behind "..." past its display width), floats to 4 significant digits."""
+
+    @property
+    def _constructor(self):
+        return FullTable
+
+    def __repr__(self) -> str:
+        return self.to_string(float_format=lambda v: f"{v:.4g}")
+
+
+#: the regret quantities in the order the primary one is chosen (`oslr.regret`)
+PRIMARY_METRICS = ("regret", "regret_lb_greedy", "pseudo_regret", "regret_wstar")
+
+
+def primary_metric(result: SimResult, curves: dict) -> str:
+    """The regret quantity a result reports first: the first of PRIMARY_METRICS in `curves`."""
+    for name in PRIMARY_METRICS:
+        if name in curves:
+            return name
+    raise ValueError("no regret quantity available")
+
+
+def entry_name(result: SimResult, point: dict) -> str:
+    """How a learner x grid point is named in comparisons: the learner, with its grid point's
+    label in brackets when the result has several points."""
+    if len(result.grid) == 1:
+        return result.learner
+    return f"{result.learner} [{params_label(point)}]"
+
+
+def per_run_finals(results: Sequence[SimResult], metric: str | None = None
+                   ) -> tuple[dict[str, np.ndarray], str]:
+    """(entry name -> (runs,) final value of `metric`, the metric) over every learner x grid
+    point of `results` (default metric: the first result's primary regret). Refuses results
+    that did not run the same runs of the same seed (no common random numbers to pair)."""
+    if not results:
+        raise ValueError("no results to compare.")
+    runs = {(r.seed, r.run_offset, r.n_runs, r.horizon) for r in results}
+    if len(runs) != 1:
+        raise ValueError("paired comparisons need the same runs: every result must have the "
+                         f"same seed, run_offset, runs and horizon; got {sorted(runs)}.")
+    metric = metric or primary_metric(results[0], results[0].regret_curves())
+    out: dict[str, np.ndarray] = {}
+    for res in results:
+        curves = res.regret_curves()
+        if metric not in curves:
+            raise ValueError(f"{res.learner} has no {metric!r} to compare (it has "
+                             f"{sorted(curves)}).")
+        for g, point in enumerate(res.grid):
+            name = entry_name(res, point)
+            if name in out:
+                raise ValueError(f"two entries are named {name!r}; compare distinct learners or "
+                                 "grid points.")
+            out[name] = np.asarray(curves[metric][g, :, -1], np.float64)
+    return out, metric
+
+
+def _reference(finals: dict, reference: str) -> str:
+    """The entry `reference` names: "best", an entry's name, or a learner with one entry."""
+    if reference == "best" or reference in finals:
+        return reference
+    matches = [n for n in finals if n.split(" [")[0] == reference]
+    if len(matches) != 1:
+        raise ValueError(f"--compare-to {reference!r} names none of the entries {list(finals)} "
+                         "(or several); give one of them or 'best'.")
+    return matches[0]
+
+
+def compare_frame(results: Sequence[SimResult], reference: str = "best",
+                  metric: str | None = None, level: float = 0.95) -> pd.DataFrame:
+    """Paired comparison of every learner x grid point of `results` with `reference` ("best":
+    the lowest mean final regret, or an entry's name, `entry_name`) on the per-run final regret
+    (common random numbers: run r of every entry saw the same stream): the mean difference
+    (entry minus reference), its t interval, the runs where the entry is ahead or behind, the
+    paired t test's p-value and Holm's adjustment over the table's comparisons, and a verdict
+    ("better", "worse", "indistinguishable" at family-wise 1 - level). See `oslr.stats`."""
+    from oslr.stats import compare
+
+    finals, metric = per_run_finals(results, metric)
+    reference = _reference(finals, reference)
+    table = compare(finals, reference=reference, lower_is_better=True, level=level)
+    table.insert(1, "metric", metric)
+    return table
+
+
+def sequential_frame(results: Sequence[SimResult], look: int, reference: str = "best",
+                     metric: str | None = None, level: float = 0.95) -> pd.DataFrame:
+    """Look `look` of a study that adds runs until its comparisons are decided (`oslr run
+    --until separated`): `oslr.stats.sequential_compare` on the per-run final regrets of every
+    learner x grid point of `results` (reference: "best" or an entry's name)."""
+    from oslr.stats import sequential_compare
+
+    finals, metric = per_run_finals(results, metric)
+    table = sequential_compare(finals, look, _reference(finals, reference), level)
+    table.insert(1, "metric", metric)
+    return table
+
+
+def summary_frame(results: Sequence[SimResult], compare_to: str | None = None) -> pd.DataFrame:
+    """Final-value statistics per learner x grid point x regret quantity; with `compare_to`,
+    the primary rows also carry the paired comparison with that entry (`compare_frame`:
+    diff, diff_low, diff_high, p_holm, verdict)."""
+    summary = _summary_rows(results)
+    if compare_to is None:
+        return summary
+    table = compare_frame(results, compare_to).set_index("name")
+    names = [entry_name(res, point) for res in results for point in res.grid]
+    primary = summary.index[summary["primary"]]
+    for col in ("reference", "diff", "diff_low", "diff_high", "p_holm", "verdict"):
+        summary[col] = None if col in ("reference", "verdict") else np.nan
+        summary.loc[primary, col] = table.loc[names, col].to_numpy()
+    return summary
+
+
+def _summary_rows(results: Sequence[SimResult]) -> pd.DataFrame:
+    rows = []
+    for res in results:
+        curves = res.regret_curves()
+        primary = primary_metric(res, curves)
+        perf = "loss" if "loss" in res.final else "reward"
+        for g, point in enumerate(res.grid):
+            base = {"learner": res.learner, "problem": res.problem, "params": params_label(point),
+                    **{f"param_{k}": v for k, v in point.items()}}
+            p_mean, _, p_half = mean_ci(res.final[perf][g])
+            for name, c in curves.items():
+                mean, sem, half = mean_ci(c[g, :, -1])
+                rows.append({
+                    **base, "metric": name, "primary": name == primary,
+                    "horizon": res.horizon, "n_runs": res.n_runs,
+                    "mean": mean, "sem": sem, "ci_low": mean - half, "ci_high": mean + half,
+                    f"cum_{perf}": p_mean, f"cum_{perf}_ci": p_half,
+                    "queries_per_round": float(np.mean(res.final["queries"][g]) / res.horizon)
+                    if "queries" in res.final else np.nan,
+                    "over_budget_rounds": int(np.sum(res.final["over_budget"][g]))
+                    if "over_budget" in res.final else 0,
+                })
+    return pd.DataFrame(rows)
+
+
+def curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
+    """Mean and 95% band of every regret quantity at every checkpoint (long format)."""
+    frames = []
+    for res in results:
+        for name, c in res.regret_curves().items():
+            for g, point in enumerate(res.grid):
+                mean, sem, half = mean_ci(c[g], axis=0)
+                frames.append(pd.DataFrame({
+                    "learner": res.learner, "problem": res.problem, "params": params_label(point),
+                    "metric": name, "t": res.ckpts, "mean": mean, "sem": sem,
+                    "ci_low": mean - half, "ci_high": mean + half,
+                }))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def runs_curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
+    """Every run's regret at every checkpoint and its other running sums at the horizon (long
+    format: learner, params, metric, run, t, value; run is the seed's run index,
+    run_offset + r; the sums as metric "sum_NAME" at t = T: loss, reward, accepted, queries,
+    ..., so that a CTR or a loss is recomputed per run too), for `runs.parquet`: any table or
+    comparison is recomputed from it without a rerun."""
+    frames = []
+    for res in results:
+        for name, c in res.regret_curves().items():
+            for g, point in enumerate(res.grid):
+                n_runs, n_ck = c[g].shape
+                frames.append(pd.DataFrame({
+                    "learner": res.learner, "params": params_label(point), "metric": name,
+                    "run": np.repeat(np.arange(n_runs) + res.run_offset, n_ck),
+                    "t": np.tile(res.ckpts, n_runs), "value": c[g].reshape(-1)}))
+        for name, v in res.per_run_sums().items():
+            for g, point in enumerate(res.grid):
+                frames.append(pd.DataFrame({
+                    "learner": res.learner, "params": params_label(point),
+                    "metric": f"sum_{name}", "run": np.arange(v.shape[1]) + res.run_offset,
+                    "t": res.horizon, "value": v[g].astype(np.float64)}))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def runs_frame(results: Sequence[SimResult]) -> pd.DataFrame:
+    """Final regret of every run (one row per learner x grid point x run x quantity)."""
+    rows = []
+    for res in results:
+        for name, c in res.regret_curves().items():
+            for g, point in enumerate(res.grid):
+                for r in range(res.n_runs):
+                    rows.append({"learner": res.learner, "params": params_label(point),
+                                 "metric": name, "run": r, "final": float(c[g, r, -1])})
+    return pd.DataFrame(rows)
+
+
+__all__ = ["FullTable", "PRIMARY_METRICS", "compare_frame", "curves_frame", "entry_name",
+           "params_label", "per_run_finals", "primary_metric", "runs_curves_frame", "runs_frame",
+           "sequential_frame", "summary_frame"]
