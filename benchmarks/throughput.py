@@ -282,8 +282,8 @@ def rows_markdown(rows: list[dict], notes: dict[str, str]) -> str:
     cols = ["learner", "family", "d", "k", "T", "runs", f"oslr_{clock}",
             *(f"{side}_{clock}" for side in ANCHOR_SIDES), "best_alternative", "oslr_over_best",
             "oslr_over_jax_plain", "compile_s", "jax_run_rounds_per_s", "jax_mem_mb",
-            "numpy_rounds_per_s", "numpy_mem_mb", "ratio", "harness_share", "harness_share_cpu", "kind", "gflops",
-            "pct_peak", "peers", "targets"]
+            "numpy_rounds_per_s", "numpy_mem_mb", "ratio", "harness_share", "harness_share_cpu",
+            "kind", "gflops", "pct_peak", "peers", "targets"]
     table, misses = [], []
     for r in rows:
         missed = missed_targets(r)

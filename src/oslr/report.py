@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import pandas as pd
 
 from oslr import atomic
 from oslr.frames import (  # noqa: F401  (re-exported: the tables of a result)
