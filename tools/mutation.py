@@ -60,6 +60,8 @@ EXTRA_TESTS = {
     "oslr.spec": ["tests/test_extension.py"],
     "oslr.registry": ["tests/test_extension.py", "tests/test_spec.py"],
     "oslr.report": ["tests/test_result.py", "tests/test_cli.py"],
+    "oslr.frames": ["tests/test_report.py", "tests/test_result.py", "tests/test_saved.py"],
+    "oslr.provenance": ["tests/test_cli.py"],
     "oslr.cli": ["tests/test_readme.py", "tests/experiments/test_doc_tables.py"],
     "oslr.__init__": ["tests/test_imports.py", "tests/test_extension.py"],
     "oslr.testing": ["tests/test_contract.py", "tests/test_x64.py"],
