@@ -1097,3 +1097,37 @@ def test_check_same_study__resuming_only_when_chunks_are_saved(tmp_path):
     assert cli._check_same_study(saved, study, 0) is False
     (saved / "0" / "checkpoint-000000000010.npz").write_bytes(b"")
     assert cli._check_same_study(saved, study, 0) is True
+
+
+def test_study_progress__one_total_for_the_study_and_json_lines_for_a_log():
+    import io
+
+    from oslr.cli import StudyProgress
+
+    out = io.StringIO()
+    progress = StudyProgress("jsonl", out)
+    progress.add(2 * 100)  # two learners of T = 100
+    first, second = progress.for_learner("a"), progress.for_learner("b")
+    first(50)
+    first(50)
+    second(100)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(r["learner"], r["done"], r["total"], r["fraction"]) for r in lines] == [
+        ("a", 50, 200, 0.25), ("a", 100, 200, 0.5), ("b", 200, 200, 1.0)]
+    assert lines[-1]["eta_s"] == 0.0 and lines[0]["eta_s"] >= 0.0
+    assert StudyProgress("none").for_learner("a") is False  # simulate shows nothing
+
+
+def test_simulate__a_progress_function_gets_each_chunks_rounds(tmp_path):
+    import oslr
+
+    learner, params = oslr.make("ogd-full", d=4)
+    problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)
+    seen = []
+    oslr.simulate(learner, problem, params, pp, horizon=25, n_runs=2, chunk_size=10,
+                  progress=seen.append, checkpoint_path=tmp_path / "ck")
+    assert seen == [10, 10, 5]
+    seen.clear()  # resumed from the last chunk: its rounds count as done at once
+    oslr.simulate(learner, problem, params, pp, horizon=25, n_runs=2, chunk_size=10,
+                  progress=seen.append, checkpoint_path=tmp_path / "ck")
+    assert seen == [25]

@@ -590,10 +590,13 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
     batch, cap = study["runs"], until_cap
     parts: list[list] = [[] for _ in plans]
     look, decision = 0, None
+    mode = "none" if args.no_progress or rank != 0 else args.progress
+    progress = StudyProgress(mode)
     try:
         while True:
             look += 1
             offset = (look - 1) * batch
+            progress.add(len(plans) * study["horizon"])
             for i, (learner, labels, params) in enumerate(plans):
                 t1 = time.perf_counter()
                 res = oslr.simulate(
@@ -601,7 +604,7 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
                     seed=study["seed"], grid=labels, chunk_size=study.get("chunk"),
                     comparator_k=study.get("comparator_k"),
                     comparator_radius=study.get("comparator_radius"),
-                    progress=not args.no_progress and rank == 0, run_offset=offset,
+                    progress=progress.for_learner(learner.name), run_offset=offset,
                     checkpoint_path=saved / (f"{i}-{learner.name}" if cap is None
                                              else f"{i}-{learner.name}-look{look}"),
                 )
@@ -622,6 +625,8 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
     except KeyboardInterrupt:
         print(f"\noslr: interrupted; {_RESUME['note']}", file=log)
         return 130
+    finally:
+        progress.close()
     if decision is None:  # one batch: each learner's result as simulate returned it
         results = [p[0] for p in parts]
     if rank != 0:  # every process holds the gathered results; process 0 writes them
@@ -664,6 +669,51 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
         print(f"\nwrote {', '.join(sorted(files))} to {out} "
               f"({time.perf_counter() - t0:.1f} s)")
     return 0
+
+
+class StudyProgress:
+    """Progress of a whole `oslr run`: one bar (or one JSON line per finished chunk, for a
+    cluster job's log) over every learner's rounds, with the time left.
+
+    `mode`: "bar" (tqdm on stderr), "jsonl" (lines {"elapsed_s", "learner", "done", "total",
+    "fraction", "eta_s"} on stderr), or "none". `add(rounds)` grows the total (each learner's
+    T, and each batch of `--until`); `for_learner(name)` is the callable `oslr.simulate` takes."""
+
+    def __init__(self, mode: str, stream=None):
+        self.mode, self.stream = mode, stream or sys.stderr
+        self.done, self.total, self.t0, self.bar = 0, 0, time.perf_counter(), None
+        if mode == "bar":
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=0, unit="round", desc="study", file=self.stream)
+
+    def add(self, rounds: int) -> None:
+        self.total += rounds
+        if self.bar is not None:
+            self.bar.total = self.total
+            self.bar.refresh()
+
+    def for_learner(self, name: str):
+        def update(rounds: int) -> None:
+            self.done += rounds
+            if self.bar is not None:
+                self.bar.set_postfix_str(name, refresh=False)
+                self.bar.update(rounds)
+            elif self.mode == "jsonl":
+                elapsed = time.perf_counter() - self.t0
+                frac = self.done / self.total if self.total else 1.0
+                eta = elapsed * (1.0 - frac) / frac if frac > 0 else None
+                print(json.dumps({"elapsed_s": round(elapsed, 2), "learner": name,
+                                  "done": self.done, "total": self.total,
+                                  "fraction": round(frac, 4),
+                                  "eta_s": None if eta is None else round(eta, 1)}),
+                      file=self.stream, flush=True)
+
+        return update if self.mode != "none" else False
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _note_wstar_only(results, log) -> None:
@@ -971,6 +1021,10 @@ def make_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--axes", choices=("loglog", "linear", "logx"), default="loglog",
                        help="regret.png axes (default loglog: the slope is the growth exponent)")
     p_run.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p_run.add_argument("--progress", choices=["bar", "jsonl", "none"], default="bar",
+                       help="bar: one bar and time left for the whole study (default); jsonl: "
+                            "one JSON line per finished chunk on stderr, for a cluster job's "
+                            "log (done, total, fraction, eta_s)")
     p_run.add_argument("--compare-to", dest="compare_to", metavar="NAME|best",
                        help="paired comparison of every learner (and grid point) with NAME or "
                             "the best, on the same runs (Holm-corrected): printed and compare.csv")

@@ -30,7 +30,7 @@ import re
 import warnings
 import zipfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -470,7 +470,7 @@ def simulate(
     comparator_k: int | None = None,
     comparator_radius: float | None = None,
     track_stats: bool | None = None,
-    progress: bool = False,
+    progress: bool | Callable[[int], Any] = False,
     checkpoint_path: str | os.PathLike | None = None,
     run_offset: int = 0,
     devices: Sequence[jax.Device] | None = None,
@@ -493,7 +493,8 @@ def simulate(
       comparator_k: sparsity of the F1 comparator (default: the problem's `k` param if any).
       comparator_radius: l2 bound of the F1 comparator (None = unbounded).
       track_stats: keep the F1 Gram statistics for the exact comparator (default: when small).
-      progress: show a tqdm bar over chunks.
+      progress: True: a tqdm bar over chunks; a function: called with the rounds each finished
+        chunk completed (a study-wide bar or log, e.g. `oslr run --progress jsonl`).
       checkpoint_path: folder to save the carry after each chunk and resume from. Each save
         is one file written crash-safely (`oslr.atomic`): a study killed at any moment and
         called again the same way (any chunk size) resumes from its last saved chunk and ends
@@ -581,7 +582,11 @@ def simulate(
 
     starts = range(t_done, horizon, chunk_size)
     bar = None
-    if progress:
+    if callable(progress):
+        report_done = progress
+        if t_done:
+            report_done(t_done)  # the rounds resumed from count as done
+    elif progress:
         try:  # a widget bar in notebooks when ipywidgets is there, a text bar otherwise
             import ipywidgets  # noqa: F401
             from tqdm.auto import tqdm
@@ -590,15 +595,18 @@ def simulate(
 
         bar = tqdm(total=horizon, initial=t_done, unit="round", desc=f"{learner.name}",
                    leave=False)
+        report_done = bar.update
+    else:
+        report_done = None
     for start in starts:
         carry = chunk_b(carry, jnp.asarray(start, jnp.int32), horizon_a, ckpts_a, seed_a,
                         run_ids_d, lp, pp, chunk_size, unroll, start + chunk_size > horizon)
         done = min(start + chunk_size, horizon)
         if ckpt_dir is not None:
             _save_checkpoint(ckpt_dir, carry, done, fingerprint)
-        if bar is not None:
+        if report_done is not None:
             jax.block_until_ready(carry)
-            bar.update(done - start)
+            report_done(done - start)
     if bar is not None:
         bar.close()
 
