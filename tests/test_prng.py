@@ -82,3 +82,18 @@ def test_a_round_of_draws__compiles_to_no_loop():
         return jax.random.uniform(jax.random.split(k)[1], (10,))
 
     assert "while" not in jax.jit(draws).lower(root_key(0), 3).as_text()
+
+
+def test_rademacher__jaxs_signs_in_float32_mode_and_the_same_under_x64():
+    from oslr.prng import rademacher
+    from tests.helpers import x64
+
+    keys = jax.random.split(jax.random.key(3), 64)
+    ours = np.asarray(jax.vmap(lambda k: rademacher(k, (5,)))(keys))
+    if not jax.config.jax_enable_x64:
+        jaxs = jax.vmap(lambda k: jax.random.rademacher(k, (5,), jnp.float32))(keys)
+        np.testing.assert_array_equal(ours, np.asarray(jaxs))
+    with x64():
+        wide = jax.vmap(lambda k: rademacher(k, (5,)))(keys)
+    assert wide.dtype == jnp.float32 and set(np.unique(ours).tolist()) == {-1.0, 1.0}
+    np.testing.assert_array_equal(np.asarray(wide), ours)

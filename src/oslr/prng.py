@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -105,4 +106,15 @@ def _random_bits(key: Array, bit_width: int, shape: tuple[int, ...]) -> Array:
 THREEFRY = define_prng_impl(key_shape=(2,), seed=_seed, split=_split, random_bits=_random_bits,
                             fold_in=_fold_in, name="oslr_threefry2x32", tag="ofry")
 
-__all__ = ["THREEFRY", "UNROLLED_UP_TO", "threefry2x32"]
+
+def rademacher(key: Array, shape: tuple[int, ...] = ()) -> Array:
+    """Uniform signs +-1 in float32, the same draws in float32 and float64 mode.
+
+    `jax.random.rademacher` flips its coin with a uniform of the default float dtype, so
+    `jax_enable_x64` changes every sign; here the coin is a float32 uniform in both modes (bit
+    for bit `jax.random.rademacher(key, shape, jnp.float32)` in float32 mode)."""
+    coin = jax.random.bernoulli(key, jnp.float32(0.5), shape).astype(jnp.float32)
+    return 2.0 * coin - 1.0
+
+
+__all__ = ["THREEFRY", "UNROLLED_UP_TO", "rademacher", "threefry2x32"]

@@ -203,3 +203,59 @@ def test_streams__names_kinds_modes_and_defaults():
     p, _ = oslr.make_problem("ito-synthetic")
     assert p.name == "ito-synthetic" and p.info["clip"] is True
     assert s.synthetic_params(k=3).k.dtype == jnp.int32
+
+
+def test_factory__defaults_and_every_option_reach_the_problem():
+    """The factory itself (the registry's is built at import, out of the mutants' reach)."""
+    from oslr.problems.synthetic import _factory, sparse_linear, synthetic_params
+
+    make = _factory(sparse_linear)
+    p, pp = make()
+    assert p.d == 16 and (int(pp.k), float(pp.sigma), float(pp.flip)) == (3, pytest.approx(0.1),
+                                                                           pytest.approx(0.1))
+    assert float(pp.drift) == pytest.approx(0.01) and int(pp.period) == 1000
+    bare = synthetic_params()
+    assert (int(bare.k), float(bare.drift), float(bare.flip), int(bare.period)) == (3, 0.0, 0.0,
+                                                                                    1000)
+    assert float(bare.sigma) == pytest.approx(0.1)
+    p, pp = make(d=8, k=2, design="rademacher")
+    state = p.init(jax.random.key(0), pp)
+    _, ex = p.sample(jax.random.key(1), state, jnp.int32(0), pp)
+    assert set(np.abs(np.asarray(ex.x)).tolist()) == {1.0}  # the design reached the builder
+    p, _ = make(d=8, k=2, delays="fixed", max_delay=3)
+    assert p.max_delay == 3
+    p, _ = make(d=6, k=2, n_redundant=2)
+    assert p.d == 8 and p.info["n_redundant"] == 2 and p.info["mode"] == "realizable"
+
+
+def test_drifting__the_l2_normalisation_holds_after_every_step():
+    from oslr.problems.synthetic import drifting, synthetic_params
+
+    p = drifting(8, norm="l2")
+    pp = synthetic_params(k=3, drift=0.3)
+    state = p.init(jax.random.key(0), pp)
+    for t in range(3):
+        state, _ = p.sample(jax.random.key(t + 1), state, jnp.int32(t), pp)
+        assert np.linalg.norm(np.asarray(state.w_star)) == pytest.approx(1.0, rel=1e-5)
+
+
+@pytest.mark.parametrize("design", ["gaussian", "rademacher", "sphere", "hadamard",
+                                    "correlated"])
+def test_streams__float32_draws_in_float64_mode_too(design):
+    """The problems' draws are the float32 stream in both modes (a float64 study checks a
+    float32 one on the same examples)."""
+    from oslr.problems.synthetic import sparse_linear, synthetic_params
+    from tests.helpers import x64
+
+    def draw():
+        p, pp = sparse_linear(8, design=design), synthetic_params(k=3)
+        state = p.init(jax.random.key(4), pp)
+        _, ex = p.sample(jax.random.key(5), state, jnp.int32(0), pp)
+        return state.w_star, ex.x, ex.y
+
+    f32 = draw()
+    with x64():
+        f64 = draw()
+    for a, b in zip(f32, f64):
+        assert b.dtype == jnp.float32
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

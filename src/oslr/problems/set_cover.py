@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from oslr.checks import check_positive_int
+from oslr.prng import rademacher
 from oslr.spec import ProblemSpec
 from oslr.types import Array, Problem, StreamExample
 
@@ -74,7 +75,7 @@ def set_cover(d: int, n_rows: int) -> Problem:
         del t
         k_row, k_sign = jax.random.split(key)
         row = jax.random.randint(k_row, (), 0, n_rows, jnp.int32)
-        sign = jax.random.rademacher(k_sign, (), jnp.float32)
+        sign = rademacher(k_sign)
         x = sign * params.matrix[row] / jnp.sqrt(jnp.float32(d))
         y = sign / jnp.sqrt(jnp.float32(d) * params.k.astype(jnp.float32))
         return state, StreamExample(x=x, y=y, y_clean=jnp.dot(params.w_star, x))

@@ -36,6 +36,7 @@ from jax import lax
 from oslr.checks import check_positive_int
 from oslr.primitives import random_subset_mask, tree_select
 from oslr.problems.delays import maybe_delayed
+from oslr.prng import rademacher
 from oslr.spec import ProblemSpec
 from oslr.types import Array, Problem, StreamExample
 
@@ -105,13 +106,13 @@ def _draw_x(key: Array, d: int, design: str) -> Array:
         return hadamard_row(jax.random.randint(key, (), 0, n, jnp.int32), d)
     if design == "correlated":  # one common sign, each coordinate flipped w.p. CORRELATED_FLIP
         k_sign, k_flip = jax.random.split(key)
-        sign = jax.random.rademacher(k_sign, (), jnp.float32)
+        sign = rademacher(k_sign)
         flip = jax.random.bernoulli(k_flip, jnp.float32(CORRELATED_FLIP), (d,))
         return jnp.where(flip, -sign, sign) * jnp.ones(d, jnp.float32)
     if design == "sphere":
         g = jax.random.normal(key, (d,), jnp.float32)
         return g / jnp.maximum(jnp.linalg.norm(g), 1e-30)
-    return jax.random.rademacher(key, (d,), jnp.float32)
+    return rademacher(key, (d,))
 
 
 NORMS = ("l1", "l2")
