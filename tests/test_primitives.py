@@ -322,3 +322,11 @@ def test_random_subset_mask__float64_mode_draws_the_same_subsets(max_k):
         f64 = draw()
     np.testing.assert_array_equal(f32, f64)
     assert f32.dtype == np.bool_ and (f32.sum(1) == np.asarray(ks)).all()
+
+
+def test_top_k_mask__the_scatter_path_of_a_wide_score_is_a_bool_mask():
+    # max_k * d > 2^15: the first k indices of lax.top_k scattered into a (d,) bool mask
+    score = jnp.asarray(np.random.default_rng(4).normal(size=4096), jnp.float32)
+    mask = top_k_mask(score, jnp.int32(5), 16)
+    assert mask.dtype == jnp.bool_
+    assert set(np.flatnonzero(mask)) == set(np.argsort(-np.asarray(score))[:5])
