@@ -205,3 +205,12 @@ def test_plot_regret__each_band_spans_the_interval_and_config_keeps_any_value(sw
     assert report.plot_title([]) == ""
     report.save_study([swept], tmp_path, config={"out": Path("somewhere")}, plot=False)
     assert json.loads((tmp_path / "config.json").read_text())["out"] == "somewhere"
+
+
+def test_plot_regret__one_result_alone_draws_its_grid_points(swept):
+    import matplotlib.pyplot as plt
+
+    fig = report.plot_regret(swept)
+    assert [line.get_label() for line in fig.axes[0].lines] == [
+        "ogd-random-subset (k=2)", "ogd-random-subset (k=3)"]
+    plt.close(fig)

@@ -53,7 +53,8 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
     """Plot mean regret against rounds with 95% confidence bands, one line per learner x params.
 
     Args:
-      results: SimResults (any families; each uses its primary regret quantity unless `metric`).
+      results: SimResults (any families; each uses its primary regret quantity unless `metric`),
+        or one SimResult.
       path: file to save (PNG/PDF); None keeps the figure open.
       ax: matplotlib axes to draw on (a new figure if None).
       metric: regret quantity to plot (default: the primary one of each result).
@@ -72,6 +73,8 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
 
     if axes not in AXES:
         raise ValueError(f"axes={axes!r}; choose one of {AXES}.")
+    if hasattr(results, "regret_curves"):  # one SimResult: its grid points' lines
+        results = [results]
     fig, ax = (plt.subplots(figsize=(7, 4.5)) if ax is None else (ax.figure, ax))
     labels = []
     lowest = np.inf
