@@ -137,7 +137,7 @@ def test_save_study__files_config_and_the_figure(swept, tmp_path):
     ax = fig.axes[0]
     assert (ax.get_xscale(), ax.get_xlabel(), ax.get_title()) == (
         "log", "round t", report.plot_title([swept]))
-    assert ax.get_ylabel() == report.METRIC_LABELS["regret"]
+    assert ax.get_ylabel().replace("\n", " ") == report.METRIC_LABELS["regret"]
     assert "(d=4, k=2)" in ax.get_title()
     width = int.from_bytes((tmp_path / "again.png").read_bytes()[16:20], "big")
     assert width == round(fig.get_size_inches()[0] * report.FIGURE_DPI)
@@ -165,7 +165,7 @@ def test_plot_regret__into_a_given_axis_labels_bands_and_scales(swept):
     fig, ax = plt.subplots()
     out = report.plot_regret([swept, small], ax=ax)
     assert out is fig and len(ax.lines) == 4  # two learners x two grid points, drawn into ax
-    assert ax.get_ylabel() == (f"{report.METRIC_LABELS['regret']} / "
+    assert ax.get_ylabel().replace("\n", " ") == (f"{report.METRIC_LABELS['regret']} / "
                                f"{report.METRIC_LABELS['regret_wstar']}")
     assert ax.get_legend_handles_labels()[1][:2] == ["ogd-random-subset (k=2)",
                                                      "ogd-random-subset (k=3)"]
@@ -213,4 +213,19 @@ def test_plot_regret__one_result_alone_draws_its_grid_points(swept):
     fig = report.plot_regret(swept)
     assert [line.get_label() for line in fig.axes[0].lines] == [
         "ogd-random-subset (k=2)", "ogd-random-subset (k=3)"]
+    plt.close(fig)
+
+
+def test_plot_regret__the_longest_axis_label_fits_inside_the_figure(swept):
+    """Two long regret labels joined (the TOML study's case): wrapped, the label lies within the
+    figure's height instead of running off both ends."""
+    import matplotlib.pyplot as plt
+
+    g, r, c = swept.regret_curves()["regret"].shape
+    other = _with_regret(swept, {"pseudo_regret": 0.5 + np.zeros((g, r, c))})
+    fig = report.plot_regret([swept, other])
+    fig.canvas.draw()
+    label = fig.axes[0].yaxis.label
+    box, height = label.get_window_extent(), fig.bbox.height
+    assert "\n" in label.get_text() and box.y0 >= 0 and box.y1 <= height
     plt.close(fig)

@@ -173,7 +173,7 @@ class SavedStudy:
         import matplotlib.pyplot as plt
 
         from oslr import atomic
-        from oslr.report import FIGURE_DPI, METRIC_LABELS
+        from oslr.report import FIGURE_DPI, METRIC_LABELS, axis_label
 
         table = self.final_vs(param, metric)
         learners = list(dict.fromkeys(table["learner"]))
@@ -193,7 +193,7 @@ class SavedStudy:
                 ax.set_xscale("log")
             ax.grid(alpha=0.3)
         label = METRIC_LABELS.get(table["metric"].iloc[0], table["metric"].iloc[0])
-        axs[0][0].set_ylabel(f"{label}\nat T (mean, 95% interval)", fontsize=8)
+        axs[0][0].set_ylabel(axis_label(f"{label} at T (mean, 95% interval)"), fontsize=8)
         horizon = self.config.get("horizon")
         fig.suptitle(f"{self.config.get('problem', '')}, T={horizon}: final regret against "
                      f"{param}", fontsize=10)
@@ -208,7 +208,7 @@ class SavedStudy:
         line per entry, as `oslr.report.plot_regret` draws a fresh study. Returns the figure."""
         import matplotlib.pyplot as plt
 
-        from oslr.report import AXES, METRIC_LABELS, finish_figure
+        from oslr.report import AXES, METRIC_LABELS, axis_label, finish_figure
         from oslr.stats import mean_ci
 
         if axes not in AXES:
@@ -229,7 +229,7 @@ class SavedStudy:
             ax.set_yscale("log" if lowest > 0 else "symlog", **({} if lowest > 0 else
                                                                  {"linthresh": 1.0}))
         ax.set_xlabel("round t")
-        ax.set_ylabel(METRIC_LABELS.get(metric, metric), fontsize=8)
+        ax.set_ylabel(axis_label(METRIC_LABELS.get(metric, metric)), fontsize=8)
         n_runs = df.groupby("entry")["run"].nunique().max()
         ax.set_title(f"{self.config.get('problem', '')}, T={self.config.get('horizon')}: mean "
                      f"over {n_runs} runs, 95% bands", fontsize=10)
