@@ -27,11 +27,20 @@ def test_plot_experiment__draws_best_minus_the_order_term():
                        "d": [20, 20], "horizon": [1000, 1000], "reward_mean": [50.0, 60.0],
                        "reward_ci_low": [45.0, 55.0], "reward_ci_high": [55.0, 65.0],
                        "comparator_reward_mean": [80.0, 90.0]})
-    fig = plot_experiment(df, "ratio")
+    fig = plot_experiment(df, "ratio", title="a9a")
+    # 80 - 1.1e3 is far below every interval: no line, no legend entry, said in the title
+    assert not [ln for ln in fig.axes[0].get_children()
+                if str(ln.get_label()).startswith("best - [WLL] Thm 3")]
+    assert fig.axes[0].get_title() == ("a9a\n[WLL] Thm 3's bound (best - order term, constant 1) "
+                                       "lies below the axes: vacuous")
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend == ["ftpsl", "best k-sparse action in hindsight"]
+    high = df.assign(comparator_reward_mean=[5e4, 6e4], reward_mean=[4.5e4, 5.5e4],
+                     reward_ci_low=[4e4, 5e4], reward_ci_high=[5e4, 6e4])
+    fig = plot_experiment(high, "ratio")  # the bound inside the range: drawn, with its entry
     line = [ln for ln in fig.axes[0].get_children()
             if str(ln.get_label()).startswith("best - [WLL] Thm 3")][0]
-    assert "vacuous" in line.get_label()  # 80 - 1.1e3 is far below every interval
-    np.testing.assert_allclose(line.get_ydata(), [80.0, 90.0] - theorem_3_order(20, [2, 4], 1000))
+    np.testing.assert_allclose(line.get_ydata(), [5e4, 6e4] - theorem_3_order(20, [2, 4], 1000))
 
 
 # ------------------------------------------------- the studies' bookkeeping, on a fake engine
