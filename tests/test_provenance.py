@@ -81,3 +81,29 @@ def test_stamp_and_info__what_a_result_folder_and_a_bug_report_record():
     assert data["cpu_count"] >= 1 and data["host_memory_gb"] > 0
     assert data["packages"]["optax"] is not None  # a dependency: always installed
     assert set(data["packages"]) == set(provenance._INFO_PACKAGES)
+
+
+def test_runtime__records_the_xla_flags_of_the_environment(monkeypatch):
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_foo=1")
+    assert provenance.runtime()["xla_flags"] == "--xla_cpu_foo=1"
+    monkeypatch.delenv("XLA_FLAGS")
+    assert provenance.runtime()["xla_flags"] == ""
+
+
+def test_info__device_memory_in_gib_to_one_decimal_and_missing_packages_as_none(monkeypatch):
+    import os
+    from types import SimpleNamespace
+
+    import jax
+
+    dev = SimpleNamespace(id=0, platform="gpu", device_kind="H200",
+                          memory_stats=lambda: {"bytes_limit": int(3.26 * 2**30)})
+    cpu = SimpleNamespace(id=1, platform="cpu", device_kind="cpu", memory_stats=lambda: None)
+    monkeypatch.setattr(jax, "devices", lambda: [dev, cpu])
+    monkeypatch.setattr(provenance, "_INFO_PACKAGES", ("optax", "no-such-package-here"))
+    data = provenance.info()
+    assert data["devices"] == [{"id": 0, "platform": "gpu", "kind": "H200", "memory_gb": 3.3},
+                               {"id": 1, "platform": "cpu", "kind": "cpu", "memory_gb": None}]
+    assert data["packages"]["no-such-package-here"] is None and data["packages"]["optax"]
+    host = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30
+    assert data["host_memory_gb"] == round(host, 1)

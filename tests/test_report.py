@@ -229,3 +229,55 @@ def test_plot_regret__the_longest_axis_label_fits_inside_the_figure(swept):
     box, height = label.get_window_extent(), fig.bbox.height
     assert "\n" in label.get_text() and box.y0 >= 0 and box.y1 <= height
     plt.close(fig)
+
+
+def test_plot_regret__agg_for_a_file_bands_in_the_lines_colour_and_the_title_size(swept,
+                                                                                 tmp_path,
+                                                                                 monkeypatch):
+    import matplotlib.pyplot as plt
+
+    used = []
+    monkeypatch.setattr(matplotlib, "use", lambda name, force=False: used.append((name, force)))
+    fig = report.plot_regret([swept], tmp_path / "r.png")
+    assert used == [("Agg", False)]  # a file and no axis: no window needed
+    ax = fig.axes[0]
+    for line, band in zip(ax.lines, ax.collections):
+        assert matplotlib.colors.same_color(band.get_facecolor()[0][:3], line.get_color())
+    assert ax.title.get_fontsize() == 10
+    plt.close(fig)
+    used.clear()
+    fig, ax = plt.subplots()
+    report.plot_regret([swept], tmp_path / "s.png", ax=ax)  # the caller's axis: left alone
+    assert used == []
+    fig2 = report.plot_regret([swept], metric="no_such_metric")  # nothing drawn: "regret"
+    assert fig2.axes[0].get_ylabel() == "regret" and not fig2.axes[0].lines
+    plt.close("all")
+
+
+def test_plot_title__no_facts_no_brackets():
+    from types import SimpleNamespace
+
+    res = SimpleNamespace(problem="p", info={}, comparator_k=None, horizon=40, n_runs=3)
+    assert report.plot_title([res]) == "p, T=40: mean over 3 runs, 95% bands"
+    res.info, res.comparator_k = {"d": 8}, 2
+    assert report.plot_title([res]) == "p (d=8, k=2), T=40: mean over 3 runs, 95% bands"
+
+
+def test_draw_bound__dashed_whether_it_rescales_the_axes_or_not():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    for rescale in (True, False):
+        line = draw_bound(ax, [1, 2], [3.0, 4.0], "b", rescale=rescale)
+        assert line.get_linestyle() == "--"
+    plt.close(fig)
+
+
+def test_save_study__without_matplotlib_the_plot_is_skipped_and_said(swept, tmp_path,
+                                                                     monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
+    files = report.save_study([swept], tmp_path / "o")
+    assert files["regret.png (skipped: pip install 'oslr[plot]')"] == tmp_path / "o"
+    assert not (tmp_path / "o" / "regret.png").exists()

@@ -51,6 +51,7 @@ def test_load__every_file_of_a_run_folder_round_trips(tmp_path):
     (out / "fig.svg").write_text("<svg/>")
     study = oslr.load(out)
     assert study.kind == "run" and study.config == json.loads((out / "config.json").read_text())
+    assert {"reference", "diff", "p_holm", "verdict"} <= set(study.summary)  # compare_to
     for attr, name in (("summary", "summary.csv"), ("curves", "curves.csv"),
                        ("runs", "runs.csv"), ("compare_table", "compare.csv")):
         pd.testing.assert_frame_equal(getattr(study, attr), pd.read_csv(out / name))

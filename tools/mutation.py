@@ -59,7 +59,7 @@ EXTRA_TESTS = {
     "oslr.prng": ["tests/test_rollout.py"],
     "oslr.spec": ["tests/test_extension.py"],
     "oslr.registry": ["tests/test_extension.py", "tests/test_spec.py"],
-    "oslr.report": ["tests/test_result.py", "tests/test_cli.py"],
+    "oslr.report": ["tests/test_result.py", "tests/test_cli.py", "tests/test_saved.py"],
     "oslr.frames": ["tests/test_report.py", "tests/test_result.py", "tests/test_saved.py"],
     "oslr.provenance": ["tests/test_cli.py"],
     "oslr.cli": ["tests/test_readme.py", "tests/experiments/test_doc_tables.py"],

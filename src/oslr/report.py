@@ -167,7 +167,8 @@ FIGURE_DPI = 120
 def finish_figure(fig, ax, path: str | Path | None = None):
     """Grid, legend, tight layout, and save to `path` when given; returns `fig`."""
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:  # (nothing labelled: no empty legend, no warning)
+        ax.legend(fontsize=8)
     fig.tight_layout()
     if path is not None:  # replaced whole (oslr.atomic), in the format of its suffix
         atomic.save_figure_atomic(fig, path, FIGURE_DPI)
