@@ -164,11 +164,14 @@ def draw_bound(ax, t, bound, label: str | None, color=None, order_only: bool = F
 FIGURE_DPI = 120
 
 
-def finish_figure(fig, ax, path: str | Path | None = None):
-    """Grid, legend, tight layout, and save to `path` when given; returns `fig`."""
+def finish_figure(fig, ax, path: str | Path | None = None, legend_outside: bool = False):
+    """Grid, legend (right of the axes with `legend_outside`, where a long one would cover
+    lines), tight layout, and save to `path` when given; returns `fig`."""
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:  # (nothing labelled: no empty legend, no warning)
-        ax.legend(fontsize=8)
+        where = ({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "borderaxespad": 0.0}
+                 if legend_outside else {})
+        ax.legend(fontsize=8, **where)
     fig.tight_layout()
     if path is not None:  # replaced whole (oslr.atomic), in the format of its suffix
         atomic.save_figure_atomic(fig, path, FIGURE_DPI)

@@ -203,7 +203,8 @@ def test_plot_rate__lines_bands_theorem_and_sqrt_guide(tmp_path):
     assert ax.get_title() == "E5 title"
     lines = {ln.get_label(): ln for ln in ax.get_lines()}
     assert set(lines) == {"foster-hedge, k'=4 (slope 0.50)", "foster-hedge, k'=6 (slope 0.50)",
-                          "ogd-full, k'=8 (slope 0.50)", "Thm 1, k'=4 (order only, constant 1)",
+                          "ogd-full, all d features (slope 0.50)",
+                          "Thm 1, k'=4 (order only, constant 1)",
                           "Thm 1, k'=6 (order only, constant 1)", "sqrt(T) guide"}
     hedge4 = lines["foster-hedge, k'=4 (slope 0.50)"]
     assert hedge4.get_marker() == "o"
@@ -216,13 +217,17 @@ def test_plot_rate__lines_bands_theorem_and_sqrt_guide(tmp_path):
     np.testing.assert_allclose(guide.get_ydata(), 40 * np.sqrt(np.array([100, 400, 1600]) / 1600))
     bands = ax.collections
     assert len(bands) == 3
-    for band, name in zip(bands, ["foster-hedge, k'=4", "foster-hedge, k'=6", "ogd-full, k'=8"]):
+    for band, name in zip(bands, ["foster-hedge, k'=4", "foster-hedge, k'=6",
+                                  "ogd-full, all d features"]):
         line = [ln for lab, ln in lines.items() if lab.startswith(name)][0]
         assert matplotlib.colors.same_color(band.get_facecolor()[0][:3], line.get_color())
         ys = band.get_paths()[0].vertices[:, 1]
         np.testing.assert_allclose([ys.min(), ys.max()], [0.8 * line.get_ydata()[0],
                                                           1.2 * line.get_ydata()[-1]])
-    assert ax.get_legend() is not None
+    legend = ax.get_legend()  # right of the axes: it covers no line
+    fig.canvas.draw()
+    assert legend.get_window_extent().x0 >= ax.get_window_extent().x1
+    assert legend.get_window_extent().x1 <= fig.bbox.width
     plt.close(fig)
     df.loc[0, "ci_low"] = -1.0  # a band below zero: symlog
     fig = foster.plot_rate(df)

@@ -119,11 +119,13 @@ def plot_rate(df: pd.DataFrame, path: str | Path | None = None, title: str = "")
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    fig, ax = plt.subplots(figsize=(10.5, 4.8))
     lowest = np.inf
     for (name, budget), part in df.groupby(["learner", "k_query"], sort=False):
         part = part.sort_values("horizon")
-        label = f"{name}, k'={budget} (slope {part['exponent'].iloc[0]:.2f})"
+        # ogd-full sees every feature: no budget k' to name
+        seen = "all d features" if name == "ogd-full" else f"k'={budget}"
+        label = f"{name}, {seen} (slope {part['exponent'].iloc[0]:.2f})"
         (line,) = ax.plot(part["horizon"], part["regret"], marker="o", label=label)
         ax.fill_between(part["horizon"], part["ci_low"], part["ci_high"],
                         color=line.get_color(), alpha=0.2, linewidth=0)
@@ -142,7 +144,7 @@ def plot_rate(df: pd.DataFrame, path: str | Path | None = None, title: str = "")
     ax.set_xlabel("horizon T (rates tuned to T)")
     ax.set_ylabel("regret R1 at T (||w||_2 <= 1, exact)")
     ax.set_title(title, fontsize=10)
-    return finish_figure(fig, ax, path)
+    return finish_figure(fig, ax, path, legend_outside=True)
 
 
 def foster_hard(horizon: int = 20_000, runs: int = 20, instances: int = 3, d: int = 8,
