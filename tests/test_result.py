@@ -139,3 +139,17 @@ def test_compare__the_best_entry_is_the_default_reference(rng):
     from oslr.report import compare_frame
 
     assert a.compare(b).equals(compare_frame([a, b], reference="best"))
+
+
+def test_summary_table__short_columns_and_the_comparison_with_compare_to():
+    rng = np.random.default_rng(5)
+    reg = rng.normal(10.0, 1.0, (2, R))[:, :, None] * np.arange(1, C + 1) / C
+    curves = {"pseudo_regret": reg, "reward": np.ones((G, R, C)), "accepted": np.ones((G, R, C))}
+    res = _result("bandit", curves)
+    assert list(res.summary_table()) == ["learner", "params", "metric", "mean", "sem", "ci_low",
+                                         "ci_high", "n_runs"]
+    table = res.summary_table(compare_to="best")
+    assert list(table)[-5:] == ["diff", "diff_low", "diff_high", "p_holm", "verdict"]
+    assert set(table["verdict"]) <= {"reference", "better", "worse", "indistinguishable"}
+    assert "reference" in set(table["verdict"])
+    assert "param_eta" in res.summary_table(full=True)
