@@ -59,6 +59,8 @@ def test_load__every_file_of_a_run_folder_round_trips(tmp_path):
     assert study.until is None
     pd.testing.assert_frame_equal(study.tables["extra"], pd.DataFrame({"a": [1], "b": [2]}))
     assert study.figures == [out / "fig.svg"]
+    assert study.documents["summary"] == json.loads((out / "summary.json").read_text())
+    assert study.files() == sorted(p.name for p in out.iterdir())  # every file read back
 
 
 def test_saved_study__finals_and_compare_equal_the_studys_own(tmp_path):
@@ -173,9 +175,13 @@ def test_cli__plot_compare_and_merge_saved_folders(tmp_path, capsys):
 def test_load__an_experiment_folder_with_its_tables_and_config(tmp_path, capsys, monkeypatch):
     import oslr.experiments as ex
 
-    def fake(name, dataset, runs, seed, out, *a, **k):
+    def fake(name, dataset, runs, seed, out, *a, **k):  # what experiments write
         frame = pd.DataFrame({"learner": ["a"], "regret": [1.5]})
         frame.to_csv(out / "kpm-pege.csv", index=False)
+        frame.to_parquet(out / "kpm-pege-runs.parquet")
+        (out / "arena.json").write_text('{"rows": [1, 2]}')
+        (out / "arena.md").write_text("# a page\n")
+        (out / "kpm-pege.png").write_bytes(b"\x89PNG")
         return frame
 
     monkeypatch.setattr(ex, "run_experiment", fake)
@@ -185,6 +191,9 @@ def test_load__an_experiment_folder_with_its_tables_and_config(tmp_path, capsys,
     assert study.kind == "experiment" and study.config["experiment"] == "kpm-pege"
     pd.testing.assert_frame_equal(study.tables["kpm-pege"],
                                   pd.DataFrame({"learner": ["a"], "regret": [1.5]}))
+    pd.testing.assert_frame_equal(study.tables["kpm-pege-runs"], study.tables["kpm-pege"])
+    assert study.documents == {"arena": {"rows": [1, 2]}} and study.texts == {"arena": "# a page\n"}
+    assert study.files() == sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
     with pytest.raises(LoadError, match="no runs.csv: per-run values are written by `oslr run`"):
         study.finals()
 

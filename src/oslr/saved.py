@@ -46,7 +46,11 @@ class SavedStudy:
         curves.csv, runs.csv (final per run), runs.parquet (every run at every checkpoint, long
         format learner, params, metric, run, t, value), compare.csv, until.csv; None where the
         folder has no such file.
-      tables: every other CSV file (an experiment's tables), by file stem.
+      tables: every other CSV or Parquet file (an experiment's tables and per-run files), by
+        file stem.
+      documents: every JSON file but config.json (summary.json, an arena's tables), parsed, by
+        file stem.
+      texts: every Markdown or text file (an arena's pages), by file stem.
       figures: paths of the folder's figures.
     """
 
@@ -60,7 +64,17 @@ class SavedStudy:
     compare_table: pd.DataFrame | None = None
     until: pd.DataFrame | None = None
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    documents: dict[str, object] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
     figures: list[Path] = field(default_factory=list)
+
+    def files(self) -> list[str]:
+        """The name of every file read back (config.json included), sorted."""
+        names = {"config.json"} | {RUN_TABLES[a] for a in RUN_TABLES
+                                   if getattr(self, a) is not None}
+        names |= {f.name for f in self.path.iterdir() if f.is_file() and f.stem in
+                  set(self.tables) | set(self.documents) | set(self.texts)}
+        return sorted(names | {f.name for f in self.figures})
 
     # ----------------------------------------------------------------- per-run recomputation
 
@@ -266,7 +280,8 @@ def _read_table(path: Path) -> pd.DataFrame:
 
 def load(path: str | Path) -> SavedStudy:
     """Read back a folder written by `oslr run` or `oslr experiment` (every file: config.json,
-    the tables, the figures' paths).
+    the tables and per-run files, the other JSON and Markdown files, the figures' paths; the
+    lock file and unfinished chunks are not results and are skipped).
 
     Raises:
       LoadError: the folder does not exist, has no config.json (an unfinished or foreign
@@ -292,8 +307,17 @@ def load(path: str | Path) -> SavedStudy:
             setattr(study, attr, _read_table(folder / name))
             known.add(name)
     for f in sorted(folder.iterdir()):
-        if f.suffix == ".csv" and f.name not in known:
+        if not f.is_file() or f.name in known or f.name == "config.json":
+            continue
+        if f.suffix in (".csv", ".parquet"):
             study.tables[f.stem] = _read_table(f)
+        elif f.suffix == ".json":
+            try:
+                study.documents[f.stem] = json.loads(f.read_text())
+            except json.JSONDecodeError as err:
+                raise LoadError(f"{f}: not valid JSON ({err}).") from None
+        elif f.suffix in (".md", ".txt"):
+            study.texts[f.stem] = f.read_text()
         elif f.suffix in FIGURES:
             study.figures.append(f)
     return study
