@@ -179,19 +179,26 @@ def plot_rate_sweep(df: pd.DataFrame, path: str | Path | None = None, title: str
 
 
 def plot_experiment(df: pd.DataFrame, x: str, path: str | Path | None = None, title: str = ""):
-    """Mean cumulative reward with 95% intervals against `x`, one line per learner."""
+    """Mean cumulative reward with 95% intervals against `x`, one line per learner (left), and
+    the gap to the best k-sparse action in hindsight on a log axis (right), where learners
+    close to the comparator, squashed together on the left, read apart."""
     import matplotlib
 
     if path is not None:
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    fig, (ax, gap_ax) = plt.subplots(1, 2, figsize=(11.5, 4.2))
     for name, part in df.groupby("learner", sort=False):
         part = part.sort_values(x)
         (line,) = ax.plot(part[x], part["reward_mean"], marker="o", label=name)
         ax.fill_between(part[x], part["reward_ci_low"], part["reward_ci_high"],
                         color=line.get_color(), alpha=0.2, linewidth=0)
+        best = part["comparator_reward_mean"]
+        gap_ax.plot(part[x], best - part["reward_mean"], marker="o", color=line.get_color(),
+                    label=name)
+        gap_ax.fill_between(part[x], best - part["reward_ci_high"], best - part["reward_ci_low"],
+                            color=line.get_color(), alpha=0.2, linewidth=0)
     first = df.drop_duplicates(x).sort_values(x)
     ax.plot(first[x], first["comparator_reward_mean"], "k--", lw=1,
             label="best k-sparse action in hindsight")
@@ -208,6 +215,12 @@ def plot_experiment(df: pd.DataFrame, x: str, path: str | Path | None = None, ti
     ax.set_xlabel(_X_LABELS.get(x, x))
     ax.set_ylabel("cumulative reward")
     ax.set_title(title, fontsize=10)
+    gap = (df["comparator_reward_mean"] - df["reward_ci_high"]).to_numpy()
+    gap_ax.set_yscale("log" if np.all(gap > 0) else "symlog")
+    gap_ax.set_xlabel(_X_LABELS.get(x, x))
+    gap_ax.set_ylabel("best k-sparse reward in hindsight - reward")
+    gap_ax.set_title("gap to the comparator (mean, 95% interval)", fontsize=10)
+    gap_ax.grid(alpha=0.3)
     return finish_figure(fig, ax, path)
 
 
