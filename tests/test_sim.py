@@ -275,3 +275,54 @@ def test_simulate__a_dict_or_a_list_as_params_is_refused_before_tracing():
     with pytest.raises(ValueError, match=r"^problem_params.k is a Python tuple"):
         oslr.simulate(learner, problem, params, dataclasses.replace(pp, k=(1, 2)), horizon=5,
                       n_runs=2)
+
+
+def test_batch_layout__grid_major_runs_padded_to_the_devices():
+    from oslr.sim import batch_layout
+
+    run_ids, pidx = batch_layout(2, 3, 10, 4)  # 6 elements padded to 8 for 4 devices
+    assert run_ids.tolist() == [10, 11, 12, 10, 11, 12, 12, 12] and run_ids.dtype == np.int32
+    assert pidx.tolist() == [0, 0, 0, 1, 1, 1, 1, 1]
+    assert batch_layout(1, 5, 0, 4)[0].tolist() == [0, 1, 2, 3, 4, 4, 4, 4]  # pad 3, not 1
+    assert batch_layout(2, 2, 0, 4)[0].tolist() == [0, 1, 0, 1]  # a multiple: no padding
+    assert batch_layout(1, 3, 0, 1)[1].tolist() == [0, 0, 0]
+
+
+def test_simulate__fifty_checkpoints_by_default_and_a_bar_that_does_not_stay(monkeypatch):
+    import tqdm
+
+    learner, params, problem, pp = _setup()
+    bars = []
+
+    class Bar:
+        def __init__(self, **kwargs):
+            bars.append(kwargs)
+
+        def update(self, n):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(tqdm, "tqdm", Bar)
+    monkeypatch.setitem(__import__("sys").modules, "ipywidgets", None)  # the text bar
+    res = oslr.simulate(learner, problem, params, pp, horizon=200, n_runs=2, progress=True)
+    from oslr.metrics import checkpoint_rounds
+
+    assert res.ckpts.tolist() == checkpoint_rounds(200, 50).tolist()  # the default n = 50
+    assert res.ckpts.tolist() != checkpoint_rounds(200, 51).tolist()
+    assert bars == [{"total": 200, "initial": 0, "unit": "round", "desc": learner.name,
+                     "leave": False}]
+
+
+def test_warn_diagnostics__names_the_learner_the_count_and_the_runs():
+    from types import SimpleNamespace
+
+    from oslr.sim import _warn_diagnostics
+
+    learner = SimpleNamespace(name="ftpsl-knapsack",
+                              info={"warn_if_nonzero": {"lp_failures": "LP solves failed"}})
+    with pytest.warns(RuntimeWarning, match=r"^ftpsl-knapsack: 3 LP solves failed \(2 of 4 runs; "
+                                            r"diagnostic 'lp_failures'\)\.$"):
+        _warn_diagnostics(learner, {"lp_failures": np.array([[0, 1], [2, 0]])})
+    _warn_diagnostics(learner, {"lp_failures": np.zeros((2, 2))})  # all zero: silent

@@ -254,6 +254,18 @@ def clear_compiled() -> None:
     jax.clear_caches()
 
 
+def batch_layout(n_grid: int, n_runs: int, run_offset: int, n_dev: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """(run ids (B,) int32, grid-point index (B,)) of the flat batch: element i is grid point
+    i // R, run run_offset + i % R, padded with copies of the last element to a multiple of the
+    n_dev devices the runs axis is split over (the padding's results are dropped)."""
+    run_ids = np.tile(np.arange(n_runs), n_grid) + run_offset
+    pidx = np.repeat(np.arange(n_grid), n_runs)
+    pad = (-(n_grid * n_runs)) % n_dev
+    run_ids = np.concatenate([run_ids, np.repeat(run_ids[-1:], pad)]).astype(np.int32)
+    return run_ids, np.concatenate([pidx, np.repeat(pidx[-1:], pad)])
+
+
 def _fingerprint(*parts: Any) -> str:
     h = hashlib.sha256()
     for p in parts:
@@ -561,13 +573,7 @@ def simulate(
     _check_memory(learner, problem, params, problem_params, len(ckpts), stats, n_total,
                   len(devices), devices[0])
 
-    # flat batch: element i is grid point i // R, run run_offset + i % R
-    run_ids = np.tile(np.arange(n_runs), n_grid) + run_offset
-    pidx = np.repeat(np.arange(n_grid), n_runs)
-    n_dev = len(devices)
-    pad = (-n_total) % n_dev
-    run_ids = np.concatenate([run_ids, np.repeat(run_ids[-1:], pad)]).astype(np.int32)
-    pidx = np.concatenate([pidx, np.repeat(pidx[-1:], pad)])
+    run_ids, pidx = batch_layout(n_grid, n_runs, run_offset, len(devices))
     lp = jax.tree.map(lambda a: jnp.asarray(a)[pidx], params)
     mesh = Mesh(np.array(devices), ("runs",))
     shard = NamedSharding(mesh, PartitionSpec("runs"))
