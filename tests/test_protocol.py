@@ -264,3 +264,45 @@ def test_prediction_round__a_static_budget_covering_every_coordinate_costs_no_tr
     assert not bool(rnd._record.over_budget) and int(rnd._record.n_queried) == 5
     rnd = PredictionRound(_example(), budget=4)  # static, one short: the last one dropped
     assert np.asarray(rnd.observe(jnp.ones(5, bool))).tolist() == [1.0, 2.0, 3.0, 4.0, 0.0]
+
+
+def test_rounds__observation_counts_are_int32_in_float64_mode_too():
+    from tests.helpers import x64
+
+    with x64():
+        rnd = PredictionRound(_example(), budget=2)
+        rnd.observe(jnp.array([True, True, True, False, False]))
+        rnd.commit(0.0)
+        assert rnd._record.n_queried.dtype == jnp.int32 and int(rnd._record.n_queried) == 3
+        lin = LinearRound(_example(), budget=2)
+        lin.play(jnp.array([1.0, 0.0, 2.0, 0.0, 0.0]), jnp.array([True, False, True, True,
+                                                                  False]))
+        assert lin._record.n_queried.dtype == jnp.int32 and int(lin._record.n_queried) == 3
+
+
+def test_rounds__refusals_name_the_shape_or_the_problem_kind():
+    rnd = PredictionRound(_example(), budget=2)
+    rnd.observe(jnp.zeros(5, bool))
+    with pytest.raises(ProtocolError, match=r"^commit\(\) expects a scalar prediction, got "
+                                            r"\(2,\)\.$"):
+        rnd.commit(jnp.zeros(2))
+    finite = BanditExample(arms=jnp.eye(3), rewards=jnp.zeros(3), means=jnp.zeros(3))
+    with pytest.raises(ProtocolError, match=r"^play\(x\) needs a continuous-action problem; this "
+                                            r"one has finite "):
+        BanditRound(finite).play(jnp.ones(3))
+    sphere = finite._replace(theta=jnp.ones(3), noise=jnp.float32(0.0), best=jnp.float32(1.0))
+    with pytest.raises(ProtocolError, match=r"^play\(\) expects x of shape \(3,\), got \(2,\)\.$"):
+        BanditRound(sphere).play(jnp.ones(2))
+
+
+def test_bandit_round__a_pull_in_a_continuous_problem_records_the_arms_features():
+    theta = jnp.array([0.6, 0.8, 0.0])
+    ex = BanditExample(arms=2.0 * jnp.eye(3), rewards=jnp.array([0.1, 0.2, 0.3]),
+                       means=jnp.zeros(3), theta=theta, noise=jnp.float32(0.0),
+                       best=jnp.float32(1.0))
+    rnd = BanditRound(ex)
+    rnd.pull(jnp.int32(1))
+    np.testing.assert_array_equal(np.asarray(rnd._record.x), [0.0, 2.0, 0.0])
+    rnd = BanditRound(ex._replace(theta=None, noise=None, best=None))  # finite arms: no x
+    rnd.pull(jnp.int32(1))
+    assert rnd._record.x is None
