@@ -97,3 +97,12 @@ def test_rademacher__jaxs_signs_in_float32_mode_and_the_same_under_x64():
         wide = jax.vmap(lambda k: rademacher(k, (5,)))(keys)
     assert wide.dtype == jnp.float32 and set(np.unique(ours).tolist()) == {-1.0, 1.0}
     np.testing.assert_array_equal(np.asarray(wide), ours)
+
+
+def test_seed__refuses_a_float_or_an_array_naming_it():
+    from oslr.prng import _seed
+
+    with pytest.raises(TypeError, match=r"^a PRNG seed must be an integer; got float32$"):
+        _seed(jnp.float32(1.0))
+    with pytest.raises(TypeError, match=r"^a PRNG seed must be a scalar; got shape \(2,\)$"):
+        _seed(jnp.zeros(2, jnp.int32))
