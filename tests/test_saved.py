@@ -120,6 +120,8 @@ def test_saved_study__xarray_cube_entry_run_t(tmp_path):
     out, _ = _study(tmp_path)
     ds = load(out).to_xarray()
     assert isinstance(ds, xr.Dataset) and ds["value"].dims == ("entry", "run", "t")
+    assert ds["learner"].values.tolist() == ["eps-greedy", "eps-greedy", "linucb"]
+    assert ds["params"].values.tolist() == ["eps=0.05", "eps=0.2", "default"]
     assert ds.sizes == {"entry": 3, "run": R, "t": C}
     np.testing.assert_allclose(ds["value"].sel(entry="linucb", t=40).values,
                                load(out).finals()["linucb"])
@@ -134,7 +136,14 @@ def test_merge__more_runs_of_the_same_study_compare_paired_over_seed_and_run(tmp
     for name in fa:
         np.testing.assert_allclose(fm[name], np.concatenate([fa[name], fb[name]]))
     assert merged.compare("linucb").set_index("name").loc["linucb", "verdict"] == "reference"
-    with pytest.raises(LoadError, match="share runs of a seed"):
+    assert list(merged.summary) == ["learner", "problem", "params", "param_eps"]  # the labels
+    cube = merged.to_xarray()  # runs renumbered over the (seed, run) pairs
+    assert cube.sizes["run"] == 2 * R
+    np.testing.assert_allclose(cube["value"].sel(entry="linucb", t=40).values, fm["linucb"])
+    fig = merged.plot()
+    assert "mean over 12 runs" in fig.axes[0].get_title()
+    with pytest.raises(LoadError, match=r"share runs of a seed \(the same streams twice\); merge "
+                                        r"studies of different seeds\.$"):
         merge([a, a], tmp_path / "m2")
     cfg = json.loads((b / "config.json").read_text())
     (b / "config.json").write_text(json.dumps({**cfg, "horizon": 80}))
@@ -216,3 +225,18 @@ def test_readme__the_loading_example_runs_on_a_saved_folder(tmp_path, monkeypatc
     assert namespace["study"].final_vs("eta")["eta"].tolist() == [0.01, 0.1]
     for name in ("final_vs_eta.pdf", "regret.svg"):
         assert (tmp_path / name).stat().st_size > 0
+
+
+def test_plot_final__log_x_for_a_wide_positive_range_caps_and_grid(tmp_path):
+    out, _ = _study(tmp_path)
+    study = load(out)
+    fig = study.plot_final("eps")  # 0.05 to 0.2: a 4x range, linear
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "linear" and ax.xaxis.get_gridlines()[0].get_alpha() == 0.3
+    caps = ax.containers[0].lines[1]  # the error bars' caps, 2 x capsize points wide
+    assert len(caps) == 2 and caps[0].get_markersize() == 6
+    wide = study.summary.copy()
+    wide["param_eps"] = wide["param_eps"].map({0.05: 0.01, 0.2: 1.0})  # a 100x range
+    study.summary = wide
+    assert study.plot_final("eps").axes[0].get_xscale() == "log"
+    assert study.plot_final("eps", logx=False).axes[0].get_xscale() == "linear"

@@ -224,6 +224,8 @@ def test_factory__defaults_and_every_option_reach_the_problem():
     assert set(np.abs(np.asarray(ex.x)).tolist()) == {1.0}  # the design reached the builder
     p, _ = make(d=8, k=2, delays="fixed", max_delay=3)
     assert p.max_delay == 3
+    _, noiseless = make(d=4, k=2, sigma=0.0)  # sigma = 0 is allowed: a noiseless stream
+    assert float(noiseless.sigma) == 0.0
     p, _ = make(d=6, k=2, n_redundant=2)
     assert p.d == 8 and p.info["n_redundant"] == 2 and p.info["mode"] == "realizable"
 
