@@ -224,3 +224,34 @@ def test_compare__random_tables_against_scipy_and_an_independent_holm():
             good = diff < 0 if lower else diff > 0
             verdict = ("indistinguishable" if ph > 0.05 else "better" if good else "worse")
             assert table.loc[k, "verdict"] == verdict, (k, ph, diff)
+
+
+def test_compare__a_diverged_entry_has_its_own_verdict_and_is_never_the_reference():
+    rng = np.random.default_rng(11)
+    base = rng.normal(0.0, 1.0, 30)
+    values = {"broken": np.concatenate([[np.nan], base[1:] - 5.0]),  # first and lowest otherwise
+              "good": base, "worse": base + 1.0, "noisy": base + rng.normal(0, 3, 30)}
+    table = stats.compare(values).set_index("name")
+    assert table.loc["good", "verdict"] == "reference" and (table["reference"] == "good").all()
+    assert table.loc["broken", "verdict"] == "diverged"
+    assert np.isnan(table.loc["broken", ["diff", "p", "p_holm"]].astype(float)).all()
+    assert table.loc["worse", "verdict"] == "worse"
+    # Holm's family is the two finite comparisons, not three
+    finite = stats.compare({k: v for k, v in values.items() if k != "broken"}).set_index("name")
+    np.testing.assert_allclose(table.loc[["worse", "noisy"], "p_holm"].astype(float),
+                               finite.loc[["worse", "noisy"], "p_holm"].astype(float))
+    with pytest.raises(ValueError, match=r"^reference 'broken' diverged \(a run is NaN or inf\)"):
+        stats.compare(values, reference="broken")
+    with pytest.raises(ValueError, match=r"^every entry has a NaN or inf run"):
+        stats.compare({"a": np.array([np.inf, 1.0]), "b": np.array([np.nan, 2.0])})
+
+
+def test_sequential_compare__a_diverged_entry_is_decided_at_once_and_never_the_reference():
+    base = np.linspace(0.0, 1.0, 12)
+    values = {"broken": np.r_[-100.0 * np.ones(11), np.inf], "a": base, "b": base + 5.0}
+    table = stats.sequential_compare(values, look=1).set_index("name")
+    assert (table["reference"] == "a").all()
+    assert table.loc["broken", "verdict"] == "diverged" and bool(table.loc["broken", "decided"])
+    assert np.isnan(table.loc["broken", "diff"])
+    with pytest.raises(ValueError, match=r"^reference 'broken' diverged"):
+        stats.sequential_compare(values, look=1, reference="broken")

@@ -115,6 +115,15 @@ def holm(p) -> np.ndarray:
     return out
 
 
+def _diverged(arrays: Mapping[str, np.ndarray]) -> set[str]:
+    """The entries with a non-finite run (a diverged learner): never the reference, and outside
+    every comparison's family. Raises ValueError when every entry diverged."""
+    out = {n for n, a in arrays.items() if not np.isfinite(a).all()}
+    if out and len(out) == len(arrays):
+        raise ValueError(f"every entry has a NaN or inf run ({sorted(out)}): nothing to compare.")
+    return out
+
+
 def compare(values: Mapping[str, np.ndarray], reference: str = "best",
             lower_is_better: bool = True, level: float = LEVEL) -> pd.DataFrame:
     """Every entry of `values` (name -> (R,) per-run values over the same runs) against a
@@ -131,8 +140,9 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
     Returns:
       DataFrame, one row per name in the order given: name, mean, reference, diff (name minus
       reference), its t interval (diff_low, diff_high), p, p_holm, ahead (runs where name
-      beats the reference), behind, and verdict: "reference", "better", "worse" or
-      "indistinguishable" (p_holm > alpha).
+      beats the reference), behind, and verdict: "reference", "better", "worse",
+      "indistinguishable" (p_holm > alpha) or "diverged" (a NaN or inf run: no difference, no
+      p-value, outside Holm's family, and never the reference).
     """
     names = list(values)
     if not names:
@@ -142,18 +152,27 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
     if len(shapes) != 1:
         raise ValueError(f"every entry needs the same runs; got shapes {sorted(shapes)}.")
     means = {n: float(np.mean(a)) for n, a in arrays.items()}
+    diverged = _diverged(arrays)
     if reference == "best":
         pick = min if lower_is_better else max
-        reference = pick(names, key=lambda n: means[n])
+        reference = pick([n for n in names if n not in diverged], key=lambda n: means[n])
     elif reference not in arrays:
         raise ValueError(f"reference {reference!r} is not among {names}; give one of them or "
                          "'best'.")
+    elif reference in diverged:
+        raise ValueError(f"reference {reference!r} diverged (a run is NaN or inf); compare with "
+                         "another entry or 'best'.")
     alpha = 1.0 - level
     rows = []
     for n in names:
         if n == reference:
             rows.append({"name": n, "mean": means[n], "reference": reference, "diff": 0.0,
                          "diff_low": 0.0, "diff_high": 0.0, "p": np.nan, "ahead": 0,
+                         "behind": 0})
+            continue
+        if n in diverged:  # its own verdict, outside the Holm family (p NaN)
+            rows.append({"name": n, "mean": means[n], "reference": reference, "diff": np.nan,
+                         "diff_low": np.nan, "diff_high": np.nan, "p": np.nan, "ahead": 0,
                          "behind": 0})
             continue
         pr = paired(arrays[n], arrays[reference], level)
@@ -166,8 +185,9 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
     better = table["diff"] < 0 if lower_is_better else table["diff"] > 0
     table["verdict"] = np.where(
         table["name"] == reference, "reference",
-        np.where(~(table["p_holm"] <= alpha), "indistinguishable",
-                 np.where(better, "better", "worse")))
+        np.where(table["name"].isin(diverged), "diverged",
+                 np.where(~(table["p_holm"] <= alpha), "indistinguishable",
+                          np.where(better, "better", "worse"))))
     cols = ["name", "mean", "reference", "diff", "diff_low", "diff_high", "p", "p_holm",
             "ahead", "behind", "verdict"]
     return table[cols]
@@ -202,16 +222,22 @@ def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: s
 
     Returns:
       DataFrame, one row per entry other than the reference: name, reference, runs, diff,
-      cs_low, cs_high, decided (the interval excludes 0), verdict ("better", "worse" or
-      "undecided").
+      cs_low, cs_high, decided (the interval excludes 0), verdict ("better", "worse",
+      "undecided", or "diverged" for an entry with a NaN or inf run, decided at once and never
+      the reference).
     """
     names = list(values)
     if len(names) < 2:
         raise ValueError("a sequential comparison needs two entries or more.")
     arrays = {n: np.asarray(values[n], np.float64) for n in names}
+    diverged = _diverged(arrays)
     if reference == "best":
-        reference = min(names, key=lambda n: float(np.mean(arrays[n])))
+        reference = min([n for n in names if n not in diverged],
+                        key=lambda n: float(np.mean(arrays[n])))
         m = len(names) * (len(names) - 1) // 2
+    elif reference in diverged:
+        raise ValueError(f"reference {reference!r} diverged (a run is NaN or inf); compare with "
+                         "another entry or 'best'.")
     elif reference in arrays:
         m = len(names) - 1
     else:
@@ -220,6 +246,11 @@ def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: s
     rows = []
     for n in names:
         if n == reference:
+            continue
+        if n in diverged:  # known at once: decided, with a verdict of its own
+            rows.append({"name": n, "reference": reference, "runs": len(arrays[n]),
+                         "diff": np.nan, "cs_low": np.nan, "cs_high": np.nan, "decided": True,
+                         "verdict": "diverged"})
             continue
         d = arrays[n] - arrays[reference]
         low, high = confidence_sequence(d, look, share)
