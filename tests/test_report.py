@@ -281,3 +281,27 @@ def test_save_study__without_matplotlib_the_plot_is_skipped_and_said(swept, tmp_
     files = report.save_study([swept], tmp_path / "o")
     assert files["regret.png (skipped: pip install 'oslr[plot]')"] == tmp_path / "o"
     assert not (tmp_path / "o" / "regret.png").exists()
+
+
+def test_runs_curves_frame__each_runs_sums_at_the_horizon(swept):
+    frame = report.runs_curves_frame([swept])
+    loss = frame[frame["metric"] == "sum_loss"]
+    assert list(loss.columns) == ["learner", "params", "metric", "run", "t", "value"]
+    assert (loss["t"] == swept.horizon).all() and loss["run"].tolist() == [0, 1, 2, 3, 4] * 2
+    np.testing.assert_allclose(loss["value"].to_numpy(),
+                               np.asarray(swept.final["loss"], np.float64).reshape(-1))
+
+
+def test_compare_frame__its_level_sets_the_intervals_and_mismatched_runs_are_refused(swept):
+    import dataclasses
+
+    wide = report.compare_frame([swept], level=0.95).set_index("name")
+    narrow = report.compare_frame([swept], level=0.5).set_index("name")
+    other = [n for n in wide.index if wide.loc[n, "verdict"] != "reference"][0]
+    assert (narrow.loc[other, "diff_high"] - narrow.loc[other, "diff_low"]
+            < wide.loc[other, "diff_high"] - wide.loc[other, "diff_low"])
+    shifted = dataclasses.replace(swept, seed=swept.seed + 1)
+    with pytest.raises(ValueError, match=r"^paired comparisons need the same runs: every result "
+                                         r"must have the same seed, run_offset, runs and "
+                                         r"horizon; got \["):
+        report.compare_frame([swept, shifted])
