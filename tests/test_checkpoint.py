@@ -229,13 +229,15 @@ def _changed(setting):
         problem, pp = oslr.make_problem("agnostic", d=8, k=2)
     elif setting == "problem-name":  # the same functions under another name
         problem = problem._replace(name="another")
+    elif setting == "learner-info":  # a static setting recorded in info (e.g. FTPSL's b)
+        learner = learner._replace(info={**(learner.info or {}), "b": 3})
     return learner, params, problem, pp, kw
 
 
 @pytest.mark.parametrize("setting", [
     "horizon", "runs", "seed", "run_offset", "unroll", "n_checkpoints", "track_stats",
-    "learner", "learner-name", "static-option", "params", "problem-params", "problem",
-    "problem-name"])
+    "learner", "learner-name", "learner-info", "static-option", "params", "problem-params",
+    "problem", "problem-name"])
 def test_checkpoint__of_other_settings_is_refused(tmp_path, setting):
     learner, params, problem, pp, kw = _changed(None)
     oslr.simulate(learner, problem, params, pp, **kw, checkpoint_path=tmp_path)

@@ -817,6 +817,7 @@ def test_run__until_separated_stops_at_the_cap_exactly(tmp_path, capsys):
                  "--max-runs", "4"]) == 0
     config = json.loads((out / "config.json").read_text())
     assert config["runs"] == 4 and config["looks"] == 2 and config["max_runs"] == 4
+    assert config["until"] == "separated" and config["batch_runs"] == 2
     assert set(pd.read_csv(out / "runs.csv")["run"]) == {0, 1, 2, 3}
     assert pd.read_csv(out / "until.csv")["runs"].tolist() == [4]
 
@@ -1131,3 +1132,91 @@ def test_simulate__a_progress_function_gets_each_chunks_rounds(tmp_path):
     oslr.simulate(learner, problem, params, pp, horizon=25, n_runs=2, chunk_size=10,
                   progress=seen.append, checkpoint_path=tmp_path / "ck")
     assert seen == [25]
+
+
+def test_look_line__what_until_says_after_each_look():
+    from oslr.cli import _look_line
+
+    assert _look_line(2, 5, ["a", "b"]) == "  look 2: 10 runs; undecided: a, b"
+    assert _look_line(3, 5, []) == "  look 3: 15 runs; every comparison decided"
+
+
+def test_build_study__an_integral_float_count_in_the_config_is_an_integer(tmp_path):
+    from oslr.cli import build_study, make_parser
+
+    cfg = tmp_path / "s.toml"
+    cfg.write_text("horizon = 2e3\nruns = 4.0\nchunk = 5e2\nseed = 1e1\n")
+    study = build_study(make_parser().parse_args(["run", "--config", str(cfg)]))
+    assert (study["horizon"], study["runs"], study["chunk"], study["seed"]) == (2000, 4, 500, 10)
+    assert all(type(study[k]) is int for k in ("horizon", "runs", "chunk", "seed"))
+
+
+def test_run__a_grid_over_a_static_k_names_the_fix(capsys):
+    assert main(["run", "--learners", "foster-hedge", "--grid", "k=2,3"]) == 2
+    assert capsys.readouterr().err == (
+        "oslr: error: learner 'foster-hedge' enumerates k-subsets, so its k is static: run one "
+        "study per k (--set k=K or --k K) instead of a grid over k.\n")
+
+
+def test_experiment_and_reproduce__default_folders_and_the_steps_passed_on(tmp_path, capsys,
+                                                                           monkeypatch):
+    import oslr.experiments as ex
+    from oslr.experiments import reproduce as rep
+
+    monkeypatch.chdir(tmp_path)
+    seen = []
+    monkeypatch.setattr(ex, "run_experiment",
+                        lambda name, dataset, runs, seed, out, *a, **k: seen.append(out)
+                        or pd.DataFrame({"x": [1]}))
+    assert main(["experiment", "wll-k", "--dataset", "covtype", "--quick", "--no-progress"]) == 0
+    assert seen == [Path("oslr-results") / "wll-k-covtype"]
+    calls = []
+    monkeypatch.setattr(rep, "reproduce", lambda *a: calls.append(a) or [])
+    assert main(["reproduce", "--only", "kpm-pege", "--out", str(tmp_path / "r"),
+                 "--no-progress"]) == 0
+    assert [s.name for s in calls[0][0]] == ["kpm-pege"] and calls[0][1] == tmp_path / "r"
+
+
+def test_make_parser__the_new_commands_help_and_choices():
+    from oslr.cli import make_parser
+
+    parser = make_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices
+    text = {name: " ".join(sub[name].format_help().split())
+            for name in ("plot", "compare", "merge", "info", "run")}
+    assert "--json print JSON" in text["compare"] and "--json print JSON" in text["info"]
+    assert "folders written by oslr run" in text["merge"]
+    assert "at T against a swept parameter" in " ".join(parser.format_help().split())
+    assert "the best, on the same runs" in text["run"]
+    assert "printed and compare.csv" in text["run"]
+    assert parser.parse_args(["run", "--progress", "jsonl"]).progress == "jsonl"
+
+
+def test_study_progress__the_time_left_to_a_tenth_of_a_second(monkeypatch):
+    import io
+
+    from oslr import cli
+
+    clock = iter([100.0, 100.0 + 1.23456])  # start, then the first chunk
+    monkeypatch.setattr(cli.time, "perf_counter", lambda: next(clock))
+    out = io.StringIO()
+    progress = cli.StudyProgress("jsonl", out)
+    progress.add(300)
+    progress.for_learner("a")(100)
+    line = json.loads(out.getvalue())
+    assert line["elapsed_s"] == 1.23 and line["eta_s"] == 2.5  # 1.23456 x 2 = 2.469 -> 2.5
+
+
+def test_compare_and_plot__printed_columns_and_the_default_figure(tmp_path, capsys):
+    from tests.test_saved import _study
+
+    out, _ = _study(tmp_path)
+    assert main(["compare", str(out), "--to", "linucb"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["name", "metric", "mean", "diff", "diff_low", "diff_high",
+                                "p_holm", "ahead", "behind", "verdict"]
+    mean = float(lines[-1].split()[2])  # linucb's mean, 4 significant digits
+    assert len(lines[-1].split()[2].replace(".", "").lstrip("0")) <= 4 and mean > 0
+    assert main(["plot", str(out)]) == 0
+    assert capsys.readouterr().out == f"wrote {out / 'regret.png'}\n"
+    assert (out / "regret.png").read_bytes()[:4] == b"\x89PNG"

@@ -326,3 +326,45 @@ def test_warn_diagnostics__names_the_learner_the_count_and_the_runs():
                                             r"diagnostic 'lp_failures'\)\.$"):
         _warn_diagnostics(learner, {"lp_failures": np.array([[0, 1], [2, 0]])})
     _warn_diagnostics(learner, {"lp_failures": np.zeros((2, 2))})  # all zero: silent
+
+
+def test_grid_params__an_unknown_name_lists_the_learners_parameters():
+    learner, params, problem, pp = _setup()
+    with pytest.raises(ValueError, match=r"^grid key 'zz' is not a parameter of this learner; "
+                                         r"parameters: eta, k, radius\.$"):
+        oslr.grid_params(params, {"zz": [1]})
+
+
+def test_stats_bytes__compensated_float32_twice_plain_float64():
+    from oslr.sim import stats_bytes
+    from tests.helpers import x64
+
+    if not jax.config.jax_enable_x64:
+        assert stats_bytes(10, 4, 3) == 10 * 5 * 9 * 4 * 2  # a sum and its rounding error
+    with x64():
+        assert stats_bytes(10, 4, 3) == 10 * 5 * 9 * 8  # plain float64 sums
+
+
+def test_check_memory__counts_the_comparators_statistics_when_kept(monkeypatch):
+    from oslr import sim
+
+    learner, params, problem, pp = _setup()
+    without = sim.run_bytes(learner, problem, params, pp, 10, False)
+    with_stats = sim.run_bytes(learner, problem, params, pp, 10, True)
+    assert with_stats > without
+    monkeypatch.setattr(sim, "_available_bytes", lambda device: 2 * without * 4 + 1)
+    sim._check_memory(learner, problem, params, pp, 10, False, 4, 1, jax.devices()[0])
+    with pytest.raises(ValueError, match="this study needs about"):
+        sim._check_memory(learner, problem, params, pp, 10, True, 4, 1, jax.devices()[0])
+
+
+def test_simulate__no_progress_bar_unless_asked(monkeypatch):
+    import tqdm
+
+    def no_bar(**kwargs):
+        raise AssertionError("a bar was made")
+
+    monkeypatch.setattr(tqdm, "tqdm", no_bar)
+    monkeypatch.setitem(__import__("sys").modules, "ipywidgets", None)
+    learner, params, problem, pp = _setup()
+    assert oslr.simulate(learner, problem, params, pp, horizon=5, n_runs=2).n_runs == 2

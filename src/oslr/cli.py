@@ -617,9 +617,7 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
             results = [SimResult.concat_runs(p) for p in parts]
             decision = report.sequential_frame(results, look, compare_to or "best")
             undecided = decision[~decision["decided"]]
-            print(f"  look {look}: {look * batch} runs; "
-                  + ("every comparison decided" if undecided.empty else
-                     f"undecided: {', '.join(undecided['name'])}"), file=log)
+            print(_look_line(look, batch, list(undecided["name"])), file=log)
             if undecided.empty or (look + 1) * batch > cap:
                 break
     except KeyboardInterrupt:
@@ -669,6 +667,13 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
         print(f"\nwrote {', '.join(sorted(files))} to {out} "
               f"({time.perf_counter() - t0:.1f} s)")
     return 0
+
+
+def _look_line(look: int, batch: int, undecided: list[str]) -> str:
+    """What `--until separated` says after each look."""
+    return (f"  look {look}: {look * batch} runs; "
+            + (f"undecided: {', '.join(undecided)}" if undecided
+               else "every comparison decided"))
 
 
 class StudyProgress:

@@ -254,6 +254,14 @@ def clear_compiled() -> None:
     jax.clear_caches()
 
 
+def stats_bytes(n_total: int, n_ckpt: int, d: int) -> int:
+    """Bytes of the comparator's d x d Gram statistics for `n_total` runs at `n_ckpt`
+    checkpoints and the running one: float32 sums carry a compensation term of the same size
+    (`metrics.compensated`), float64 sums none."""
+    itemsize = np.dtype(jnp.zeros(()).dtype).itemsize * (2 if metrics.compensated() else 1)
+    return n_total * (n_ckpt + 1) * d**2 * itemsize
+
+
 def batch_layout(n_grid: int, n_runs: int, run_offset: int, n_dev: int
                  ) -> tuple[np.ndarray, np.ndarray]:
     """(run ids (B,) int32, grid-point index (B,)) of the flat batch: element i is grid point
@@ -561,11 +569,8 @@ def simulate(
         comparator_k = int(np.asarray(problem_params.k))
     n_total = n_grid * n_runs
     if track_stats is None:
-        # float32 sums carry a compensation term of the same size (metrics.compensated)
-        itemsize = np.dtype(jnp.zeros(()).dtype).itemsize * (2 if metrics.compensated() else 1)
-        size = n_total * (len(ckpts) + 1) * problem.d**2 * itemsize
         track_stats = family == PREDICTION and comparator_k is not None and (
-            size <= STATS_BYTES_LIMIT
+            stats_bytes(n_total, len(ckpts), problem.d) <= STATS_BYTES_LIMIT
         )
     stats = bool(track_stats and family == PREDICTION)
 
