@@ -39,7 +39,8 @@ def test_plot_experiment__draws_best_minus_the_order_term():
     np.testing.assert_allclose(gap.lines[0].get_ydata(), [30.0, 30.0])
     ys = gap.collections[0].get_paths()[0].vertices[:, 1]
     np.testing.assert_allclose([ys.min(), ys.max()], [25.0, 35.0])
-    assert gap.get_yscale() == "log" and gap.lines[0].get_color() == fig.axes[0].lines[0].get_color()
+    assert gap.get_yscale() == "log"
+    assert gap.lines[0].get_color() == fig.axes[0].lines[0].get_color()
     high = df.assign(comparator_reward_mean=[5e4, 6e4], reward_mean=[4.5e4, 5.5e4],
                      reward_ci_low=[4e4, 5e4], reward_ci_high=[5e4, 6e4])
     fig = plot_experiment(high, "ratio")  # the bound inside the range: drawn, with its entry
