@@ -252,6 +252,31 @@ def test_sequential_compare__a_diverged_entry_is_decided_at_once_and_never_the_r
     table = stats.sequential_compare(values, look=1).set_index("name")
     assert (table["reference"] == "a").all()
     assert table.loc["broken", "verdict"] == "diverged" and bool(table.loc["broken", "decided"])
-    assert np.isnan(table.loc["broken", "diff"])
+    assert np.isnan(table.loc["broken", ["diff", "cs_low", "cs_high"]].astype(float)).all()
+    assert list(table.index) == ["broken", "b"]  # the entries after it are compared too
+    assert list(table.columns) == ["reference", "runs", "diff", "cs_low", "cs_high", "decided",
+                                   "verdict"]
     with pytest.raises(ValueError, match=r"^reference 'broken' diverged"):
         stats.sequential_compare(values, look=1, reference="broken")
+
+
+def test_compare__the_level_reaches_each_paired_interval():
+    rng = np.random.default_rng(2)
+    base = rng.normal(0, 1, 20)
+    values = {"a": base, "b": base + rng.normal(0.3, 1, 20)}
+    wide = stats.compare(values, reference="a", level=0.95).set_index("name").loc["b"]
+    narrow = stats.compare(values, reference="a", level=0.5).set_index("name").loc["b"]
+    assert narrow["diff_high"] - narrow["diff_low"] < wide["diff_high"] - wide["diff_low"]
+    want = stats.paired(values["b"], values["a"], 0.5)
+    assert (narrow["diff_low"], narrow["diff_high"]) == pytest.approx((want.ci_low, want.ci_high))
+
+
+def test_mean_ci_and_paired__float64_arithmetic_on_float32_input_and_one_run():
+    v = np.full(10_001, 1.1, np.float32)
+    v[::7] = 3.3
+    mean, sem, _ = stats.mean_ci(v)
+    wide = v.astype(np.float64)
+    assert mean == wide.mean() and sem == pytest.approx(wide.std(ddof=1) / np.sqrt(len(v)),
+                                                        rel=1e-13)
+    one = stats.paired(np.array([1.0]), np.array([0.5]))
+    assert one.n == 1 and np.isnan(one.p) and one.diff == 0.5
