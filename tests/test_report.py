@@ -305,3 +305,29 @@ def test_compare_frame__its_level_sets_the_intervals_and_mismatched_runs_are_ref
                                          r"must have the same seed, run_offset, runs and "
                                          r"horizon; got \["):
         report.compare_frame([swept, shifted])
+
+
+def test_finish_figure__legend_inside_by_default_right_of_the_axes_when_asked():
+    import matplotlib.pyplot as plt
+
+    for outside in (False, True):
+        fig, ax = plt.subplots()
+        ax.plot([1, 2], [1, 2], label="a")
+        report.finish_figure(fig, ax, legend_outside=outside)
+        fig.canvas.draw()
+        box, frame = ax.get_legend().get_window_extent(), ax.get_window_extent()
+        assert bool(box.x0 >= frame.x1) == outside and bool(box.x1 <= frame.x1) == (not outside)
+        if outside:
+            assert box.y1 == pytest.approx(frame.y1, abs=1.0)  # its top at the axes' top
+        plt.close(fig)
+
+
+def test_draw_bound__in_the_colour_given_and_axes_refused_by_name():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    line = draw_bound(ax, [1, 2], [3.0, 4.0], "b", color="tab:red")
+    assert matplotlib.colors.same_color(line.get_color(), "tab:red")
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"^axes='cubic'; choose one of \("):
+        report.plot_regret([], axes="cubic")
