@@ -26,7 +26,7 @@ def _study(eng, seed=0, runs=3, run_offset=0):
 def test_write_runs__every_run_checkpoint_and_sum_with_params_and_labels(tmp_path):
     eng = FakeEngine(n_checkpoints=2, regret=("regret",))
     first, second = _study(eng), _study(eng, runs=2, run_offset=100)
-    path = tmp_path / "deep" / "runs.parquet"
+    path = tmp_path / "deep" / "er" / "runs.parquet"  # folders made as needed
     experiments.write_runs([first, second], path)
     got = pd.read_parquet(path)
     assert list(got.columns[:8]) == ["study", "problem", "learner", "params", "metric", "run",
