@@ -69,10 +69,13 @@ def test_ogd_full__regret_sublinear_on_realizable_stream():
 
 
 @pytest.mark.slow  # behind -m slow to keep the default run under 5 min
-def test_ogd_random_subset__with_k_equal_d_is_exactly_ogd_full():
+def test_ogd_random_subset__with_k_equal_d_is_ogd_full():
+    """The same algorithm; ogd-full's static budget skips the protocol's truncation (so XLA
+    fuses its round differently), hence equal to float32 rounding, not bit for bit."""
     problem, pp = oslr.make_problem("sparse-linear", d=6, k=2)
     sub, sp = oslr.make("ogd-random-subset", d=6, k=6)
     full, fp = oslr.make("ogd-full", d=6)
     a = oslr.simulate(sub, problem, sp, pp, horizon=150, n_runs=3)
     b = oslr.simulate(full, problem, fp, pp, horizon=150, n_runs=3)
-    np.testing.assert_array_equal(a.final["loss"], b.final["loss"])
+    np.testing.assert_allclose(a.final["loss"], b.final["loss"], rtol=1e-6)
+    np.testing.assert_array_equal(a.final["queries"], b.final["queries"])
