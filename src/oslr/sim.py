@@ -129,10 +129,6 @@ def _check_types(learner, problem, params, problem_params) -> None:
             raise ValueError(f"{what} is a {type(value).__name__}, not a params pytree: "
                              f"`learner, params = oslr.make(...)` and `problem, problem_params "
                              f"= oslr.make_problem(...)` return pairs; {order}.")
-        if isinstance(value, dict):
-            raise ValueError(f"{what} is a dict, not the params pytree oslr.make returns: pass "
-                             "that (change a value with dataclasses.replace(params, eta=0.1) or "
-                             "oslr.make(name, d=..., eta=0.1); sweep values with oslr.sweep).")
         if dataclasses.is_dataclass(value):
             for f in dataclasses.fields(value):
                 leaf = getattr(value, f.name)
