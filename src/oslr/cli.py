@@ -1094,7 +1094,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         _import_plugins(getattr(args, "imports", None))
-        if args.func in (cmd_run, cmd_experiment, cmd_reproduce):
+        # (not before jax.distributed.initialize, which must come before any backend use)
+        if (args.func in (cmd_run, cmd_experiment, cmd_reproduce)
+                and not getattr(args, "distributed", False)):
             _check_backend()
         return args.func(args)
     except (ValueError, KeyError, DataError, AtomicWriteError) as err:
