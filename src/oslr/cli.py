@@ -562,7 +562,7 @@ def _check_same_study(saved: Path, study: dict, rank: int) -> bool:
             raise UsageError(f"--out {saved.parent} holds the unfinished chunks of another "
                              f"study ({shown}); give another --out, or delete {saved} to drop "
                              "them.")
-        return any(True for _ in saved.rglob("checkpoint-*.npz"))
+        return next(saved.rglob("checkpoint-*.npz"), None) is not None
     if saved.exists() and any(p.name != atomic.FolderLock.NAME for p in saved.iterdir()):
         raise UsageError(f"--out {saved.parent}: {saved} holds chunks of an unknown study (no "
                          f"study.json: an older oslr?); delete {saved} to start afresh.")

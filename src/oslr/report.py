@@ -91,6 +91,17 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
             (line,) = ax.plot(res.ckpts, mean, label=label)
             ax.fill_between(res.ckpts, mean - half, mean + half, color=line.get_color(),
                             alpha=0.2, linewidth=0)
+    set_regret_scales(ax, axes, lowest)
+    ax.set_xlabel("round t")
+    ax.set_ylabel(axis_label(" / ".join(METRIC_LABELS.get(n, n) for n in sorted(set(labels)))
+                             or "regret"), fontsize=8)
+    ax.set_title(plot_title(results), fontsize=10)
+    return finish_figure(fig, ax, path)
+
+
+def set_regret_scales(ax, axes: str, lowest: float) -> None:
+    """The scales of a regret-against-rounds plot (`AXES`): log rounds for "loglog" and "logx";
+    for "loglog" a log y axis, or a symmetric-log one when the lowest band edge is <= 0."""
     if axes in ("loglog", "logx"):
         ax.set_xscale("log")
     if axes == "loglog":
@@ -98,11 +109,6 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
             ax.set_yscale("log")
         else:
             ax.set_yscale("symlog", linthresh=1.0)
-    ax.set_xlabel("round t")
-    ax.set_ylabel(axis_label(" / ".join(METRIC_LABELS.get(n, n) for n in sorted(set(labels)))
-                             or "regret"), fontsize=8)
-    ax.set_title(plot_title(results), fontsize=10)
-    return finish_figure(fig, ax, path)
 
 
 def axis_label(text: str, width: int = 42) -> str:

@@ -88,10 +88,7 @@ class SavedStudy:
         df = self.runs.copy()
         if "seed" not in df:
             df["seed"] = self.config.get("seed", 0)
-        points = df.groupby("learner")["params"].nunique()
-        df["entry"] = [lrn if points[lrn] == 1 else f"{lrn} [{par}]"
-                       for lrn, par in zip(df["learner"], df["params"])]
-        return df
+        return _with_entries(df)
 
     def metrics(self) -> list[str]:
         """The regret quantities of the per-run file, primary first."""
@@ -172,10 +169,7 @@ class SavedStudy:
             order = df[["seed", "run"]].drop_duplicates().sort_values(["seed", "run"])
             index = {pair: i for i, pair in enumerate(map(tuple, order.to_numpy()))}
             df["run"] = [index[pair] for pair in zip(df["seed"], df["run"])]
-        points = df.groupby("learner")["params"].nunique()
-        df["entry"] = [lrn if points[lrn] == 1 else f"{lrn} [{par}]"
-                       for lrn, par in zip(df["learner"], df["params"])]
-        return df, metric
+        return _with_entries(df), metric
 
     # ------------------------------------------------------------------------------ figures
 
@@ -222,7 +216,7 @@ class SavedStudy:
         line per entry, as `oslr.report.plot_regret` draws a fresh study. Returns the figure."""
         import matplotlib.pyplot as plt
 
-        from oslr.report import AXES, METRIC_LABELS, axis_label, finish_figure
+        from oslr.report import AXES, METRIC_LABELS, axis_label, finish_figure, set_regret_scales
         from oslr.stats import mean_ci
 
         if axes not in AXES:
@@ -237,11 +231,7 @@ class SavedStudy:
             ax.fill_between(wide.columns, mean - half, mean + half, color=line.get_color(),
                             alpha=0.2, linewidth=0)
             lowest = min(lowest, float(np.min(mean - half)))
-        if axes in ("loglog", "logx"):
-            ax.set_xscale("log")
-        if axes == "loglog":
-            ax.set_yscale("log" if lowest > 0 else "symlog", **({} if lowest > 0 else
-                                                                 {"linthresh": 1.0}))
+        set_regret_scales(ax, axes, lowest)
         ax.set_xlabel("round t")
         ax.set_ylabel(axis_label(METRIC_LABELS.get(metric, metric)), fontsize=8)
         n_runs = df.groupby("entry")["run"].nunique().max()
@@ -268,6 +258,15 @@ class SavedStudy:
             "params": ("entry", first.loc[cube["entry"].values, "params"].to_numpy())},
             attrs={"metric": metric, "problem": self.config.get("problem", ""),
                    "horizon": self.config.get("horizon", 0)})
+
+
+def _with_entries(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` (columns learner, params) with an `entry` column naming each learner x grid point
+    as `oslr.frames.entry_name` does: the learner alone where it has one grid point, else
+    "learner [params]"."""
+    points = df.groupby("learner")["params"].nunique()
+    return df.assign(entry=[lrn if points[lrn] == 1 else f"{lrn} [{par}]"
+                            for lrn, par in zip(df["learner"], df["params"])])
 
 
 def _read_table(path: Path) -> pd.DataFrame:
