@@ -6,6 +6,7 @@ import dataclasses
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -234,13 +235,21 @@ def _changed(setting):
     return learner, params, problem, pp, kw
 
 
+@pytest.fixture(scope="module")
+def base_study(tmp_path_factory):
+    """The checkpoints of the base study of `_changed` (simulated once, copied per test)."""
+    folder = tmp_path_factory.mktemp("base-study")
+    learner, params, problem, pp, kw = _changed(None)
+    oslr.simulate(learner, problem, params, pp, **kw, checkpoint_path=folder)
+    return folder
+
+
 @pytest.mark.parametrize("setting", [
     "horizon", "runs", "seed", "run_offset", "unroll", "n_checkpoints", "track_stats",
     "learner", "learner-name", "learner-info", "static-option", "params", "problem-params",
     "problem", "problem-name"])
-def test_checkpoint__of_other_settings_is_refused(tmp_path, setting):
-    learner, params, problem, pp, kw = _changed(None)
-    oslr.simulate(learner, problem, params, pp, **kw, checkpoint_path=tmp_path)
+def test_checkpoint__of_other_settings_is_refused(base_study, tmp_path, setting):
+    shutil.copytree(base_study, tmp_path, dirs_exist_ok=True)
     learner, params, problem, pp, kw = _changed(setting)
     with pytest.raises(ValueError, match="different study"):
         oslr.simulate(learner, problem, params, pp, **kw, checkpoint_path=tmp_path)

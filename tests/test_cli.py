@@ -1213,8 +1213,10 @@ def test_compare_and_plot__printed_columns_and_the_default_figure(tmp_path, caps
     out, _ = _study(tmp_path)
     assert main(["compare", str(out), "--to", "linucb"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["name", "metric", "mean", "diff", "diff_low", "diff_high",
-                                "p_holm", "ahead", "behind", "verdict"]
+    assert lines[0].startswith("Holm over the 2 comparisons with linucb; free_verdict: Wilcoxon")
+    assert lines[1].split() == ["name", "metric", "mean", "diff", "diff_low", "diff_high",
+                                "p_holm", "ahead", "behind", "verdict", "p_free_holm",
+                                "free_verdict"]
     mean = float(lines[-1].split()[2])  # linucb's mean, 4 significant digits
     assert len(lines[-1].split()[2].replace(".", "").lstrip("0")) <= 4 and mean > 0
     assert main(["plot", str(out)]) == 0

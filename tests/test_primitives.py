@@ -193,11 +193,12 @@ def test_knapsack_fptas__within_one_plus_eps_of_the_optimum(eps, scale):
 
     rng = np.random.default_rng(7)
     d = 10
+    fptas = jax.jit(knapsack_fptas, static_argnums=3)  # one compile for the eight instances
     for _ in range(8):
         v, c = scale * rng.random(d) ** 3, rng.random(d) * 5 + 0.1
         budget = float(rng.random() * 10)
-        m = np.asarray(knapsack_fptas(jnp.asarray(v, jnp.float32), jnp.asarray(c, jnp.float32),
-                                      jnp.float32(budget), eps))
+        m = np.asarray(fptas(jnp.asarray(v, jnp.float32), jnp.asarray(c, jnp.float32),
+                             jnp.float32(budget), eps))
         assert c[m].sum() <= budget + 1e-6
         assert v[m].sum() >= _brute_knapsack(v, c, budget) / (1 + eps) - 1e-6
 
@@ -227,8 +228,8 @@ def test_in_top_k__agrees_with_top_k_mask_under_ties_and_signed_zeros(max_k):
     np.testing.assert_array_equal(np.asarray(got), np.asarray(mask))
     # a few indices, in any order, answer as the full mask does
     sub = jnp.array([7, 0, 19, 7])
-    got = jax.vmap(lambda s: in_top_k(s, jnp.int32(2), sub))(x)
-    mask = jax.vmap(lambda s: top_k_mask(s, jnp.int32(2), max_k))(x)
+    got = jax.jit(jax.vmap(lambda s: in_top_k(s, jnp.int32(2), sub)))(x)
+    mask = jax.jit(jax.vmap(lambda s: top_k_mask(s, jnp.int32(2), max_k)))(x)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(mask)[:, np.asarray(sub)])
 
 
@@ -314,8 +315,8 @@ def test_random_subset_mask__float64_mode_draws_the_same_subsets(max_k):
     ks = jnp.arange(30, dtype=jnp.int32) % (max_k + 1)
 
     def draw():
-        return np.asarray(jax.vmap(lambda key, k: random_subset_mask(key, 48, k, max_k))(keys,
-                                                                                        ks))
+        return np.asarray(jax.jit(jax.vmap(lambda key, k: random_subset_mask(key, 48, k, max_k)))(
+            keys, ks))
 
     f32 = draw()
     with x64():

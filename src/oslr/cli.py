@@ -376,6 +376,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+#: the columns of a printed comparison (compare.csv and --json keep every column)
+_COMPARE_COLUMNS = ["name", "mean", "diff", "diff_low", "diff_high", "p_holm", "ahead", "behind",
+                    "verdict", "p_free_holm", "free_verdict"]
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """The paired comparison of a saved study's entries (per-run finals, common random
     numbers), printed or as JSON."""
@@ -385,8 +390,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         print(table.to_json(orient="records", indent=1))
     else:
-        cols = ["name", "metric", "mean", "diff", "diff_low", "diff_high", "p_holm", "ahead",
-                "behind", "verdict"]
+        print(f"{table['family'].iloc[0]}; free_verdict: Wilcoxon's signed-rank test, same family")
+        cols = ["name", "metric", *_COMPARE_COLUMNS[1:]]
         print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0
 
@@ -659,9 +664,9 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
             table = report.compare_frame(results, compare_to)
             print(f"\nPaired comparison with {table['reference'].iloc[0]} on the same "
                   f"{results[0].n_runs} runs (difference = learner - reference; 95% t interval; "
-                  f"Holm over {len(table) - 1} comparison(s)):")
-            print(table.drop(columns=["metric", "reference"]).to_string(
-                index=False, float_format=lambda v: f"{v:.4g}"))
+                  f"{table['family'].iloc[0]}; free_verdict: Wilcoxon's signed-rank test):")
+            print(table[_COMPARE_COLUMNS].to_string(index=False,
+                                                    float_format=lambda v: f"{v:.4g}"))
         if decision is not None:
             _print_until(decision, look, batch, cap)
         print(f"\nwrote {', '.join(sorted(files))} to {out} "

@@ -124,10 +124,40 @@ def _diverged(arrays: Mapping[str, np.ndarray]) -> set[str]:
     return out
 
 
+def _pair_tests(a: np.ndarray, b: np.ndarray, level: float, margin: float | None) -> dict:
+    """The tests of one pair (d = a - b): paired t, Wilcoxon's signed-rank p (distribution-free;
+    exact for small n, zero differences dropped; 1.0 when every d_r is 0) and, with a margin,
+    the TOST p of |mean(d)| < margin (the larger of the two one-sided t tests' p-values)."""
+    pr = paired(a, b, level)
+    d = a - b
+    if pr.n < 2:
+        p_free = float("nan")
+    elif not np.any(d != 0):
+        p_free = 1.0
+    else:
+        p_free = float(_st.wilcoxon(d, zero_method="wilcox").pvalue)
+    p_equiv = float("nan")
+    if margin is not None and pr.n >= 2:
+        if pr.sem == 0:
+            p_equiv = 0.0 if abs(pr.diff) < margin else 1.0
+        else:
+            low = _st.t.sf((pr.diff + margin) / pr.sem, pr.n - 1)  # H0: mean <= -margin
+            high = _st.t.cdf((pr.diff - margin) / pr.sem, pr.n - 1)  # H0: mean >= margin
+            p_equiv = float(max(low, high))
+    return {"pair": pr, "p_free": p_free, "p_equiv": p_equiv}
+
+
 def compare(values: Mapping[str, np.ndarray], reference: str = "best",
-            lower_is_better: bool = True, level: float = LEVEL) -> pd.DataFrame:
+            lower_is_better: bool = True, level: float = LEVEL,
+            margin: float | None = None) -> pd.DataFrame:
     """Every entry of `values` (name -> (R,) per-run values over the same runs) against a
-    reference, paired, with Holm's correction over the comparisons of the table.
+    reference, paired, with Holm's correction over a family fixed before looking at the data.
+
+    The family: with a named reference, its E - 1 comparisons with the other entries; with
+    "best" (a reference chosen after seeing the means), all E (E - 1) / 2 pairs of entries, so
+    that picking the best cannot inflate the family-wise error (every verdict shown is a
+    rejection of Holm's procedure over all pairs; the rows are the best against each other).
+    Entries with a NaN or inf run stay outside the family.
 
     Args:
       values: per-run values, the same runs (common random numbers) for every name.
@@ -136,60 +166,99 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
       lower_is_better: regret and loss (True) or reward (False).
       level: confidence level of the intervals; alpha = 1 - level is the family-wise error of
         the verdicts.
+      margin: with a margin m > 0, an entry that is not separated from the reference but whose
+        difference is shown within (-m, m) (TOST: two one-sided t tests, Holm over the family)
+        is "equivalent" rather than "indistinguishable".
 
     Returns:
       DataFrame, one row per name in the order given: name, mean, reference, diff (name minus
-      reference), its t interval (diff_low, diff_high), p, p_holm, ahead (runs where name
-      beats the reference), behind, and verdict: "reference", "better", "worse",
-      "indistinguishable" (p_holm > alpha) or "diverged" (a NaN or inf run: no difference, no
-      p-value, outside Holm's family, and never the reference).
+      reference), its t interval (diff_low, diff_high), p (paired t), p_holm, ahead (runs where
+      name beats the reference), behind, verdict, then the distribution-free companion
+      p_free (Wilcoxon's signed-rank test) and p_free_holm (Holm over the same family),
+      free_verdict (the verdict that companion gives: better or worse by the sign of the median
+      difference where p_free_holm <= alpha, else indistinguishable), p_equiv_holm (TOST, NaN
+      without a margin) and family (the family's description). Verdicts: "reference", "better", "worse",
+      "equivalent" (within the margin), "indistinguishable" (p_holm > alpha: no evidence
+      either way, not equivalence) or "diverged" (a NaN or inf run: no difference, no p-value,
+      outside the family, and never the reference).
     """
     names = list(values)
     if not names:
         raise ValueError("nothing to compare: give at least one entry.")
+    if margin is not None and not (np.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin must be a positive finite number (the largest difference "
+                         f"called equivalent); got {margin!r}.")
     arrays = {n: np.asarray(values[n], np.float64) for n in names}
     shapes = {a.shape for a in arrays.values()}
     if len(shapes) != 1:
         raise ValueError(f"every entry needs the same runs; got shapes {sorted(shapes)}.")
     means = {n: float(np.mean(a)) for n, a in arrays.items()}
     diverged = _diverged(arrays)
-    if reference == "best":
+    live = [n for n in names if n not in diverged]
+    best = reference == "best"
+    if best:
         pick = min if lower_is_better else max
-        reference = pick([n for n in names if n not in diverged], key=lambda n: means[n])
+        reference = pick(live, key=lambda n: means[n])
     elif reference not in arrays:
         raise ValueError(f"reference {reference!r} is not among {names}; give one of them or "
                          "'best'.")
     elif reference in diverged:
         raise ValueError(f"reference {reference!r} diverged (a run is NaN or inf); compare with "
                          "another entry or 'best'.")
+    if best:
+        family = [(a, b) for i, a in enumerate(live) for b in live[i + 1:]]
+        family_text = (f"Holm over all {len(family)} pair{'s' * (len(family) != 1)} of "
+                       f"{len(live)} entries "
+                       "(the best chosen after looking)")
+    else:
+        family = [(n, reference) for n in live if n != reference]
+        family_text = (f"Holm over the {len(family)} comparison{'s' * (len(family) != 1)} "
+                       f"with {reference}")
+    tests = {frozenset(ab): _pair_tests(arrays[ab[0]], arrays[ab[1]], level, margin)
+             for ab in family}
+    adjusted = {key: holm([t[key] for t in tests.values()]) for key in
+                ("p_free", "p_equiv")}
+    adjusted["p"] = holm([t["pair"].p for t in tests.values()])
+    holm_of = {key: dict(zip(tests, adjusted[key])) for key in adjusted}
     alpha = 1.0 - level
     rows = []
     for n in names:
-        if n == reference:
-            rows.append({"name": n, "mean": means[n], "reference": reference, "diff": 0.0,
-                         "diff_low": 0.0, "diff_high": 0.0, "p": np.nan, "ahead": 0,
-                         "behind": 0})
+        row = {"name": n, "mean": means[n], "reference": reference}
+        if n == reference or n in diverged:  # outside any comparison of its own
+            fill = 0.0 if n == reference else np.nan
+            row.update(diff=fill, diff_low=fill, diff_high=fill, p=np.nan, p_holm=np.nan,
+                       ahead=0, behind=0, p_free=np.nan, p_free_holm=np.nan,
+                       p_equiv_holm=np.nan)
+            rows.append(row)
             continue
-        if n in diverged:  # its own verdict, outside the Holm family (p NaN)
-            rows.append({"name": n, "mean": means[n], "reference": reference, "diff": np.nan,
-                         "diff_low": np.nan, "diff_high": np.nan, "p": np.nan, "ahead": 0,
-                         "behind": 0})
-            continue
+        key = frozenset((n, reference))
         pr = paired(arrays[n], arrays[reference], level)
         ahead, behind = (pr.below, pr.above) if lower_is_better else (pr.above, pr.below)
-        rows.append({"name": n, "mean": means[n], "reference": reference, "diff": pr.diff,
-                     "diff_low": pr.ci_low, "diff_high": pr.ci_high, "p": pr.p,
-                     "ahead": ahead, "behind": behind})
+        row.update(diff=pr.diff, diff_low=pr.ci_low, diff_high=pr.ci_high, p=pr.p,
+                   p_holm=holm_of["p"][key], ahead=ahead, behind=behind,
+                   p_free=tests[key]["p_free"], p_free_holm=holm_of["p_free"][key],
+                   p_equiv_holm=holm_of["p_equiv"][key])
+        rows.append(row)
     table = pd.DataFrame(rows)
-    table["p_holm"] = holm(table["p"].to_numpy())
     better = table["diff"] < 0 if lower_is_better else table["diff"] > 0
+    fixed = np.where(table["name"] == reference, "reference",
+                     np.where(table["name"].isin(diverged), "diverged", ""))
+
+    medians = {n: float(np.median(arrays[n] - arrays[reference])) for n in live}
+    median = table["name"].map(medians)
+    free_better = median < 0 if lower_is_better else median > 0
     table["verdict"] = np.where(
-        table["name"] == reference, "reference",
-        np.where(table["name"].isin(diverged), "diverged",
-                 np.where(~(table["p_holm"] <= alpha), "indistinguishable",
-                          np.where(better, "better", "worse"))))
+        fixed != "", fixed,
+        np.where(table["p_holm"] <= alpha, np.where(better, "better", "worse"),
+                 np.where(table["p_equiv_holm"] <= alpha, "equivalent", "indistinguishable")))
+    table["free_verdict"] = np.where(  # the signed-rank test's direction: the median difference
+        fixed != "", fixed,
+        np.where(table["p_free_holm"] <= alpha, np.where(free_better, "better", "worse"),
+                 "indistinguishable"))
+    table["family"] = family_text
     cols = ["name", "mean", "reference", "diff", "diff_low", "diff_high", "p", "p_holm",
-            "ahead", "behind", "verdict"]
+            "ahead", "behind", "verdict", "p_free", "p_free_holm", "free_verdict",
+            "p_equiv_holm", "family"]
     return table[cols]
 
 

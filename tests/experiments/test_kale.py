@@ -61,7 +61,7 @@ def test_slack_ratios__recomputed_in_numpy_from_the_runs_stream_and_subsets():
     problem, pp = kale.realizable_problem(d, k)
     ex = stream(problem, pp, seed, 1, 7)
     keys = learner_keys(seed, 1, 7)
-    masks = np.asarray(jax.vmap(lambda kk: random_subset_mask(kk, d, jnp.int32(k0), d))(keys))
+    masks = np.asarray(jax.jit(jax.vmap(lambda kk: random_subset_mask(kk, d, jnp.int32(k0), d)))(keys))
     x = np.asarray(ex.x, np.float64) * masks * (d / k0)
     y = np.asarray(ex.y, np.float64)
     w_star = np.asarray(problem.init(run_keys(jnp.uint32(seed), 1)[PROBLEM_INIT], pp).w_star,

@@ -27,7 +27,7 @@ def test_eps_greedy__matches_float64_reference_with_same_draws():
         k_coin, k_arm = jax.random.split(key)
         return jax.random.bernoulli(k_coin, 0.2), jax.random.randint(k_arm, (), 0, n_arms)
 
-    explore, random_arm = jax.vmap(draws)(keys)
+    explore, random_arm = jax.jit(jax.vmap(draws))(keys)
     pulled = eps_greedy_reference(exs.arms, exs.rewards, np.asarray(explore),
                                   np.asarray(random_arm), 1.0)
     np.testing.assert_array_equal(np.asarray(recs.arm), pulled)
@@ -59,7 +59,7 @@ def test_eps_greedy__decaying_exploration_rate_matches_the_reference_with_the_sa
         k_coin, k_arm = jax.random.split(key)
         return jax.random.bernoulli(k_coin, p), jax.random.randint(k_arm, (), 0, n_arms)
 
-    explore, random_arm = jax.vmap(draws)(keys, jnp.asarray(rate, jnp.float32))
+    explore, random_arm = jax.jit(jax.vmap(draws))(keys, jnp.asarray(rate, jnp.float32))
     assert 0 < int(np.sum(explore[T // 2:])) < int(np.sum(explore[:T // 2]))  # the rate decays
     pulled = eps_greedy_reference(exs.arms, exs.rewards, np.asarray(explore),
                                   np.asarray(random_arm), 1.0)

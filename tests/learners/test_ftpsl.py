@@ -35,7 +35,7 @@ def _draws(keys, d, n_resamples):
         zs, us = perturbation_noise(d)(k_gr, (n_resamples,))
         return jnp.concatenate([z0[None], zs]), jnp.concatenate([u0[None], us])
 
-    z, u_coin = jax.vmap(one)(keys)
+    z, u_coin = jax.jit(jax.vmap(one))(keys)
     return {"z": np.asarray(z, np.float64), "u_coin": np.asarray(u_coin, np.float64)}
 
 
@@ -91,7 +91,7 @@ def test_geometric_resampling__moments_match_closed_form_under_pure_exploration(
     d, k, M, reps = 6, 2, 5, 40_000
     q = k / d
     def draw(kk, shape):  # the gamma = 1 law: a uniform k-subset, batched over `shape`
-        return jax.vmap(lambda kj: random_subset_mask(kj, d, jnp.int32(k), d))(
+        return jax.jit(jax.vmap(lambda kj: random_subset_mask(kj, d, jnp.int32(k), d)))(
             jax.random.split(kk, shape).reshape(-1)).reshape(shape + (d,))
 
     keys = jax.random.split(jax.random.key(0), reps)
@@ -263,7 +263,7 @@ def test_ftpl_subset__matches_float64_reference_round_by_round(name):
         np.testing.assert_array_equal(subset, np.asarray(params.subset))
     exs = stream(problem, pp, 5, 2, T)
     # the learner perturbs the max_k slots of Q (in increasing index order), not all d
-    z_q = np.asarray(jax.vmap(lambda kk: jax.random.laplace(kk, (4,), jnp.float32))(
+    z_q = np.asarray(jax.jit(jax.vmap(lambda kk: jax.random.laplace(kk, (4,), jnp.float32)))(
         learner_keys(5, 2, T)), np.float64)
     zs = np.zeros((T, d))
     zs[:, np.flatnonzero(subset)] = z_q[:, :k]
@@ -309,7 +309,7 @@ def test_geometric_resampling__shared_and_independent_modes_differ_in_their_join
     cov_shared = e01 - e0 * e0  # the marginals of h_0 and h_1 are equal
 
     def draw(kk, shape):  # the pure-exploration law: a uniform k-subset per draw
-        return jax.vmap(lambda kj: random_subset_mask(kj, d, jnp.int32(k), d))(
+        return jax.jit(jax.vmap(lambda kj: random_subset_mask(kj, d, jnp.int32(k), d)))(
             jax.random.split(kk, shape).reshape(-1)).reshape(shape + (d,))
 
     keys = jax.random.split(jax.random.key(3), reps)

@@ -54,9 +54,9 @@ def test_sampled_gradient__second_moment_within_the_theorem_4_bound():
     x /= np.linalg.norm(x)
     y_hat, y = 0.9, -1.0
     keys = jax.random.split(jax.random.key(0), n)
-    masks = jax.vmap(lambda kk: random_subset_mask(kk, d, jnp.int32(k - 1), k - 1))(keys)
-    g = jax.vmap(lambda s: sampled_gradient(jnp.asarray(x, jnp.float32), s, y_hat, y,
-                                            jnp.int32(k - 1), d))(masks)
+    masks = jax.jit(jax.vmap(lambda kk: random_subset_mask(kk, d, jnp.int32(k - 1), k - 1)))(keys)
+    g = jax.jit(jax.vmap(lambda s: sampled_gradient(jnp.asarray(x, jnp.float32), s, y_hat, y,
+                                            jnp.int32(k - 1), d)))(masks)
     second = float(np.mean(np.sum(np.asarray(g, np.float64) ** 2, axis=1)))
     # exact: (2d/(k-1))^2 (y_hat - y)^2 (k-1)/d ||x||^2 = 4 d / (k - 1) * 3.61 = 48.13
     assert second == pytest.approx(4 * d / (k - 1) * 1.9**2, rel=0.03)
@@ -104,7 +104,7 @@ def test_ito_dual_averaging__matches_float64_reference_round_by_round():
     assert (samples.sum(1) == k - 1).all()
     # the learner's draw, recomputed from its round keys
     keys = learner_keys(seed, run, T)
-    redraw = jax.vmap(lambda kk: random_subset_mask(kk, d, jnp.int32(k - 1), d - 1))(keys)
+    redraw = jax.jit(jax.vmap(lambda kk: random_subset_mask(kk, d, jnp.int32(k - 1), d - 1)))(keys)
     np.testing.assert_array_equal(samples, np.asarray(redraw))
     preds, h = dual_averaging_reference(exs.x, exs.y, samples, k, lam_scale=0.2)
     np.testing.assert_allclose(np.asarray(recs.prediction), preds, rtol=1e-4, atol=1e-5)
@@ -123,8 +123,8 @@ def test_ito_projection__matches_float64_reference_round_by_round():
     state, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(seed), run, params, pp)
     exs = stream(problem, pp, seed, run, T)
     keys = learner_keys(seed, run, T)
-    explores = np.asarray(jax.vmap(
-        lambda kk: random_subset_mask(kk, 8, jnp.int32(k - kp), 4))(keys))
+    explores = np.asarray(jax.jit(jax.vmap(
+        lambda kk: random_subset_mask(kk, 8, jnp.int32(k - kp), 4)))(keys))
     preds, used, errs, eta = projection_reference(exs.x, exs.y, a, explores, k, kp,
                                                   lam_scale=0.3)
     np.testing.assert_array_equal(np.any(np.asarray(recs.forms) != 0, axis=-1), used)
@@ -141,8 +141,8 @@ def test_ito_projection__identity_takes_the_top_k_prime_of_u_tilde():
     learner, params = oslr.make("ito-projection", d=d, k=k, k_prime=kp, projection="identity")
     _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(0), 0, params, pp)
     exs = stream(problem, pp, 0, 0, T)
-    explores = np.asarray(jax.vmap(lambda kk: random_subset_mask(kk, d, jnp.int32(k - kp), 5))(
-        learner_keys(0, 0, T)))
+    draw = jax.jit(jax.vmap(lambda kk: random_subset_mask(kk, d, jnp.int32(k - kp), 5)))
+    explores = np.asarray(draw(learner_keys(0, 0, T)))
     preds, used, errs, _ = projection_reference(exs.x, exs.y, np.eye(d), explores, k, kp)
     # A = I: u_t = top_k'(u-tilde); the reference's OMP on I gives the same predictions, and
     # each round reveals the k' largest |u-tilde| plus the explored coordinates
@@ -180,8 +180,8 @@ def test_ito_projection__refuses_bad_settings():
 
 
 def _exp3_uniforms(keys):
-    return np.asarray(jax.vmap(lambda kk: jax.random.uniform(jax.random.split(kk)[0], ()))(keys),
-                      np.float64)
+    draw = jax.jit(jax.vmap(lambda kk: jax.random.uniform(jax.random.split(kk)[0], ())))
+    return np.asarray(draw(keys), np.float64)
 
 
 def test_ito_block_bandit__matches_float64_reference_round_by_round():

@@ -55,7 +55,7 @@ def test_flinucb__matches_float64_reference_with_the_same_history_draws(name):
         return (jax.random.randint(k_phi, (), 0, jnp.maximum(n, 1)),
                 jax.random.randint(k_est, (), 0, n + 1))
 
-    i_phi, i_est = jax.vmap(draws)(learner_keys(1, 0, T), n)
+    i_phi, i_est = jax.jit(jax.vmap(draws))(learner_keys(1, 0, T), n)
     tracker = {"flinucb-gd": "frls-gd", "flinucb-svrg": "svrg", "flinucb-sag": "sag"}[name]
     pulled, thetas = flinucb_reference(np.asarray(exs.arms[0]), np.asarray(exs.rewards),
                                        np.asarray(i_phi), np.asarray(i_est), 0.3, 1.0, 0.75,

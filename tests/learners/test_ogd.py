@@ -50,9 +50,9 @@ def test_ogd__names_budgets_and_the_subset_law():
     sub, params = oslr.make("ogd-random-subset", d=20, k=2, max_k=4)
     _, recs = jax.jit(episode_fn(sub, problem, 20))(jnp.uint32(5), 0, params, pp)
     keys = learner_keys(5, 0, 20)
-    want = jax.vmap(lambda key: random_subset_mask(key, 20, params.k, 4))(keys)
+    want = jax.jit(jax.vmap(lambda key: random_subset_mask(key, 20, params.k, 4)))(keys)
     np.testing.assert_array_equal(np.asarray(recs.query), np.asarray(want))
-    loose = jax.vmap(lambda key: random_subset_mask(key, 20, params.k, 20))(keys)
+    loose = jax.jit(jax.vmap(lambda key: random_subset_mask(key, 20, params.k, 20)))(keys)
     assert not np.array_equal(np.asarray(want), np.asarray(loose))
 
 

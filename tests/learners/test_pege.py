@@ -14,7 +14,7 @@ from oslr.rollout import episode_fn
 def test_cycle_position__matches_the_enumerated_schedule():
     d = 3
     expected = [(m, pos) for m in range(1, 40) for pos in range(d + m)][:600]
-    m, pos = jax.vmap(lambda t: cycle_position(t, d))(jnp.arange(600))
+    m, pos = jax.jit(jax.vmap(lambda t: cycle_position(t, d)))(jnp.arange(600))
     assert list(zip(np.asarray(m).tolist(), np.asarray(pos).tolist())) == expected
 
 
@@ -27,7 +27,7 @@ def test_cycle_position__exact_where_float32_square_roots_round_either_way():
     starts = js * d + js * (js + 1) // 2
     assert starts[0] == 67_135_075
     t = np.concatenate([starts, starts - 1])
-    m, pos = jax.vmap(lambda t: cycle_position(t, d))(jnp.asarray(t, jnp.int32))
+    m, pos = jax.jit(jax.vmap(lambda t: cycle_position(t, d)))(jnp.asarray(t, jnp.int32))
     assert np.asarray(m).tolist() == (js + 1).tolist() + js.tolist()
     prev = (js - 1) * d + (js - 1) * js // 2
     assert np.asarray(pos).tolist() == [0] * 4 + (starts - 1 - prev).tolist()

@@ -40,7 +40,7 @@ def test_uniform_subset__weights_per_norm_exponent_the_round_count_and_the_stati
         assert int(state.t) == 30 and learner.name == "uniform-subset"
         assert learner.info == {"b": b}
     # the subsets follow the static bound max_k = 4 (Floyd's draw), not d = 20 (top-k of d)
-    want = jax.vmap(lambda key: random_subset_mask(key, 20, 4, 4))(learner_keys(1, 0, 30))
+    want = jax.jit(jax.vmap(lambda key: random_subset_mask(key, 20, 4, 4)))(learner_keys(1, 0, 30))
     np.testing.assert_array_equal(w != 0, np.asarray(want))
     # built directly, the bound defaults to d
     direct = jax.eval_shape(episode_fn(uniform_subset(20), problem, 3), jnp.uint32(0), 0,

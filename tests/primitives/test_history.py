@@ -44,10 +44,10 @@ def test_history_draw__uniform_over_the_stored_samples():
     keys = jax.random.split(jax.random.key(0), 200)
     h = history_init(5, 1, store_features=False)
     h = history_add(h, jnp.float32(1.0), idx=0)
-    assert set(np.asarray(jax.vmap(lambda k: history_draw(k, h))(keys)).tolist()) == {0}
+    assert set(np.asarray(jax.jit(jax.vmap(lambda k: history_draw(k, h)))(keys)).tolist()) == {0}
     for i in range(2):
         h = history_add(h, jnp.float32(1.0), idx=i)
-    draws = np.asarray(jax.vmap(lambda k: history_draw(k, h))(keys))
+    draws = np.asarray(jax.jit(jax.vmap(lambda k: history_draw(k, h)))(keys))
     assert set(draws.tolist()) == {0, 1, 2}
 
 
@@ -58,8 +58,8 @@ def test_history_draw__float64_mode_draws_the_same_samples():
     h = history_init(8, 1, store_features=False)
     for i in range(6):
         h = history_add(h, jnp.float32(1.0), idx=i)
-    f32 = np.asarray(jax.vmap(lambda k: history_draw(k, h))(keys))
+    f32 = np.asarray(jax.jit(jax.vmap(lambda k: history_draw(k, h)))(keys))
     with x64():
-        f64 = np.asarray(jax.vmap(lambda k: history_draw(k, h))(keys))
+        f64 = np.asarray(jax.jit(jax.vmap(lambda k: history_draw(k, h)))(keys))
     np.testing.assert_array_equal(f32, f64)
     assert f64.dtype == np.int32

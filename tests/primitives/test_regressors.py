@@ -188,8 +188,8 @@ def test_masked_ls_loss__matches_numpy_lstsq_on_every_support(collinear):
     x, y = _batch(rng, 6, 6, collinear)  # as many rows as columns: some supports interpolate
     g, c, yy = x.T @ x, x.T @ y, y @ y
     masks = np.array([[(s >> i) & 1 for i in range(6)] for s in range(64)], bool)
-    got = np.asarray(jax.vmap(lambda m: masked_ls_loss(
-        jnp.asarray(g, jnp.float32), jnp.asarray(c, jnp.float32), jnp.float32(yy), m))(
+    got = np.asarray(jax.jit(jax.vmap(lambda m: masked_ls_loss(
+        jnp.asarray(g, jnp.float32), jnp.asarray(c, jnp.float32), jnp.float32(yy), m)))(
         jnp.asarray(masks)))
     for m, value in zip(masks, got):
         cols = np.nonzero(m)[0]

@@ -50,7 +50,7 @@ def test_omp__column_norms_decide_the_choice_and_traced_s_under_vmap():
     b = jnp.array([1.0, 1.0])
     np.testing.assert_allclose(omp(a, b, jnp.int32(1), 2), [0.0, 1.4, 0.0], atol=1e-6)
     # the zero column is never chosen; a traced s under vmap
-    us = jax.vmap(lambda s: omp(a, b, s, 3))(jnp.array([0, 1, 2, 3]))
+    us = jax.jit(jax.vmap(lambda s: omp(a, b, s, 3)))(jnp.array([0, 1, 2, 3]))
     assert [int(np.count_nonzero(v)) for v in np.asarray(us)] == [0, 1, 2, 2]
     np.testing.assert_allclose(us[2], [0.025, 1.25, 0.0], atol=1e-5)
 

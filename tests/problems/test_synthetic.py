@@ -27,7 +27,7 @@ def test_sparse_linear__realizable_k_sparse_with_unit_l1(design):
 def test_sparse_linear__traced_k_under_vmap():
     problem, pp = oslr.make_problem("sparse-linear", d=10, k=3)
     pps = oslr.stack_params([dataclasses.replace(pp, k=jnp.int32(k)) for k in (1, 5, 10)])
-    states = jax.vmap(problem.init, (None, 0))(jax.random.key(1), pps)
+    states = jax.jit(jax.vmap(problem.init, (None, 0)))(jax.random.key(1), pps)
     assert (np.asarray(states.w_star) != 0).sum(1).tolist() == [1, 5, 10]
 
 

@@ -476,7 +476,8 @@ def final_regrets(runs: pd.DataFrame, problem: str, budget: int) -> dict[str, np
 def rank(board: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Rank the entrants of each problem x budget by mean regret (1 = lowest) and compare each
     with the best one on the same runs (`oslr.stats.compare`: paired t on the per-run
-    differences, Holm's correction over the entrants of the table, family-wise 5%):
+    differences, Holm's correction over all pairs of the cell's entrants, a family fixed
+    before the best is picked, family-wise 5%):
     `tied_with_best` where the difference is not significant (indistinguishable from it),
     `diff_to_best` with its 95% interval (`diff_low`, `diff_high`, unadjusted), `p_holm`, and
     `worse_runs` / `better_runs`: the runs where it is behind / ahead of the best."""
