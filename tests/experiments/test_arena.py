@@ -485,3 +485,34 @@ def test_run_arena__writes_every_file_one_arena_per_k(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="multiple of 5"):
         A.run_arena(7, 0, tmp_path / "bad", True, False)
     assert not (tmp_path / "bad").exists()
+
+
+def test_rerank_saved__recomputes_the_comparisons_of_each_k_and_keeps_every_other_cell(tmp_path):
+    import json
+
+    rng = np.random.default_rng(5)
+    hard = rng.normal(0, 10, 8)
+    parts, all_runs = [], []
+    for k, shift in ((1, 0.0), (2, 5.0)):  # two arenas of one board, each k its own runs
+        finals = {"a": 100 + hard, "b": 100 + shift + hard + rng.normal(0, 1, 8)}
+        board, runs = _board_and_runs(finals, {"e": "too big"})
+        parts.append(board.assign(k=k))
+        all_runs.append(runs.assign(k=k))
+    board = pd.concat(parts, ignore_index=True).assign(
+        d=6, horizon=100, observed=3, tuned="eta=1", metric="regret", exponent=0.5,
+        theory="sqrt T", bound=np.nan, bound_label="", run_rounds_per_s=1e5, reference=False)
+    runs = pd.concat(all_runs, ignore_index=True)
+    want = pd.concat([A.rank(board[board["k"] == k], runs[runs["k"] == k]) for k in (1, 2)])
+    stale = want.assign(p_holm=0.5, tied_with_best=True)  # an older rule's verdicts
+    stale.to_csv(tmp_path / "arena.csv", index=False)
+    stale.to_json(tmp_path / "arena.json", orient="records", indent=1)
+    runs.to_parquet(tmp_path / "arena-runs.parquet")
+    out = A.rerank_saved(tmp_path, "arena")
+    np.testing.assert_allclose(out["p_holm"], want["p_holm"], rtol=1e-12)
+    assert out["tied_with_best"].tolist() == want["tied_with_best"].tolist()
+    assert not out["tied_with_best"].iloc[4]  # k = 2: b is 5 worse, separated
+    back = pd.read_csv(tmp_path / "arena.csv")
+    np.testing.assert_allclose(back["regret"], want["regret"], rtol=0)  # every digit kept
+    cells = json.loads((tmp_path / "arena.json").read_text())
+    assert [c["skipped"] for c in cells] == ["", "", "too big"] * 2  # "" stays "", not null
+    assert (tmp_path / "arena.md").read_text() == A.leaderboard_markdown(out)

@@ -501,6 +501,26 @@ def rank(board: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     return board
 
 
+def rerank_saved(folder: Path, name: str = "arena") -> pd.DataFrame:
+    """Recompute the comparisons of a finished arena's leaderboard (`rank`, each k apart) from
+    its per-run file and rewrite NAME.csv / .json / .md in `folder`: for a board written by an
+    older comparison rule; no run is simulated and no other file changes."""
+    folder = Path(folder)
+    board = pd.read_csv(folder / f"{name}.csv")  # numbers to the last digit
+    cells = pd.DataFrame(json.loads((folder / f"{name}.json").read_text()))
+    for col in cells.columns:  # text and flags from the JSON, where "" and null differ
+        text = not pd.api.types.is_numeric_dtype(cells[col]) and cells[col].notna().any()
+        if text or cells[col].dtype == bool:
+            board[col] = cells[col]
+    runs = pd.read_parquet(folder / f"{name}-runs.parquet")
+    parts = [rank(board[board["k"] == k], runs[runs["k"] == k]) for k in board["k"].unique()]
+    board = pd.concat(parts).loc[board.index]
+    atomic.write_frame_atomic(folder / f"{name}.csv", board)
+    atomic.write_frame_atomic(folder / f"{name}.json", board, orient="records", indent=1)
+    atomic.write_text_atomic(folder / f"{name}.md", leaderboard_markdown(board))
+    return board
+
+
 def vs_best(r) -> str:
     """The leaderboard's "vs best" cell: the paired difference to the best with its interval and
     the runs behind it; "indistinguishable" where Holm's test does not separate them."""
