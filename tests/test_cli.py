@@ -814,12 +814,17 @@ def test_run__until_separated_stops_at_the_cap_exactly(tmp_path, capsys):
     out = tmp_path / "o"
     assert main(["run", "--d", "6", "--k", "2", "--runs", "2", "--horizon", "100", "--out",
                  str(out), "--no-progress", "--no-plot", "--until", "separated",
-                 "--max-runs", "4"]) == 0
+                 "--max-runs", "4", "--compare-to", "ogd-full"]) == 0
     config = json.loads((out / "config.json").read_text())
     assert config["runs"] == 4 and config["looks"] == 2 and config["max_runs"] == 4
     assert config["until"] == "separated" and config["batch_runs"] == 2
     assert set(pd.read_csv(out / "runs.csv")["run"]) == {0, 1, 2, 3}
     assert pd.read_csv(out / "until.csv")["runs"].tolist() == [4]
+    # optionally stopped runs: only the anytime-valid verdicts of until.csv are written, no
+    # fixed-sample compare.csv and no verdict columns in the summary
+    assert not (out / "compare.csv").exists()
+    assert "verdict" not in pd.read_csv(out / "summary.csv")
+    assert "Paired comparison with" not in capsys.readouterr().out
 
 
 @pytest.mark.slow  # the seed bounds are pinned in test_checks; this runs a study
@@ -1222,3 +1227,12 @@ def test_compare_and_plot__printed_columns_and_the_default_figure(tmp_path, caps
     assert main(["plot", str(out)]) == 0
     assert capsys.readouterr().out == f"wrote {out / 'regret.png'}\n"
     assert (out / "regret.png").read_bytes()[:4] == b"\x89PNG"
+    # --margin: TOST over the same family; a margin far above every difference makes each
+    # entry the test does not separate "equivalent"; without it the column is null
+    for margin, equivalent in ((None, False), ("1e9", True)):
+        extra = [] if margin is None else ["--margin", margin]
+        assert main(["compare", str(out), "--to", "linucb", "--json", *extra]) == 0
+        rows = [r for r in json.loads(capsys.readouterr().out) if r["name"] != r["reference"]]
+        assert all((r["p_equiv_holm"] is not None) == equivalent for r in rows)
+        assert all(r["verdict"] in (("equivalent", "better", "worse") if equivalent else
+                                    ("indistinguishable", "better", "worse")) for r in rows)

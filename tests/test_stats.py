@@ -337,6 +337,9 @@ def test_compare__five_runs_no_distribution_free_verdict_and_tost_equivalence_by
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="margin must be a positive finite"):
             stats.compare(values, margin=bad)
+    # a constant nonzero difference: zero spread, p = 0 (t and TOST alike decide at once)
+    shifted = stats.paired(base + 1.0, base)
+    assert (shifted.p, shifted.sem, shifted.diff) == (0.0, 0.0, 1.0)
     # equal runs: the companion's p is 1, TOST's is 0 within any margin
     same = stats.compare({"a": base, "b": base.copy()}, reference="a", margin=1.0)
     row = same.set_index("name").loc["b"]
@@ -353,6 +356,11 @@ def test_compare__best_is_judged_over_all_pairs_not_its_own_comparisons():
     best = stats.compare(values).set_index("name")
     named = stats.compare(values, reference="a").set_index("name")
     assert best["reference"].iloc[0] == "a"
+    assert best["family"].iloc[0] == ("Holm over all 3 pairs of 3 entries (the best chosen "
+                                      "after looking)")
+    assert named["family"].iloc[0] == "Holm over the 2 comparisons with a"
+    two = stats.compare({"a": values["a"], "b": values["b"]}, reference="a")
+    assert two["family"].iloc[0] == "Holm over the 1 comparison with a"
     p = best.loc[["b", "c"], "p"].to_numpy()
     np.testing.assert_allclose(named.loc[["b", "c"], "p_holm"], _holm_by_hand(p))
     p_bc = stats.paired(values["b"], values["c"]).p

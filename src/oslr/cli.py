@@ -386,7 +386,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     numbers), printed or as JSON."""
     from oslr.saved import load
 
-    table = load(args.folder).compare(args.to, metric=args.metric)
+    table = load(args.folder).compare(args.to, metric=args.metric, margin=args.margin)
     if args.json:
         print(table.to_json(orient="records", indent=1))
     else:
@@ -639,6 +639,9 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
                  "batch_runs": batch, "looks": look}
         # before save_study, whose config.json marks the folder complete
         atomic.write_frame_atomic(out / "until.csv", decision)
+        # a fixed-sample test on optionally stopped runs is not valid: under --until only
+        # until.csv's anytime-valid verdicts are written (no compare.csv, no verdict columns)
+        compare_to = None
     files = report.save_study(results, out, config={**study, "command": args.command_line},
                               plot=not args.no_plot, axes=args.axes, compare_to=compare_to)
     if decision is not None:
@@ -988,6 +991,9 @@ def make_parser() -> argparse.ArgumentParser:
     p_cmp.add_argument("--to", default="best",
                        help="reference entry: a learner, 'learner [params]' or best (default)")
     p_cmp.add_argument("--metric", help="regret quantity (default: the primary one)")
+    p_cmp.add_argument("--margin", type=float,
+                       help="largest difference called equivalent: an entry not separated from "
+                            "the reference is 'equivalent' where TOST shows it within +-MARGIN")
     p_cmp.add_argument("--json", action="store_true", help="print JSON")
     p_cmp.set_defaults(func=cmd_compare)
 

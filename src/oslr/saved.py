@@ -114,9 +114,10 @@ class SavedStudy:
         return out
 
     def compare(self, reference: str = "best", metric: str | None = None,
-                level: float = 0.95) -> pd.DataFrame:
+                level: float = 0.95, margin: float | None = None) -> pd.DataFrame:
         """Paired comparison of every entry with `reference` ("best" or an entry's name) on the
-        per-run finals (`oslr.stats.compare`: mean difference, t interval, Holm's p, verdict)."""
+        per-run finals (`oslr.stats.compare`: mean difference, t interval, Holm's p, verdict,
+        the Wilcoxon companion; with `margin`, TOST's "equivalent")."""
         from oslr.stats import compare
 
         finals = self.finals(metric)
@@ -126,7 +127,8 @@ class SavedStudy:
                 raise LoadError(f"reference {reference!r} names none of the entries "
                                 f"{list(finals)} (or several); give one of them or 'best'.")
             reference = matches[0]
-        table = compare(finals, reference=reference, lower_is_better=True, level=level)
+        table = compare(finals, reference=reference, lower_is_better=True, level=level,
+                        margin=margin)
         table.insert(1, "metric", metric or self.metrics()[0])
         return table
 
