@@ -1227,6 +1227,17 @@ def test_compare_and_plot__printed_columns_and_the_default_figure(tmp_path, caps
     assert main(["plot", str(out)]) == 0
     assert capsys.readouterr().out == f"wrote {out / 'regret.png'}\n"
     assert (out / "regret.png").read_bytes()[:4] == b"\x89PNG"
+    assert main(["plot", str(out), "--band", "simultaneous", "--out", str(tmp_path / "s.pdf")]) == 0
+    assert (tmp_path / "s.pdf").read_bytes()[:4] == b"%PDF"
+    capsys.readouterr()
+    import matplotlib.pyplot as plt
+
+    from oslr.saved import load
+    fig = load(out).plot(band="simultaneous")
+    assert fig.axes[0].get_title().endswith("95% simultaneous bands")
+    plt.close(fig)
+    with pytest.raises(ValueError, match="band='x'"):
+        load(out).plot(band="x")
     # --margin: TOST over the same family; a margin far above every difference makes each
     # entry the test does not separate "equivalent"; without it the column is null
     for margin, equivalent in ((None, False), ("1e9", True)):

@@ -52,7 +52,7 @@ import json  # noqa: E402
 import pytest  # noqa: E402
 from scipy import stats as st  # noqa: E402
 
-from oslr import report  # noqa: E402
+from oslr import report, stats  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -202,6 +202,14 @@ def test_plot_regret__each_band_spans_the_interval_and_config_keeps_any_value(sw
     assert ys.min() == pytest.approx(float(np.min(mean - half)))
     assert ys.max() == pytest.approx(float(np.max(mean + half)))
     plt.close(fig)
+    # the simultaneous band: stats.simultaneous_band of the same runs, named in the title
+    fig = report.plot_regret([swept], band="simultaneous")
+    mean, half = stats.simultaneous_band(
+        swept.regret_curves()["regret"][0])
+    ys = fig.axes[0].collections[0].get_paths()[0].vertices[:, 1]
+    assert ys.max() == pytest.approx(float(np.max(mean + half)))
+    assert fig.axes[0].get_title().endswith("95% simultaneous bands")
+    plt.close(fig)
     assert report.plot_title([]) == ""
     report.save_study([swept], tmp_path, config={"out": Path("somewhere")}, plot=False)
     assert json.loads((tmp_path / "config.json").read_text())["out"] == "somewhere"
@@ -331,3 +339,9 @@ def test_draw_bound__in_the_colour_given_and_axes_refused_by_name():
     plt.close(fig)
     with pytest.raises(ValueError, match=r"^axes='cubic'; choose one of \("):
         report.plot_regret([], axes="cubic")
+    for call in (lambda: report.plot_regret([], band="wide"),
+                 lambda: report.curve_band(np.ones((3, 2)), "wide")):
+        with pytest.raises(ValueError, match=r"^band='wide'; choose one of \("):
+            call()
+    mean, half = report.curve_band(np.ones((1, 2)), "simultaneous")  # one run: no band
+    assert mean.tolist() == [1.0, 1.0] and np.isnan(half).all()

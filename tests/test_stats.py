@@ -392,3 +392,61 @@ def test_compare__best_controls_the_family_wise_error_under_the_global_null(e):
     # picking the best then Holm over its own E - 1 comparisons gave 5.5-14.6% (issue 39);
     # measured: E = 2: 4.75%, 3: 4.2%, 5: 4.2%, 10: 3.05% (140 s for the four on 1 core)
     assert _null_fwer(e, 2000, 20, seed=e) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000)
+
+
+def test_simultaneous_band__the_bootstrap_t_max_by_hand_and_zero_spread_columns():
+    rng = np.random.default_rng(8)
+    v = np.cumsum(rng.normal(size=(12, 6)), axis=1)
+    v[:, 0] = 3.0  # every run agrees at the first checkpoint: no spread, no band, not in the max
+    mean, half = stats.simultaneous_band(v, level=0.9, n_boot=500, seed=4)
+    # the same resamples drawn here, one at a time
+    draw = np.random.default_rng(4)
+    idx = np.concatenate([draw.integers(0, 12, size=(200, 12)), draw.integers(0, 12, (200, 12)),
+                          draw.integers(0, 12, size=(100, 12))])
+    sem = v.std(0, ddof=1) / np.sqrt(12)
+    maxes = []
+    for row in idx:
+        b = v[row]
+        b_sem = b.std(0, ddof=1) / np.sqrt(12)
+        ok = b_sem > 0
+        maxes.append(np.max(np.abs(b.mean(0) - v.mean(0))[ok] / b_sem[ok]))
+    q = np.sort(maxes)[int(np.ceil(0.9 * 500)) - 1]  # the least m with F_500(m) >= 0.9
+    np.testing.assert_allclose(mean, v.mean(0))
+    np.testing.assert_allclose(half, q * sem, rtol=1e-12)
+    assert half[0] == 0.0 and (half[1:] > 0).all()
+    # wider than the pointwise interval at every checkpoint with spread (q > t_{0.95, 11})
+    _, _, pointwise = stats.mean_ci(v, axis=0, level=0.9)
+    assert (half[1:] > pointwise[1:]).all()
+    for bad in (v[:1], v[:, 0]):
+        with pytest.raises(ValueError, match="runs >= 2, checkpoints"):
+            stats.simultaneous_band(bad)
+
+
+def _band_coverage(simultaneous: bool, reps: int, runs: int, seed: int) -> float:
+    """Share of repetitions whose band holds the true mean curve (0) at all 47 checkpoints;
+    the curves are running sums of t4 steps, as regret curves are sums of rounds."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for i in range(reps):
+        curves = np.cumsum(rng.standard_t(4, size=(runs, 47)), axis=1)
+        if simultaneous:
+            mean, half = stats.simultaneous_band(curves, n_boot=1000, seed=i)
+        else:
+            mean, _, half = stats.mean_ci(curves, axis=0)
+        hits += bool(np.all(np.abs(mean) <= half))
+    return hits / reps
+
+
+def test_simultaneous_band__covers_the_curve_where_pointwise_bands_do_not():
+    # 150 repetitions of 30 runs: pointwise 95% bands hold the whole curve in about 69% of them,
+    # the simultaneous band in about 96%
+    assert _band_coverage(False, 150, 30, seed=1) < 0.8
+    assert _band_coverage(True, 150, 30, seed=1) >= 0.9
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runs", [10, 30, 100])
+def test_simultaneous_band__coverage_at_least_95_percent(runs):
+    # 600 repetitions; measured 0.993 (10 runs), 0.963 (30), 0.957 (100) on 300 of them;
+    # 3 Monte-Carlo standard errors (2.7%) below 95% is the bound
+    assert _band_coverage(True, 600, runs, seed=runs) >= 0.95 - 3 * math.sqrt(0.0475 / 600)

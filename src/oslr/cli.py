@@ -371,7 +371,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if args.against:
         study.plot_final(args.against, out, metric=args.metric)
     else:
-        study.plot(out, metric=args.metric, axes=args.axes)
+        study.plot(out, metric=args.metric, axes=args.axes, band=args.band)
     print(f"wrote {out}")
     return 0
 
@@ -983,6 +983,9 @@ def make_parser() -> argparse.ArgumentParser:
                         help="the regret at T against this swept parameter, a panel per learner")
     p_plot.add_argument("--metric", help="regret quantity (default: the primary one)")
     p_plot.add_argument("--axes", choices=["loglog", "linear", "logx"], default="loglog")
+    p_plot.add_argument("--band", choices=["pointwise", "simultaneous"], default="pointwise",
+                        help="95%% bands at each checkpoint (default) or covering each whole "
+                             "curve at once (bootstrap-t max band)")
     p_plot.add_argument("--out", help="figure file, .png/.pdf/.svg (default: in the folder)")
     p_plot.set_defaults(func=cmd_plot)
 

@@ -37,6 +37,9 @@ if TYPE_CHECKING:  # the results are read, not built, here: no import at run tim
 
 #: Axis scales of `plot_regret`.
 AXES = ("loglog", "linear", "logx")
+#: the bands of a regret-against-rounds plot: the t interval at each checkpoint, or a band that
+#: covers the whole mean curve at once (`oslr.stats.simultaneous_band`)
+BANDS = ("pointwise", "simultaneous")
 
 
 #: axis labels of the regret quantities (`oslr/regret.py`)
@@ -48,8 +51,23 @@ METRIC_LABELS = {
 }
 
 
+def curve_band(values, band: str = "pointwise") -> tuple[np.ndarray, np.ndarray]:
+    """(mean, half-width), each (C,), of (R, C) per-run curves: the 95% t interval at each
+    checkpoint ("pointwise") or the 95% bootstrap-t max band covering the whole curve at once
+    ("simultaneous"; one run: no band, NaN)."""
+    if band not in BANDS:
+        raise ValueError(f"band={band!r}; choose one of {BANDS}.")
+    values = np.asarray(values, np.float64)
+    if band == "simultaneous" and values.shape[0] > 1:
+        from oslr.stats import simultaneous_band
+
+        return simultaneous_band(values)
+    mean, _, half = mean_ci(values, axis=0)
+    return mean, half
+
+
 def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax=None,
-                metric: str | None = None, axes: str = "loglog"):
+                metric: str | None = None, axes: str = "loglog", band: str = "pointwise"):
     """Plot mean regret against rounds with 95% confidence bands, one line per learner x params.
 
     Args:
@@ -61,6 +79,8 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
       axes: "loglog" (default: a regret growing like T^a is a line of slope a, so sqrt(T) and
         linear regret read apart; a y axis that must show values <= 0 is symmetric-log),
         "linear", or "logx" (log rounds, linear regret: a linear regret then looks exponential).
+      band: "pointwise" (95% t interval at each checkpoint) or "simultaneous" (a 95% band that
+        covers each whole mean curve at once, `oslr.stats.simultaneous_band`).
 
     Returns:
       The matplotlib figure.
@@ -73,6 +93,8 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
 
     if axes not in AXES:
         raise ValueError(f"axes={axes!r}; choose one of {AXES}.")
+    if band not in BANDS:
+        raise ValueError(f"band={band!r}; choose one of {BANDS}.")
     if hasattr(results, "regret_curves"):  # one SimResult: its grid points' lines
         results = [results]
     fig, ax = (plt.subplots(figsize=(7, 4.5)) if ax is None else (ax.figure, ax))
@@ -85,7 +107,7 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
             continue
         labels.append(name)
         for g, point in enumerate(res.grid):
-            mean, _, half = mean_ci(curves[name][g], axis=0)
+            mean, half = curve_band(curves[name][g], band)
             label = f"{res.learner} ({params_label(point)})" if point else res.learner
             lowest = min(lowest, float(np.min(mean - half)))
             (line,) = ax.plot(res.ckpts, mean, label=label)
@@ -95,7 +117,7 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
     ax.set_xlabel("round t")
     ax.set_ylabel(axis_label(" / ".join(METRIC_LABELS.get(n, n) for n in sorted(set(labels)))
                              or "regret"), fontsize=8)
-    ax.set_title(plot_title(results), fontsize=10)
+    ax.set_title(plot_title(results, band), fontsize=10)
     return finish_figure(fig, ax, path)
 
 
@@ -119,8 +141,9 @@ def axis_label(text: str, width: int = 42) -> str:
     return "\n".join(textwrap.wrap(text, width)) or text
 
 
-def plot_title(results: Sequence[SimResult]) -> str:
-    """'sparse-linear (d=16, k=3), T=2000: mean over 100 runs, 95% bands' for a set of results."""
+def plot_title(results: Sequence[SimResult], band: str = "pointwise") -> str:
+    """'sparse-linear (d=16, k=3), T=2000: mean over 100 runs, 95% bands' for a set of results
+    ('95% simultaneous bands' for `band` "simultaneous")."""
     if not results:
         return ""
     first = results[0]
@@ -131,7 +154,8 @@ def plot_title(results: Sequence[SimResult]) -> str:
     horizons = "/".join(str(h) for h in sorted({r.horizon for r in results}))
     n_runs = "/".join(str(n) for n in sorted({r.n_runs for r in results}))
     where = f" ({', '.join(facts)})" if facts else ""
-    return f"{first.problem}{where}, T={horizons}: mean over {n_runs} runs, 95% bands"
+    kind = "simultaneous " if band == "simultaneous" else ""
+    return f"{first.problem}{where}, T={horizons}: mean over {n_runs} runs, 95% {kind}bands"
 
 
 def growth_exponent(t, values, t_min: float | None = None) -> float:

@@ -213,22 +213,25 @@ class SavedStudy:
         return fig
 
     def plot(self, path: str | Path | None = None, metric: str | None = None,
-             axes: str = "loglog"):
-        """Regret against rounds with 95% bands from the per-run curves (runs.parquet), one
-        line per entry, as `oslr.report.plot_regret` draws a fresh study. Returns the figure."""
+             axes: str = "loglog", band: str = "pointwise"):
+        """Regret against rounds with 95% bands (`band`: "pointwise" or "simultaneous", see
+        `oslr.report.curve_band`) from the per-run curves (runs.parquet), one line per entry,
+        as `oslr.report.plot_regret` draws a fresh study. Returns the figure."""
         import matplotlib.pyplot as plt
 
-        from oslr.report import AXES, METRIC_LABELS, axis_label, finish_figure, set_regret_scales
-        from oslr.stats import mean_ci
+        from oslr.report import (AXES, BANDS, METRIC_LABELS, axis_label, curve_band,
+                                 finish_figure, set_regret_scales)
 
         if axes not in AXES:
             raise ValueError(f"axes={axes!r}; choose one of {AXES}.")
+        if band not in BANDS:
+            raise ValueError(f"band={band!r}; choose one of {BANDS}.")
         df, metric = self._curves(metric)
         fig, ax = plt.subplots(figsize=(7, 4.5))
         lowest = np.inf
         for entry, g in df.groupby("entry", sort=False):
             wide = g.pivot(index="run", columns="t", values="value")
-            mean, _, half = mean_ci(wide.to_numpy(np.float64), axis=0)
+            mean, half = curve_band(wide.to_numpy(np.float64), band)
             (line,) = ax.plot(wide.columns, mean, label=entry)
             ax.fill_between(wide.columns, mean - half, mean + half, color=line.get_color(),
                             alpha=0.2, linewidth=0)
@@ -238,7 +241,8 @@ class SavedStudy:
         ax.set_ylabel(axis_label(METRIC_LABELS.get(metric, metric)), fontsize=8)
         n_runs = df.groupby("entry")["run"].nunique().max()
         ax.set_title(f"{self.config.get('problem', '')}, T={self.config.get('horizon')}: mean "
-                     f"over {n_runs} runs, 95% bands", fontsize=10)
+                     f"over {n_runs} runs, 95% {'simultaneous ' * (band == 'simultaneous')}"
+                     "bands", fontsize=10)
         return finish_figure(fig, ax, path)
 
     # ------------------------------------------------------------------------------- xarray
