@@ -345,3 +345,23 @@ def test_draw_bound__in_the_colour_given_and_axes_refused_by_name():
             call()
     mean, half = report.curve_band(np.ones((1, 2)), "simultaneous")  # one run: no band
     assert mean.tolist() == [1.0, 1.0] and np.isnan(half).all()
+
+
+def test_growth_exponent_interval__percentiles_of_each_resamples_exponent_by_hand():
+    rng = np.random.default_rng(3)
+    t = np.array([1, 3, 10, 30, 100, 300, 1000])
+    runs = np.sqrt(t) * rng.lognormal(0, 0.3, (8, 1)) + rng.normal(0, 0.5, (8, 7))
+    runs[0, 0] = -1.0  # a negative mean at t = 1 in some resamples: that point left out there
+    low, high = report.growth_exponent_interval(t, runs, t_min=1, level=0.8, n_boot=300, seed=9)
+    idx = np.random.default_rng(9).integers(0, 8, size=(300, 8))
+    slopes = [growth_exponent(t, runs[i].mean(0), t_min=1) for i in idx]
+    assert (low, high) == pytest.approx(tuple(np.quantile(slopes, [0.1, 0.9])), rel=1e-12)
+    assert low < growth_exponent(t, runs.mean(0), t_min=1) < high
+    # t_min drops the early points, as growth_exponent's does
+    low3, _ = report.growth_exponent_interval(t, runs, t_min=30, n_boot=50, seed=9)
+    idx = np.random.default_rng(9).integers(0, 8, size=(50, 8))
+    slopes = [growth_exponent(t, runs[i].mean(0), t_min=30) for i in idx]
+    assert low3 == pytest.approx(np.quantile(slopes, 0.025), rel=1e-12)
+    # one run, or a resample with fewer than two positive points: no interval
+    assert np.isnan(report.growth_exponent_interval(t, runs[:1])).all()
+    assert np.isnan(report.growth_exponent_interval(t, -np.abs(runs))).all()

@@ -169,6 +169,35 @@ def growth_exponent(t, values, t_min: float | None = None) -> float:
     return float(np.polyfit(np.log(t[keep]), np.log(v[keep]), 1)[0])
 
 
+def growth_exponent_interval(t, runs, t_min: float | None = None, level: float = 0.95,
+                             n_boot: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """Bootstrap percentile interval of `growth_exponent` of the mean curve: the runs (rows of
+    `runs`, (R, C) values at the C rounds `t`) resampled `n_boot` times with replacement, the
+    exponent of each resample's mean curve fitted as `growth_exponent` does (t >= t_min, mean >
+    0), and the central `level` share of those exponents. Seeded; NaN for fewer than 2 runs
+    or where fewer than two points of a resample's mean curve are positive."""
+    t = np.asarray(t, np.float64)
+    runs = np.asarray(runs, np.float64)
+    if runs.ndim != 2 or runs.shape[0] < 2:
+        return float("nan"), float("nan")
+    idx = np.random.default_rng(seed).integers(0, runs.shape[0], size=(n_boot, runs.shape[0]))
+    means = runs[idx].mean(axis=1)  # (n_boot, C)
+    # growth_exponent of every row at once: least squares of log(mean) on log(t), kept points
+    keep = ((means > 0) & (t > 0) & (t >= (t_min or 0))).astype(np.float64)
+    n = keep.sum(axis=1)
+    x = np.log(np.where(t > 0, t, 1.0))
+    y = np.log(np.where(means > 0, means, 1.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xm = (keep * x).sum(axis=1) / n
+        ym = (keep * y).sum(axis=1) / n
+        dx = x - xm[:, None]
+        slopes = (keep * dx * (y - ym[:, None])).sum(axis=1) / (keep * dx * dx).sum(axis=1)
+    if (n < 2).any() or np.isnan(slopes).any():
+        return float("nan"), float("nan")
+    low, high = np.quantile(slopes, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
+
+
 def draw_bound(ax, t, bound, label: str | None, color=None, order_only: bool = False,
                rescale: bool = True):
     """Draw a theorem's bound over a regret curve: dashed, labelled with the theorem, and marked

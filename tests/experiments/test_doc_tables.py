@@ -56,7 +56,7 @@ def test_arena_regret__a_changed_number_rank_and_tie_show(tmp_path):
 
 
 def test_arena_exponents_and_skipped(tmp_path):
-    figures = _arena_copy(tmp_path)
+    figures = _figures_copy(tmp_path, "arena.csv", "arena-runs.parquet")
     board = pd.read_csv(figures / "arena.csv")
     board.loc[0, "exponent"] = 0.123456
     gone = board.index[board["learner"] == "ito-block-bandit"][0]
@@ -64,7 +64,18 @@ def test_arena_exponents_and_skipped(tmp_path):
     board.loc[gone, "skipped"] = "C(123, 2) = 7,503 subsets > 5"
     board.to_csv(figures / "arena.csv", index=False)
     first = dt.arena_exponents(figures).splitlines()[2]
-    assert first.startswith(f"| {board.loc[0, 'learner']} | {board.loc[0, 'theory']} | 0.12 |")
+    assert first.startswith(f"| {board.loc[0, 'learner']} | {board.loc[0, 'theory']} | 0.12 (")
+    # the interval: the bootstrap over that cell's runs in the per-run file, t >= T/100
+    from oslr.report import growth_exponent_interval
+
+    runs = pd.read_parquet(figures / "arena-runs.parquet")
+    r = board.loc[0]
+    cell = runs[(runs["problem"] == r["problem"]) & (runs["budget"] == r["budget"])
+                & (runs["learner"] == r["learner"])].pivot(index="run", columns="n",
+                                                            values="regret")
+    low, high = growth_exponent_interval(cell.columns.to_numpy(), cell.to_numpy(),
+                                         t_min=r["horizon"] / 100)
+    assert first.split(" | ")[2] == f"0.12 ({low:.2f}, {high:.2f})"
     problem, budget = board.loc[gone, ["problem", "budget"]]
     assert (f"| {problem} | {budget} | ito-block-bandit | C(123, 2) = 7,503 subsets > 5 |"
             in dt.arena_skipped(figures))

@@ -135,14 +135,35 @@ def arena_k(figures: Path) -> str:
         return f"k = {r['k']} (k/d = {r['k'] / r['d']:.2f})"
 
     regret = _pivot(board, ["learner"], _regret_cell, column=column)
-    exps = _pivot(board, ["learner"], lambda r: f"{r['exponent']:.2f}", column=column)
-    return regret + "\nGrowth exponents (t >= T/100):\n\n" + exps
+    exps = _pivot(board, ["learner"], _exponent_cell(figures, "arena-k"), column=column)
+    return (regret + "\nGrowth exponents (t >= T/100; 95% bootstrap interval over the runs):\n\n"
+            + exps)
+
+
+def _exponent_cell(figures: Path, name: str) -> Callable[[pd.Series], str]:
+    """A board row's fitted growth exponent with its 95% bootstrap interval over the runs
+    (`oslr.report.growth_exponent_interval` on NAME-runs.parquet, t >= T/100 as the board's
+    exponent), "0.49 (0.48, 0.50)"."""
+    from oslr.report import growth_exponent_interval
+
+    runs = pd.read_parquet(figures / f"{name}-runs.parquet")
+    cells = {key: g.pivot(index="run", columns="n", values="regret")
+             for key, g in runs.groupby(["problem", "budget", "k", "learner"])}
+
+    def cell(r: pd.Series) -> str:
+        wide = cells[(r["problem"], r["budget"], r["k"], r["learner"])]
+        low, high = growth_exponent_interval(wide.columns.to_numpy(), wide.to_numpy(),
+                                             t_min=r["horizon"] / 100)
+        return f"{r['exponent']:.2f} ({low:.2f}, {high:.2f})"
+
+    return cell
 
 
 def arena_exponents(figures: Path, name: str = "arena") -> str:
-    """Fitted growth exponent per learner, problem and budget, beside the theorem's rate."""
+    """Fitted growth exponent per learner, problem and budget (with its 95% bootstrap interval
+    over the runs), beside the theorem's rate."""
     return _pivot(_read_board(figures, name), ["learner", "theory"],
-                  lambda r: f"{r['exponent']:.2f}", lambda r: [str(r["theory"])])
+                  _exponent_cell(figures, name), lambda r: [str(r["theory"])])
 
 
 def arena_skipped(figures: Path, name: str = "arena") -> str:
