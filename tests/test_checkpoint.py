@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -232,6 +234,10 @@ def _changed(setting):
         problem = problem._replace(name="another")
     elif setting == "learner-info":  # a static setting recorded in info (e.g. FTPSL's b)
         learner = learner._replace(info={**(learner.info or {}), "b": 3})
+    elif setting == "carry-layout":  # the same name and settings, another state (edited code)
+        init = learner.init
+        learner = learner._replace(init=lambda key, p: jax.tree.map(
+            lambda x: jnp.stack([x, x]), init(key, p)))
     return learner, params, problem, pp, kw
 
 
@@ -247,7 +253,7 @@ def base_study(tmp_path_factory):
 @pytest.mark.parametrize("setting", [
     "horizon", "runs", "seed", "run_offset", "unroll", "n_checkpoints", "track_stats",
     "learner", "learner-name", "learner-info", "static-option", "params", "problem-params",
-    "problem", "problem-name"])
+    "problem", "problem-name", "carry-layout"])
 def test_checkpoint__of_other_settings_is_refused(base_study, tmp_path, setting):
     shutil.copytree(base_study, tmp_path, dirs_exist_ok=True)
     learner, params, problem, pp, kw = _changed(setting)
@@ -269,6 +275,8 @@ def test_checkpoint__chunk_size_change_is_accepted(tmp_path):
 # the issue's case: sparse-linear d = 12, ogd-random-subset, 32 runs, chunks of 300
 _WORKER = """
 import os, sys
+import jax
+import jax.numpy as jnp
 import numpy as np
 import oslr
 from oslr import atomic

@@ -814,12 +814,14 @@ def test_run__until_separated_stops_at_the_cap_exactly(tmp_path, capsys):
     out = tmp_path / "o"
     assert main(["run", "--d", "6", "--k", "2", "--runs", "2", "--horizon", "100", "--out",
                  str(out), "--no-progress", "--no-plot", "--until", "separated",
-                 "--max-runs", "4", "--compare-to", "ogd-full"]) == 0
+                 "--max-runs", "4", "--compare-to", "ogd-full", "--bounds=-1000,1000"]) == 0
     config = json.loads((out / "config.json").read_text())
     assert config["runs"] == 4 and config["looks"] == 2 and config["max_runs"] == 4
     assert config["until"] == "separated" and config["batch_runs"] == 2
     assert set(pd.read_csv(out / "runs.csv")["run"]) == {0, 1, 2, 3}
     assert pd.read_csv(out / "until.csv")["runs"].tolist() == [4]
+    assert pd.read_csv(out / "until.csv")["method"].tolist() == ["betting"]  # --bounds given
+    assert config["bounds"] == [-1000.0, 1000.0]
     # optionally stopped runs: only the anytime-valid verdicts of until.csv are written, no
     # fixed-sample compare.csv and no verdict columns in the summary
     assert not (out / "compare.csv").exists()
@@ -1247,3 +1249,84 @@ def test_compare_and_plot__printed_columns_and_the_default_figure(tmp_path, caps
         assert all((r["p_equiv_holm"] is not None) == equivalent for r in rows)
         assert all(r["verdict"] in (("equivalent", "better", "worse") if equivalent else
                                     ("indistinguishable", "better", "worse")) for r in rows)
+
+
+def test_prepare__delay_sized_by_the_stream_and_a_study_without_params_or_grid_keys():
+    from oslr.cli import DEFAULT_STUDY, prepare
+
+    study = {k: v for k, v in DEFAULT_STUDY.items() if k not in ("params", "grid")}
+    study.update(problem="agnostic", learners=["ftpsl-delayed"], horizon=20, runs=2,
+                 problem_options={"d": 6, "k": 2, "delays": "fixed", "max_delay": 3})
+    _, _, plans = prepare(study)
+    assert plans[0][0].options["max_delay"] == 3  # the stream's, not the default 64
+    # a learner with a static k (foster-hedge enumerates k-subsets): k from the problem
+    study.update(learners=["foster-hedge"], problem_options={"d": 6, "k": 2})
+    _, _, plans = prepare(study)
+    assert plans[0][0].options["k"] == 2
+
+
+def test_cli_help__every_help_text_as_pinned(request):
+    # the words a user reads: every subcommand's --help, pinned in tests/cli_help.txt (a change
+    # there is deliberate: regenerate with `python -m tests.test_cli`)
+    assert _all_help() == (Path(__file__).parent / "cli_help.txt").read_text()
+
+
+def _all_help() -> str:
+    import argparse
+    import os
+
+    from oslr.cli import make_parser
+
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal width
+    try:
+        parser = make_parser()
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        texts = [parser.format_help()] + [sub.choices[n].format_help() for n in sub.choices]
+    finally:
+        if before is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = before
+    return "\n".join(texts)
+
+
+def test_cli_texts__list_reproduce_list_look_lines_and_the_bar_postfix(capsys):
+    from oslr.cli import StudyProgress, _look_line
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "Problems:" in out
+    assert main(["reproduce", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.split()[:2] == ["arena", "arena"] for line in lines)
+    assert _look_line(2, 5, ["b", "c"]) == "  look 2: 10 runs; undecided: b, c"
+    assert _look_line(3, 5, []) == "  look 3: 15 runs; every comparison decided"
+    import io
+
+    progress = StudyProgress("bar", io.StringIO())
+    progress.add(10)
+    progress.for_learner("ogd-full")(5)
+    assert progress.bar.postfix == "ogd-full" and progress.done == 5
+    progress.close()
+
+
+if __name__ == "__main__":  # regenerate the pinned help texts
+    (Path(__file__).parent / "cli_help.txt").write_text(_all_help())
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--bounds=-5,5"], "--bounds sets --until separated's intervals"),
+    (["--until", "separated", "--bounds", "5,-5"], "give finite LO < HI"),
+    (["--until", "separated", "--bounds", "1,2,3"], "give two numbers LO,HI"),
+    (["--until", "separated", "--bounds=-inf,1"], "give finite LO < HI"),
+])
+def test_run__bounds_refused_in_one_line_before_any_simulation(argv, match, capsys, tmp_path):
+    try:
+        code = main(["run", "--learners", "ogd-full,ogd-random-subset", "--runs", "2", "--out",
+                     str(tmp_path / "o"), *argv])
+    except SystemExit as stop:  # argparse's own refusal: usage, then one error line
+        code = stop.code
+    assert code == 2
+    assert match in capsys.readouterr().err.strip().splitlines()[-1]
+    assert not (tmp_path / "o").exists()

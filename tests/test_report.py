@@ -115,9 +115,12 @@ def test_curves_runs_frames__columns_labels_and_values(swept):
 
 
 def test_sequential_frame__passes_its_level(swept):
-    wide = report.sequential_frame([swept], 1, level=0.99)
-    narrow = report.sequential_frame([swept], 1, level=0.5)
+    # (the bounded sequence: the t one needs 10 runs before its first interval)
+    wide = report.sequential_frame([swept], 1, level=0.99, bounds=(-1e4, 1e4))
+    narrow = report.sequential_frame([swept], 1, level=0.5, bounds=(-1e4, 1e4))
     assert (wide["cs_high"] - wide["cs_low"]).item() > (narrow["cs_high"] - narrow["cs_low"]).item()
+    assert wide["method"].item() == "betting"
+    assert report.sequential_frame([swept], 1)["method"].item() == "t"
 
 
 def test_save_study__files_config_and_the_figure(swept, tmp_path):
@@ -365,3 +368,14 @@ def test_growth_exponent_interval__percentiles_of_each_resamples_exponent_by_han
     # one run, or a resample with fewer than two positive points: no interval
     assert np.isnan(report.growth_exponent_interval(t, runs[:1])).all()
     assert np.isnan(report.growth_exponent_interval(t, -np.abs(runs))).all()
+
+
+def test_save_study__the_figure_in_the_axes_asked_and_the_default_title(swept, tmp_path,
+                                                                        monkeypatch):
+    asked = []
+    real = report.plot_regret
+    monkeypatch.setattr(report, "plot_regret",
+                        lambda *a, **kw: asked.append(kw.get("axes")) or real(*a, **kw))
+    files = report.save_study([swept], tmp_path, config={}, axes="linear")
+    assert files["regret.png"].exists() and asked == ["linear"]
+    assert report.plot_title([swept]).endswith(" runs, 95% bands")  # pointwise by default

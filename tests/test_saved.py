@@ -240,3 +240,46 @@ def test_plot_final__log_x_for_a_wide_positive_range_caps_and_grid(tmp_path):
     study.summary = wide
     assert study.plot_final("eps").axes[0].get_xscale() == "log"
     assert study.plot_final("eps", logx=False).axes[0].get_xscale() == "linear"
+
+
+def test_load_merge_plot_and_cube__the_details_a_reader_meets(tmp_path):
+    import matplotlib.pyplot as plt
+
+    out, _ = _study(tmp_path)
+    (out / "notes.txt").write_text("seen")
+    (out / "sub.csv").mkdir()  # a folder is not a table, whatever its name
+    study = load(out)
+    assert study.texts["notes"] == "seen" and "sub" not in study.tables
+    # the bands at alpha 0.2 in the line's colour; plot_final's panels side by side
+    fig = study.plot()
+    assert [c.get_alpha() for c in fig.axes[0].collections] == [0.2] * 3
+    plt.close(fig)
+    two = [_bandit(name, np.ones((2, R)), grid=[{"eps": 0.05}, {"eps": 0.2}])
+           for name in ("eps-greedy", "eps-first")]
+    report.save_study(two, tmp_path / "two", config={"horizon": 40, "runs": R}, plot=False)
+    fig = load(tmp_path / "two").plot_final("eps")
+    first, second = (ax.get_position() for ax in fig.axes)
+    assert first.x1 < second.x0 and first.y0 == second.y0  # one row of panels
+    plt.close(fig)
+    runs = pd.read_csv(tmp_path / "two" / "runs.csv")  # the finals' file
+    runs = runs[~((runs["learner"] == "eps-first") & (runs["run"] == 0))]
+    runs.to_csv(tmp_path / "two" / "runs.csv", index=False)
+    with pytest.raises(LoadError, match=r"the entries ran different runs; a paired comparison "
+                                        r"needs the same \(seed, run\) pairs for every entry\.$"):
+        load(tmp_path / "two").finals()
+    cfg = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({k: v for k, v in cfg.items()
+                                                 if k not in ("problem", "horizon")}))
+    xr = pytest.importorskip("xarray")
+    cube = load(out).to_xarray()
+    assert isinstance(cube, xr.Dataset)
+    assert cube.attrs == {"metric": cube.attrs["metric"], "problem": "", "horizon": 0}
+    # a merged folder's config keeps no command line (it ran no command of its own)
+    a, _ = _study(tmp_path, seed=0, name="a")
+    b, _ = _study(tmp_path, seed=1, name="b")
+    for f in (a, b):
+        cfg = json.loads((f / "config.json").read_text())
+        (f / "config.json").write_text(json.dumps({**cfg, "command": "oslr run ..."}))
+    assert "command" not in merge([a, b], tmp_path / "m").config
+    merged = pd.read_parquet(tmp_path / "m" / "runs.parquet")  # one clean 0..n-1 index
+    assert merged.index.equals(pd.RangeIndex(len(merged)))

@@ -147,6 +147,12 @@ def test_simulate__bad_params_fail_with_clear_message():
     learner, params = oslr.make("ogd-full", d=8, eta=-1.0)
     with pytest.raises(ValueError, match="eta"):
         oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=1)
+    # a grid of two labels with params of one point: the grid axis named with its sizes
+    learner, params = oslr.make("ogd-full", d=8)
+    with pytest.raises(ValueError, match=r"params must have a leading grid axis of size 2; "
+                                         r"got \{None\}"):
+        oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=1,
+                      grid=[{"eta": 0.1}, {"eta": 0.2}])
 
 
 def test_simulate__horizon_beyond_dataset_needs_cycle():

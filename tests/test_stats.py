@@ -174,7 +174,8 @@ def test_sequential_compare__bonferroni_over_pairs_for_best_over_comparisons_whe
     ref = min(v, key=lambda n: v[n].mean()) if reference == "best" else reference
     t = sequential_compare(v, look=2, reference=reference)
     assert list(t.columns) == ["name", "reference", "runs", "diff", "cs_low", "cs_high",
-                               "decided", "verdict"]
+                               "decided", "verdict", "method"]
+    assert set(t["method"]) == {"t"}
     assert list(t["name"]) == [n for n in v if n != ref]
     for _, row in t.iterrows():
         d = v[row["name"]] - v[ref]
@@ -191,8 +192,19 @@ def test_sequential_compare__bonferroni_over_pairs_for_best_over_comparisons_whe
 def test_sequential_compare__two_entries_suffice_one_does_not():
     from oslr.stats import sequential_compare
 
-    t = sequential_compare({"a": np.arange(5.0), "b": np.arange(5.0) + 1.0}, look=1)
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=12)
+    t = sequential_compare({"a": a, "b": a + 1.0 + 0.01 * rng.normal(size=12)}, look=1)
     assert list(t["name"]) == ["b"] and t["verdict"].item() == "worse"
+    # fewer than min_runs runs, or every difference equal: no t interval, undecided
+    few = sequential_compare({"a": a[:9], "b": a[:9] + 1.0 + rng.normal(size=9)}, look=1)
+    whole = np.round(4 * a)  # whole numbers: b - a is exactly 1 in every run
+    same = sequential_compare({"a": whole, "b": whole + 1.0}, look=1, min_runs=2)
+    for t in (few, same):
+        assert t["verdict"].item() == "undecided"
+        assert (t["cs_low"].item(), t["cs_high"].item()) == (-math.inf, math.inf)
+    assert sequential_compare({"a": a[:9], "b": a[:9] + 1.0 + 0.01 * rng.normal(size=9)},
+                              look=1, min_runs=9)["verdict"].item() == "worse"
     with pytest.raises(ValueError, match="two entries or more"):
         sequential_compare({"a": np.arange(5.0)}, look=1)
 
@@ -284,7 +296,7 @@ def test_sequential_compare__a_diverged_entry_is_decided_at_once_and_never_the_r
     assert np.isnan(table.loc["broken", ["diff", "cs_low", "cs_high"]].astype(float)).all()
     assert list(table.index) == ["broken", "b"]  # the entries after it are compared too
     assert list(table.columns) == ["reference", "runs", "diff", "cs_low", "cs_high", "decided",
-                                   "verdict"]
+                                   "verdict", "method"]
     with pytest.raises(ValueError, match=r"^reference 'broken' diverged"):
         stats.sequential_compare(values, look=1, reference="broken")
 
@@ -450,3 +462,125 @@ def test_simultaneous_band__coverage_at_least_95_percent(runs):
     # 600 repetitions; measured 0.993 (10 runs), 0.963 (30), 0.957 (100) on 300 of them;
     # 3 Monte-Carlo standard errors (2.7%) below 95% is the bound
     assert _band_coverage(True, 600, runs, seed=runs) >= 0.95 - 3 * math.sqrt(0.0475 / 600)
+
+
+def _capital_by_hand(x: np.ndarray, m: float, alpha: float) -> float:
+    """The largest hedged capital against mean m over the runs of x in [0, 1], one run at a
+    time ([WSR23] eq. (26)-(27), predictable plug-in bets capped at 1/2 / m and 1/2 / (1 - m))."""
+    up = down = 1.0
+    best = 0.0
+    s, ss = 0.0, 0.0
+    mu_prev, s2_prev = 0.5, 0.25
+    for i, xi in enumerate(x, start=1):
+        lam = math.sqrt(2 * math.log(2 / alpha) / (s2_prev * i * math.log(1 + i)))
+        up *= 1 + min(lam, 0.5 / m) * (xi - m)
+        down *= 1 - min(lam, 0.5 / (1 - m)) * (xi - m)
+        best = max(best, (up + down) / 2)
+        s += xi
+        mu = (0.5 + s) / (i + 1)
+        ss += (xi - mu) ** 2
+        mu_prev, s2_prev = mu, (0.25 + ss) / (i + 1)
+    return best
+
+
+def test_betting_sequence__rejects_exactly_the_means_whose_capital_reached_one_over_alpha():
+    rng = np.random.default_rng(6)
+    d = np.where(rng.random(40) < 0.2, 3.0, -0.5)  # skewed and discrete: a rare large loss
+    low, high = stats.betting_sequence(d, (-1.0, 4.0), level=0.9, grid=200)
+    m = (np.arange(200) + 0.5) / 200
+    kept = [_capital_by_hand((d + 1.0) / 5.0, mi, 0.1) < 10.0 for mi in m]
+    inside = m[np.array(kept)]
+    assert low == pytest.approx(-1.0 + 5.0 * (inside.min() - 1 / 200), rel=1e-12)
+    assert high == pytest.approx(-1.0 + 5.0 * (inside.max() + 1 / 200), rel=1e-12)
+    assert low < d.mean() < high and high - low < 3.0
+    # equal differences: an interval that narrows around them, never to zero width
+    w = [np.subtract(*stats.betting_sequence(np.full(n, 0.3), (-1, 1))[::-1]) for n in (5, 50,
+                                                                                         400)]
+    assert w[0] > w[1] > w[2] > 0
+    assert stats.betting_sequence([], (-1, 1)) == (-1.0, 1.0)
+    with pytest.raises(ValueError, match="outside bounds"):
+        stats.betting_sequence([0.5, 2.0], (-1, 1))
+    for bad in ((1, 1), (0, float("inf")), (2, 1)):
+        with pytest.raises(ValueError, match="two finite numbers lo < hi"):
+            stats.betting_sequence([0.0], bad)
+
+
+def test_sequential_compare__bounds_use_the_betting_sequence_for_every_pair():
+    rng = np.random.default_rng(2)
+    base = rng.normal(size=30)
+    v = {"a": base, "b": base + np.where(rng.random(30) < 0.1, 2.0, 0.0)}
+    t = stats.sequential_compare(v, look=3, reference="a", bounds=(-1.0, 3.0)).iloc[0]
+    assert t["method"] == "betting"
+    assert (t["cs_low"], t["cs_high"]) == pytest.approx(
+        stats.betting_sequence(v["b"] - v["a"], (-1.0, 3.0)), rel=1e-12)
+
+
+def _null_draws(name: str, rng, shape) -> np.ndarray:
+    """Mean-zero differences of the issue-39 battery, with their bounds (None: unbounded)."""
+    if name == "normal":
+        return rng.normal(size=shape), None
+    if name == "t3":
+        return rng.standard_t(3, size=shape), None
+    if name.startswith("lognormal"):
+        s = float(name.split("-")[1])
+        return rng.lognormal(0, s, size=shape) - math.exp(s * s / 2), None
+    if name.startswith("bernoulli"):
+        p = float(name.split("-")[1])
+        return (rng.random(shape) < p) - p, (-p, 1 - p)
+    # a rare spike: -1 in 99 runs of 100, +99 in one
+    return np.where(rng.random(shape) < 0.01, 99.0, -1.0), (-1.0, 99.0)
+
+
+def _sequence_coverage(name: str, batch: int, looks: int, reps: int, seed: int) -> float:
+    """Share of `reps` null studies whose interval holds the true mean 0 at every look
+    (`sequential_compare`'s interval for one comparison: betting with the bounds when the law
+    has them, else t with its rules)."""
+    rng = np.random.default_rng(seed)
+    d, bounds = _null_draws(name, rng, (reps, batch * looks))
+    covered = 0
+    for row in d:
+        if bounds is not None:  # valid at every run at once: the last look's interval is the
+            low, high = stats.betting_sequence(row, bounds, grid=500)  # intersection of all
+            covered += low <= 0 <= high
+            continue
+        ok = True
+        for j in range(1, looks + 1):
+            t = stats.sequential_compare({"a": np.zeros(j * batch), "b": row[:j * batch]},
+                                         look=j, reference="a").iloc[0]
+            ok &= t["cs_low"] <= 0 <= t["cs_high"]
+            if not ok:
+                break
+        covered += ok
+    return covered / reps
+
+
+def test_sequence_coverage__bounded_rare_spike_and_bernoulli_nulls_in_the_default_run():
+    # where the t sequence covered 15-31% (rare spike) and 18-41% (Bernoulli 0.1), issue 39
+    assert _sequence_coverage("spike", 5, 20, 150, seed=0) >= 0.95
+    assert _sequence_coverage("bernoulli-0.1", 2, 20, 150, seed=1) >= 0.95
+
+
+_BATTERY = [(name, batch, looks) for name in ("normal", "t3", "bernoulli-0.5", "bernoulli-0.1",
+                                              "bernoulli-0.02", "spike")
+            for batch in (2, 5) for looks in (20, 100)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,batch,looks", _BATTERY)
+def test_sequence_coverage__the_battery_of_nulls_at_least_95_percent(name, batch, looks):
+    # measured 2026-11-28 (1,000 studies of 20 looks, 400 of 100): normal 0.973-1.0, t3
+    # 0.985-1.0 (t sequence, 10 runs before the first decision); Bernoulli 0.5 0.973-0.982,
+    # 0.1 0.968-0.992, 0.02 0.995-0.998, rare spike 0.995-1.0 (betting sequence, bounds given)
+    bounded = _null_draws(name, np.random.default_rng(0), 1)[1] is not None
+    reps = (1000 if looks == 20 else 400) if bounded else (500 if looks == 20 else 250)
+    assert _sequence_coverage(name, batch, looks, reps, seed=batch * looks) >= (
+        0.95 - 3 * math.sqrt(0.0475 / reps))
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="no bounds, no guarantee: a centred lognormal(0, 2) "
+                   "difference has no distribution-free interval for its mean, and the t "
+                   "sequence covers it far below 95% (measured 0.45; lognormal(0, 1): 0.84; "
+                   "issue 39, not solved)")
+def test_sequence_coverage__unbounded_skewed_lognormal_is_not_covered():
+    assert _sequence_coverage("lognormal-2", 5, 20, 400, seed=0) >= 0.95

@@ -620,7 +620,8 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
             if cap is None:
                 break
             results = [SimResult.concat_runs(p) for p in parts]
-            decision = report.sequential_frame(results, look, compare_to or "best")
+            decision = report.sequential_frame(results, look, compare_to or "best",
+                                               bounds=getattr(args, "bounds", None))
             undecided = decision[~decision["decided"]]
             print(_look_line(look, batch, list(undecided["name"])), file=log)
             if undecided.empty or (look + 1) * batch > cap:
@@ -636,7 +637,9 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
         return 0
     if decision is not None:
         study = {**study, "until": "separated", "max_runs": cap, "runs": look * batch,
-                 "batch_runs": batch, "looks": look}
+                 "batch_runs": batch, "looks": look,
+                 "bounds": None if getattr(args, "bounds", None) is None
+                 else list(args.bounds)}
         # before save_study, whose config.json marks the folder complete
         atomic.write_frame_atomic(out / "until.csv", decision)
         # a fixed-sample test on optionally stopped runs is not valid: under --until only
@@ -925,6 +928,18 @@ def _import_plugins(modules: list[str] | None) -> None:
                              "or installed?") from None
 
 
+def _bounds(text: str) -> tuple[float, float]:
+    """--bounds LO,HI: two finite numbers, LO < HI."""
+    parts = text.split(",")
+    try:
+        lo, hi = (float(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give two numbers LO,HI, e.g. -5000,5000")
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise argparse.ArgumentTypeError(f"{text!r}: give finite LO < HI")
+    return lo, hi
+
+
 def _check_compare(args: argparse.Namespace, study: dict, plans) -> tuple[str | None, int | None]:
     """(--compare-to, --until's cap on the runs) after checking them against the study, before
     any work: a comparison needs two entries and runs to pair; --until needs two runs a batch
@@ -940,6 +955,9 @@ def _check_compare(args: argparse.Namespace, study: dict, plans) -> tuple[str | 
                                       sorted(names) + ["best"]))
     if args.max_runs is not None and not args.until:
         raise UsageError("--max-runs caps --until separated; add --until separated or drop it.")
+    if getattr(args, "bounds", None) is not None and not args.until:
+        raise UsageError("--bounds sets --until separated's intervals; add --until separated or "
+                         "drop it.")
     if not args.until:
         return compare_to, None
     batch = study["runs"]
@@ -1053,6 +1071,11 @@ def make_parser() -> argparse.ArgumentParser:
                             "anytime-valid 95%% interval, or --max-runs is reached")
     p_run.add_argument("--max-runs", dest="max_runs", type=_whole,
                        help="--until's cap on the runs (default 10 x --runs)")
+    p_run.add_argument("--bounds", type=_bounds, metavar="LO,HI",
+                       help="--until: bounds every run's difference of final regrets respects "
+                            "(e.g. --bounds=-T,T for losses in [0, 1]); the intervals are then "
+                            "distribution-free (a betting confidence sequence) instead of t "
+                            "intervals that assume normal differences")
     _add_distributed(p_run)
     p_run.set_defaults(func=cmd_run)
 

@@ -317,20 +317,82 @@ def confidence_sequence(d, look: int, level: float = LEVEL) -> tuple[float, floa
     return float(mean - half), float(mean + half)
 
 
+def betting_sequence(d, bounds: tuple[float, float], level: float = LEVEL,
+                     grid: int = 2000) -> tuple[float, float]:
+    """An anytime-valid interval for the mean of differences known to lie in `bounds` (lo, hi):
+    no normality, no minimum sample, valid at every run however the runs are looked at and
+    whenever the study stops (Waudby-Smith & Ramdas 2023, JRSS-B 86(1), the hedged capital
+    process with predictable plug-in bets, Thm 3 and eq. (26)-(27)).
+
+    The runs are rescaled to x in [0, 1]; a candidate mean m is rejected once the capital of
+    betting against it, max(K+_t(m), K-_t(m)) / 2 with K+-_t(m) = prod_i (1 +- lam+-_i (x_i -
+    m)), reaches 1 / (1 - level) at any run so far (Ville's inequality); lam_i =
+    sqrt(2 log(2 / alpha) / (s2_{i-1} i log(1 + i))) from the runs before i (s2 their shrunk
+    variance), capped at 1/2 / m (K+) and 1/2 / (1 - m) (K-). The interval is the range of the
+    candidates on a grid of `grid` points that no run has rejected, widened by one grid step.
+
+    Args:
+      d: (n,) differences in run order (the order is the one the runs were drawn in).
+      bounds: (lo, hi) with lo < hi: every difference lies in it (e.g. +- horizon x the
+        loss range for a difference of regrets); a difference outside raises ValueError.
+
+    Returns:
+      (low, high) in the units of d; (lo, hi) for no runs. A sample of equal differences
+      narrows around them as runs accrue (about (hi - lo) log(1/alpha) / n), never to zero.
+    """
+    lo, hi = (float(b) for b in bounds)
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"bounds must be two finite numbers lo < hi; got {bounds!r}.")
+    d = np.asarray(d, np.float64)
+    if d.size and (d.min() < lo or d.max() > hi or not np.isfinite(d).all()):
+        raise ValueError(f"a difference lies outside bounds {bounds!r} (min {d.min():.6g}, "
+                         f"max {d.max():.6g}): give bounds every run's difference respects.")
+    if d.size == 0:
+        return lo, hi
+    alpha = 1.0 - level
+    x = (d - lo) / (hi - lo)
+    n = len(x)
+    i = np.arange(1, n + 1)
+    mu = (0.5 + np.cumsum(x)) / (i + 1)
+    s2 = (0.25 + np.cumsum((x - mu) ** 2)) / (i + 1)
+    s2_prev = np.concatenate([[0.25], s2[:-1]])  # predictable: from the runs before i
+    lam = np.sqrt(2.0 * math.log(2.0 / alpha) / (s2_prev * i * np.log1p(i)))
+    m = (np.arange(grid) + 0.5) / grid  # candidate means in (0, 1)
+    up = np.minimum(lam[:, None], 0.5 / m[None, :])
+    down = np.minimum(lam[:, None], 0.5 / (1.0 - m[None, :]))
+    step = x[:, None] - m[None, :]
+    log_up = np.cumsum(np.log1p(up * step), axis=0)
+    log_down = np.cumsum(np.log1p(-down * step), axis=0)
+    capital = np.logaddexp(log_up, log_down) - math.log(2.0)  # log of the hedged capital
+    kept = ~(capital >= math.log(1.0 / alpha)).any(axis=0)
+    if not kept.any():  # every candidate rejected between grid points: the nearest survives
+        kept = capital[-1] == capital[-1].min()
+    low = max(0.0, m[kept].min() - 1.0 / grid)
+    high = min(1.0, m[kept].max() + 1.0 / grid)
+    return float(lo + (hi - lo) * low), float(lo + (hi - lo) * high)
+
+
 def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: str = "best",
-                       level: float = LEVEL) -> pd.DataFrame:
+                       level: float = LEVEL, bounds: tuple[float, float] | None = None,
+                       min_runs: int = 10) -> pd.DataFrame:
     """Look number `look` of a study that adds runs until its comparisons are decided: the
-    anytime-valid interval (`confidence_sequence`) of every entry's mean difference to the
-    reference (lower is better), simultaneous over the comparisons by Bonferroni: with a named
-    reference the E - 1 comparisons with it share 1 - level; with "best" every one of the
-    E (E - 1) / 2 pairs does (the best by mean may change between looks, and every pair's
-    interval holds at every look), and the rows are the best against each other entry.
+    anytime-valid interval of every entry's mean difference to the reference (lower is
+    better), simultaneous over the comparisons by Bonferroni: with a named reference the E - 1
+    comparisons with it share 1 - level; with "best" every one of the E (E - 1) / 2 pairs does
+    (the best by mean may change between looks, and every pair's interval holds at every look),
+    and the rows are the best against each other entry.
+
+    The interval: with `bounds` (lo, hi) that every run's difference respects,
+    `betting_sequence` (distribution-free: valid for skewed, discrete and rare-spike
+    differences alike); without, `confidence_sequence` (t intervals spent over looks: valid for
+    normal differences only; undecided before `min_runs` runs and while every difference is
+    equal, where a t interval would have zero width).
 
     Returns:
       DataFrame, one row per entry other than the reference: name, reference, runs, diff,
       cs_low, cs_high, decided (the interval excludes 0), verdict ("better", "worse",
       "undecided", or "diverged" for an entry with a NaN or inf run, decided at once and never
-      the reference).
+      the reference), method ("betting" or "t").
     """
     names = list(values)
     if len(names) < 2:
@@ -356,17 +418,24 @@ def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: s
         if n in diverged:  # known at once: decided, with a verdict of its own
             rows.append({"name": n, "reference": reference, "runs": len(arrays[n]),
                          "diff": np.nan, "cs_low": np.nan, "cs_high": np.nan, "decided": True,
-                         "verdict": "diverged"})
+                         "verdict": "diverged", "method": "t" if bounds is None else "betting"})
             continue
         d = arrays[n] - arrays[reference]
-        low, high = confidence_sequence(d, look, share)
+        if bounds is not None:
+            low, high = betting_sequence(d, bounds, share)
+        elif len(d) < min_runs or not np.any(d != d[0]):
+            low, high = -math.inf, math.inf
+        else:
+            low, high = confidence_sequence(d, look, share)
         decided = bool(low > 0 or high < 0)
         rows.append({"name": n, "reference": reference, "runs": len(d),
                      "diff": float(np.mean(d)), "cs_low": low, "cs_high": high,
                      "decided": decided,
-                     "verdict": "undecided" if not decided else "better" if high < 0 else "worse"})
+                     "verdict": "undecided" if not decided else "better" if high < 0 else "worse",
+                     "method": "t" if bounds is None else "betting"})
     return pd.DataFrame(rows)
 
 
-__all__ = ["LEVEL", "Paired", "compare", "confidence_sequence", "holm", "look_level", "mean_ci",
-           "paired", "sequential_compare", "simultaneous_band", "t_quantile"]
+__all__ = ["LEVEL", "Paired", "betting_sequence", "compare", "confidence_sequence", "holm",
+           "look_level", "mean_ci", "paired", "sequential_compare", "simultaneous_band",
+           "t_quantile"]
