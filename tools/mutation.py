@@ -116,15 +116,27 @@ def changed_modules(base: str) -> list[str]:
             if f.endswith(".py") and (ROOT / f).exists()]
 
 
-def load_equivalent() -> dict[str, str]:
+def load_equivalent() -> dict[str, dict]:
+    """Mutant name -> {"reason": ..., "diff": ...} from tests/MUTATION-equivalent.toml. mutmut
+    numbers a function's mutants in order, so an edit of the function renumbers them: an entry
+    with a `diff` (the mutant's changed lines, as MUTATION.json keeps them) counts only for a
+    mutant of that very diff (`is_equivalent`)."""
     if not EQUIVALENT.exists():
         return {}
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
-    data = tomllib.loads(EQUIVALENT.read_text())
-    return {name: entry["reason"] for name, entry in data.items()}
+    return dict(tomllib.loads(EQUIVALENT.read_text()))
+
+
+def is_equivalent(name: str, diff: str | None, equivalent: dict[str, dict]) -> bool:
+    """`name` is listed, and its recorded diff (when the entry has one and the diff is known)
+    is the listed one: a renumbered name of another mutant does not count."""
+    entry = equivalent.get(name)
+    if entry is None:
+        return False
+    return "diff" not in entry or diff is None or entry["diff"].strip() == diff.strip()
 
 
 def _configure(module: str, tests: list[str]) -> None:
@@ -189,13 +201,14 @@ def run_module(module: str, sample: int, seed: int, max_children: int) -> dict:
     equivalent = load_equivalent()
     # a mutant that crashes the test process (segfault) is caught as surely as a failed test
     caught = ("killed", "timeout", "segfault")
-    eq = [n for n in chosen if n in equivalent and status[n] not in caught]
+    eq = [n for n in chosen if status[n] not in caught and n in equivalent
+          and is_equivalent(n, _diff(n) if "diff" in equivalent[n] else None, equivalent)]
     killed = [n for n in chosen if status[n] in caught]
     survived = [n for n in chosen if status[n] == "survived" and n not in eq]
     no_tests = [n for n in chosen if status[n] == "no tests" and n not in eq]
     other = [n for n in chosen if n not in killed + survived + no_tests + eq]
     denom = len(chosen) - len(eq)
-    diffs = {n: _diff(n) for n in survived + no_tests}
+    diffs = {n: _diff(n) for n in survived + no_tests + eq}
     return {
         "module": module, "mutants": len(names), "tested": len(chosen), "killed": len(killed),
         "survived": survived, "no_tests": no_tests, "other": {n: status[n] for n in other},
@@ -227,10 +240,13 @@ def load_results() -> dict:
     return json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
 
 
-def apply_equivalents(r: dict, equivalent: dict[str, str]) -> dict:
+def apply_equivalents(r: dict, equivalent: dict[str, dict]) -> dict:
     """`r` with the live mutants listed in tests/MUTATION-equivalent.toml since its run moved to
-    its equivalents, and its score recomputed."""
-    live = [n for n in r["survived"] + r["no_tests"] if n in equivalent]
+    its equivalents (where an entry has a diff, only the mutant of that diff), and its score
+    recomputed."""
+    diffs = r.get("live_diffs", {})
+    live = [n for n in r["survived"] + r["no_tests"]
+            if is_equivalent(n, diffs.get(n), equivalent)]
     if not live:
         return r
     r = dict(r, survived=[n for n in r["survived"] if n not in live],
