@@ -281,5 +281,3 @@ def test_load_merge_plot_and_cube__the_details_a_reader_meets(tmp_path):
         cfg = json.loads((f / "config.json").read_text())
         (f / "config.json").write_text(json.dumps({**cfg, "command": "oslr run ..."}))
     assert "command" not in merge([a, b], tmp_path / "m").config
-    merged = pd.read_parquet(tmp_path / "m" / "runs.parquet")  # one clean 0..n-1 index
-    assert merged.index.equals(pd.RangeIndex(len(merged)))

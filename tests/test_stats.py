@@ -584,3 +584,43 @@ def test_sequence_coverage__the_battery_of_nulls_at_least_95_percent(name, batch
                    "issue 39, not solved)")
 def test_sequence_coverage__unbounded_skewed_lognormal_is_not_covered():
     assert _sequence_coverage("lognormal-2", 5, 20, 400, seed=0) >= 0.95
+
+
+def test_stats__edges_a_mutant_would_move(monkeypatch):
+    # t_quantile of an array stays an array
+    np.testing.assert_allclose(stats.t_quantile(np.array([5.0, 10.0])),
+                               [2.570582, 2.228139], rtol=1e-6)
+    # one live entry and one diverged: the reference row and the diverged row alone, NaN p's
+    ok = np.arange(6.0)
+    t = stats.compare({"a": ok, "b": np.where(ok > 4, np.nan, ok)}).set_index("name")
+    assert t["verdict"].tolist() == ["reference", "diverged"]
+    assert t["p_equiv_holm"].isna().all() and t["p_holm"].isna().all()
+    # a p-value exactly at alpha rejects (p <= alpha), for TOST's "equivalent" as for the t test
+    real = stats._pair_tests
+
+    def at_alpha(a, b, level, margin):
+        return {**real(a, b, level, margin), "p_equiv": 0.05}
+
+    monkeypatch.setattr(stats, "_pair_tests", at_alpha)
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=20)
+    row = stats.compare({"a": a, "b": a + rng.normal(size=20)}, reference="a",
+                        margin=1.0).set_index("name").loc["b"]
+    assert row["p_holm"] > 0.05 and row["p_equiv_holm"] == 0.05
+    assert row["verdict"] == "equivalent"
+    monkeypatch.undo()
+    # decided worse with an upper end below 1: "worse", whatever the interval's scale
+    d = 0.5 + 0.01 * rng.normal(size=30)
+    row = stats.sequential_compare({"a": np.zeros(30), "b": d}, look=1, reference="a").iloc[0]
+    assert 0 < row["cs_low"] < row["cs_high"] < 1 and row["verdict"] == "worse"
+
+
+def test_simultaneous_band__zero_spread_columns_do_not_enter_a_low_quantile():
+    # at a low level the max over the spread columns is often below 1: a zero-spread column
+    # counted as 1 (instead of left out) would raise q there
+    rng = np.random.default_rng(2)
+    v = rng.normal(size=(15, 2))
+    v = np.column_stack([np.full(15, 4.0), v])
+    _, half = stats.simultaneous_band(v, level=0.05, n_boot=400, seed=1)
+    q = half[1:] / (v[:, 1:].std(0, ddof=1) / np.sqrt(15))
+    assert half[0] == 0.0 and np.allclose(q, q[0]) and q[0] < 1.0
