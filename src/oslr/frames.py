@@ -112,8 +112,9 @@ def compare_frame(results: Sequence[SimResult], reference: str = "best",
     the lowest mean final regret, or an entry's name, `entry_name`) on the per-run final regret
     (common random numbers: run r of every entry saw the same stream): the mean difference
     (entry minus reference), its t interval, the runs where the entry is ahead or behind, the
-    paired t test's p-value and Holm's adjustment over the table's comparisons, and a verdict
-    ("better", "worse", "indistinguishable" at family-wise 1 - level). See `oslr.stats`."""
+    paired t test's p-value and Holm's adjustment (over the comparisons with a named reference,
+    over all pairs for "best"), a verdict ("better", "worse", "indistinguishable" at
+    family-wise 1 - level) and its distribution-free companion. See `oslr.stats.compare`."""
     from oslr.stats import compare
 
     finals, metric = per_run_finals(results, metric)
