@@ -29,8 +29,9 @@ def test_write_runs__every_run_checkpoint_and_sum_with_params_and_labels(tmp_pat
     path = tmp_path / "deep" / "er" / "runs.parquet"  # folders made as needed
     experiments.write_runs([first, second], path)
     got = pd.read_parquet(path)
-    assert list(got.columns[:8]) == ["study", "problem", "learner", "params", "metric", "run",
-                                     "t", "value"]
+    assert list(got.columns[:9]) == ["study", "problem", "seed", "learner", "params", "metric",
+                                     "run", "t", "value"]
+    assert (got["seed"] == first.seed).all()  # a run is named by (seed, run)
     assert set(got["problem"]) == {"sparse-linear"} and set(got["learner"]) == {"ogd-full"}
     for study, res in enumerate((first, second)):
         mine = got[got["study"] == study]
@@ -50,8 +51,8 @@ def test_write_runs__every_run_checkpoint_and_sum_with_params_and_labels(tmp_pat
         assert (~mine["info_unit_x"]).all() and "info_w" not in mine
     experiments.write_runs([], tmp_path / "empty.parquet")  # no study: the columns only
     empty = pd.read_parquet(tmp_path / "empty.parquet")
-    assert len(empty) == 0 and list(empty.columns) == ["study", "problem", "learner", "params",
-                                                       "metric", "run", "t", "value"]
+    assert len(empty) == 0 and list(empty.columns) == ["study", "problem", "seed", "learner",
+                                                       "params", "metric", "run", "t", "value"]
 
 
 def _toy(args):

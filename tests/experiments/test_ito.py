@@ -122,6 +122,8 @@ def test_ito_table1__rows_curves_and_finals_from_each_methods_study(monkeypatch)
     assert energy_calls == [("ito-synthetic", 1, 6, 45)]
     energy = np.arange(1.0, 7.0) * 10.0
     assert table["method"].tolist() == list(ito.METHODS)
+    # each study names its method: the per-run file's info_method tells KKLP from KKLP_A
+    assert [res.info["method"] for res in eng.results] == list(ito.METHODS)
     for (_, row), res in zip(table.iterrows(), eng.results):
         reg = res._regret["regret"][0]
         mean, half = t_interval(reg[:, -1])
@@ -208,6 +210,7 @@ def test_ito_real__loss_rows_per_k_method_and_checkpoint(monkeypatch):
         ("ito-dual-averaging", 4), ("ito-projection", 4), ("ito-dual-averaging", 6),
         ("ito-projection", 6)]
     assert eng.calls[1].learner.info["m"] == 26  # A = I on kegg's 26 features
+    assert [res.info["method"] for res in eng.results] == ["alg2", "alg3_identity"] * 2
     np.testing.assert_array_equal(eng.calls[1].learner.options["projection"], np.eye(26))
     problem = eng.calls[0].problem
     assert problem.name == "kegg" and energy_calls == [("kegg", 2, 3, 30)]

@@ -43,8 +43,9 @@ def run_experiment(name: str, dataset: str | None, runs: int | None, seed: int, 
 
 def write_runs(results, path: Path) -> None:
     """Every run's regret at every checkpoint of every study in `results` (in the order they
-    ran; `study` numbers them) as Parquet: columns study, problem, learner, params, metric,
-    run, t, value (`oslr.report.runs_curves_frame`), and what tells the studies apart: the
+    ran; `study` numbers them) as Parquet: columns study, problem, seed, learner, params,
+    metric, run, t, value (`oslr.report.runs_curves_frame`; a run is named by its seed and run
+    index), and what tells the studies apart: the
     learner's scalar params at each grid point (`param_NAME`) and the scalar labels of the
     problem and the learner (`info_NAME`: design, unit_x, m, ...). Any table of the experiment
     can be recomputed from it without a rerun; tuning studies are included (their runs are the
@@ -56,6 +57,7 @@ def write_runs(results, path: Path) -> None:
         frame = runs_curves_frame([res])
         frame.insert(0, "study", i)
         frame.insert(1, "problem", res.problem)
+        frame.insert(2, "seed", res.seed)
         point = frame["params"].map({params_label(p): g for g, p in enumerate(res.grid)})
         for name, values in _param_columns(res).items():
             frame[name] = values[point.to_numpy()]
@@ -64,7 +66,8 @@ def write_runs(results, path: Path) -> None:
                 frame[f"info_{name}"] = value
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["study", "problem", "learner", "params", "metric", "run", "t", "value"])
+        columns=["study", "problem", "seed", "learner", "params", "metric", "run", "t",
+                 "value"])
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_frame_atomic(path, table)
 

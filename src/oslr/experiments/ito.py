@@ -136,6 +136,7 @@ def ito_table1(settings: Sequence[tuple[int, int, int]] = SETTINGS, horizon: int
             t_start = time.perf_counter()
             res = simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs,
                            seed=seed, comparator_k=k, progress=progress)
+            res.info["method"] = name  # the per-run file's info_method: KKLP vs KKLP_A
             wall = time.perf_counter() - t_start
             reg = res.regret_curves()["regret"][0]  # (runs, C)
             mean, _, half = mean_ci(reg[:, -1])
@@ -227,6 +228,7 @@ def ito_real(ks: Sequence[int] = (4, 8, 13), horizon: int | None = None, runs: i
             t_start = time.perf_counter()
             res = simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs,
                            seed=seed, comparator_k=k, progress=progress)
+            res.info["method"] = name  # the per-run file's info_method: KKLP vs KKLP_A
             wall = time.perf_counter() - t_start
             loss = res.curves["loss"][0].astype(np.float64)
             reg = res.regret_curves()
