@@ -474,6 +474,7 @@ def test_run_arena__writes_every_file_one_arena_per_k(tmp_path, monkeypatch):
     assert (tmp_path / "arena-k.md").read_text() == A.leaderboard_markdown(board)
     runs = pd.read_parquet(tmp_path / "arena-k-runs.parquet")
     assert list(runs.columns) == A.RUNS_COLUMNS and set(runs["run"]) == set(range(5))
+    assert (runs["seed"] == 0).all()  # a run is named by (seed, run)
     assert sorted((tmp_path / "arena-k-cells").iterdir())  # finished cells kept for a resume
     # the quick sizes: k = 2, d = 10, budget 5, T = 1,000 on rip
     assert A.ARENA_QUICK == dict(problems=("rip",), d=10, k=2, budgets=(5,), horizon=1000,

@@ -63,7 +63,7 @@ from oslr.spec import ExperimentArgs, ExperimentSpec
 from oslr.stats import compare
 
 #: Columns of the per-run frame: the regret of every evaluation run at every checkpoint n.
-RUNS_COLUMNS = ["problem", "budget", "k", "learner", "run", "n", "regret"]
+RUNS_COLUMNS = ["problem", "budget", "k", "learner", "seed", "run", "n", "regret"]
 #: Part of every cell's key: cells saved by an older protocol (2: datasets tuned on the rows they
 #: are evaluated on) are rerun.
 CELL_VERSION = 3
@@ -428,7 +428,7 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                     bar.update()
     if bar is not None:
         bar.close()
-    runs_frame = pd.DataFrame(run_rows, columns=RUNS_COLUMNS)
+    runs_frame = pd.DataFrame(run_rows, columns=RUNS_COLUMNS).assign(seed=seed)  # one seed
     board = rank(pd.DataFrame(rows), runs_frame)
     return board, pd.DataFrame(curve_rows), pd.DataFrame(tuning_rows), runs_frame
 
