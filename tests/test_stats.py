@@ -595,18 +595,21 @@ def test_stats__edges_a_mutant_would_move(monkeypatch):
     t = stats.compare({"a": ok, "b": np.where(ok > 4, np.nan, ok)}).set_index("name")
     assert t["verdict"].tolist() == ["reference", "diverged"]
     assert t["p_equiv_holm"].isna().all() and t["p_holm"].isna().all()
+    assert t["p_equiv_holm"].dtype == np.float64  # a float column (NaN), not None objects
     # a p-value exactly at alpha rejects (p <= alpha), for TOST's "equivalent" as for the t test
     real = stats._pair_tests
 
+    alpha = 1.0 - 0.95  # as compare computes it (0.05 + 4e-17)
+
     def at_alpha(a, b, level, margin):
-        return {**real(a, b, level, margin), "p_equiv": 0.05}
+        return {**real(a, b, level, margin), "p_equiv": alpha}
 
     monkeypatch.setattr(stats, "_pair_tests", at_alpha)
     rng = np.random.default_rng(1)
     a = rng.normal(size=20)
     row = stats.compare({"a": a, "b": a + rng.normal(size=20)}, reference="a",
                         margin=1.0).set_index("name").loc["b"]
-    assert row["p_holm"] > 0.05 and row["p_equiv_holm"] == 0.05
+    assert row["p_holm"] > alpha and row["p_equiv_holm"] == alpha
     assert row["verdict"] == "equivalent"
     monkeypatch.undo()
     # decided worse with an upper end below 1: "worse", whatever the interval's scale
