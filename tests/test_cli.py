@@ -186,9 +186,15 @@ def test_run__a_study_beyond_memory_is_refused_at_once_with_the_size(tmp_path, c
 
 
 def test_run__one_run_gives_a_result_with_no_interval(tmp_path, capsys):
+    import time
+
     out = tmp_path / "o"
+    t0 = time.perf_counter()
     assert main(["run", "--learners", "ogd-full", "--runs", "1", "--horizon", "30", "--out",
                  str(out), "--no-progress"]) == 0
+    elapsed = time.perf_counter() - t0
+    info = json.loads((out / "config.json").read_text())["results"][0]["info"]
+    assert 0 <= info["wall_seconds"] <= elapsed + 0.01  # a share of this call, not a clock
     rows = json.loads((out / "summary.json").read_text())
     assert rows and all(r["ci_low"] is None and r["ci_high"] is None and r["sem"] is None
                         and r["mean"] is not None for r in rows)
@@ -498,6 +504,7 @@ def test_run__another_study_in_the_folder_is_refused_and_its_chunks_kept(tmp_pat
     err = capsys.readouterr().err
     assert "holds the unfinished chunks of another study (learners: saved ['ogd-full'], now " \
            "['ogd-random-subset'])" in err and "resuming" not in err
+    assert err.rstrip().endswith("to drop them.")
     assert sorted(p.name for p in (out / ".checkpoints").rglob("*")) == saved
     assert main([*_small(runs=4), "--out", str(out)]) == 2
     assert "runs: saved 3, now 4" in capsys.readouterr().err
@@ -1330,3 +1337,17 @@ def test_run__bounds_refused_in_one_line_before_any_simulation(argv, match, caps
     assert code == 2
     assert match in capsys.readouterr().err.strip().splitlines()[-1]
     assert not (tmp_path / "o").exists()
+
+
+def test_prepare__a_grid_of_k_1_alone_sets_max_k_1_and_an_empty_study_reports_done(capsys):
+    import io
+
+    from oslr.cli import DEFAULT_STUDY, StudyProgress, prepare
+
+    study = {**DEFAULT_STUDY, "learners": ["ogd-random-subset"], "grid": {"k": [1]}, "params": {},
+             "horizon": 20, "runs": 2}
+    _, _, plans = prepare(study)
+    assert plans[0][0].options["max_k"] == 1  # the grid's largest k is the static bound
+    out = io.StringIO()
+    StudyProgress("jsonl", out).for_learner("a")(0)  # nothing to do: done
+    assert json.loads(out.getvalue())["fraction"] == 1.0

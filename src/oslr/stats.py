@@ -177,8 +177,8 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
       p_free (Wilcoxon's signed-rank test) and p_free_holm (Holm over the same family),
       free_verdict (the verdict that companion gives: better or worse by the sign of the median
       difference where p_free_holm <= alpha, else indistinguishable), p_equiv_holm (TOST, NaN
-      without a margin) and family (the family's description). Verdicts: "reference", "better", "worse",
-      "equivalent" (within the margin), "indistinguishable" (p_holm > alpha: no evidence
+      without a margin) and family (the family's description). Verdicts: "reference",
+      "better", "worse", "equivalent" (within the margin), "indistinguishable" (p_holm > alpha: no evidence
       either way, not equivalence) or "diverged" (a NaN or inf run: no difference, no p-value,
       outside the family, and never the reference).
     """
