@@ -120,6 +120,7 @@ def test_sequential_frame__passes_its_level(swept):
     narrow = report.sequential_frame([swept], 1, level=0.5, bounds=(-1e4, 1e4))
     assert (wide["cs_high"] - wide["cs_low"]).item() > (narrow["cs_high"] - narrow["cs_low"]).item()
     assert wide["method"].item() == "betting"
+    assert wide["metric"].item() == report.compare_frame([swept])["metric"].iloc[0]
     assert report.sequential_frame([swept], 1)["method"].item() == "t"
 
 

@@ -369,3 +369,13 @@ def test_docs_arena_boards__every_tie_and_interval_recomputed_from_the_per_run_f
             assert bool(row["tied_with_best"]) == (q > 0.05), (problem, budget, n)
             assert row["worse_runs"] == t.above
         assert bool(part[part["learner"] == best].iloc[0]["tied_with_best"])
+
+
+def test_wll_k__rows_in_k_order_whatever_the_files_order(tmp_path):
+    figures = _figures_copy(tmp_path, "wll-k-a9a-tuned.csv", "wll-k-a9a-runs.parquet")
+    table = dt.wll_k(figures, "wll-k-a9a-tuned")
+    df = pd.read_csv(figures / "wll-k-a9a-tuned.csv")
+    df.iloc[::-1].to_csv(figures / "wll-k-a9a-tuned.csv", index=False)  # k descending
+    assert dt.wll_k(figures, "wll-k-a9a-tuned") == table
+    ks = [int(line.split()[1]) for line in table.splitlines()[2:] if line.startswith("| ")]
+    assert ks == sorted(ks) and len(ks) > 1

@@ -33,9 +33,10 @@ def test_ito_table1__tiny_study_has_every_method_and_the_papers_numbers():
 
 def test_method__kklp_parameters_follow_l3_4():
     a = np.eye(10, 20, dtype=np.float32)
-    learner, _ = ito.method("kklp", 10, 8, 2, 5000, a)
+    learner, params = ito.method("kklp", 10, 8, 2, 5000, a)
     # k0 = k = 8, k1 = k' = 2, B = ceil((8 * 5000 / (10 * 2))^(1/3)) = ceil(12.599) = 13
     assert (learner.info["k0"], learner.info["k1"], learner.info["batch"]) == (8, 2, 13)
+    assert float(params.horizon) == 5000.0  # the study's T, which the greedy's rates read
     learner, _ = ito.method("kklp_a", 10, 8, 2, 5000, a)
     # on m = 20 forms: ceil((40000 / 40)^(1/3)) = 10
     assert learner.info["batch"] == 10 and learner.info["projection_m"] == 20
@@ -154,6 +155,9 @@ def test_ito_table1__rows_curves_and_finals_from_each_methods_study(monkeypatch)
         assert set(fin["k"]) == {4} and set(fin["d"]) == {10} and set(fin["k_prime"]) == {2}
     assert len(ito.ito_table1(settings=((10, 2, 4),), horizon=45, runs=2,
                               methods=("alg2",))) == 2  # (table, curves) without finals
+    # a setting the paper did not run: no paper number, not an error
+    other, _ = ito.ito_table1(settings=((10, 3, 4),), horizon=45, runs=2, methods=("alg2",))
+    assert np.isnan(other["paper"]).all()
 
 
 def test_ito_table1_tuned__the_chosen_point_is_the_lowest_tuning_score(monkeypatch):
@@ -274,17 +278,20 @@ def test_plot_fig1a__run_zero_solid_mean_dashed_and_the_band(tmp_path):
 
 def test_plot_real__a_panel_per_k_with_the_comparator_and_symlog_for_bands_below_zero(tmp_path):
     rows = []
-    for k, metric, low in ((4, "regret", 1.0), (8, "regret_lb_greedy", -5.0)):
+    # k = 4: every band above 0 (some below 1): log; k = 8: bands below 0 and one loss of 0
+    for k, metric, low in ((4, "regret", 0.05), (8, "regret_lb_greedy", -5.0)):
         for m in ("alg2", "kklp"):
             for n in (10, 100):
-                rows.append(dict(k=k, method=m, n=n, loss=2.0 * n, ci_low=low * n,
-                                 ci_high=3.0 * n, comparator_loss=0.5 * n, metric=metric))
+                zero = k == 8 and m == "alg2" and n == 10
+                rows.append(dict(k=k, method=m, n=n, loss=0.0 if zero else 2.0 * n,
+                                 ci_low=low * n, ci_high=3.0 * n, comparator_loss=0.5 * n,
+                                 metric=metric))
     fig = ito.plot_real(pd.DataFrame(rows), tmp_path / "r.png", "kegg:")
     a4, a8 = fig.axes
     assert (tmp_path / "r.png").stat().st_size > 0
     assert a4.get_title() == "kegg: k=4, k'=3" and a8.get_title() == "kegg: k=8, k'=7"
     assert a4.get_yscale() == "log" and a8.get_yscale() == "symlog"
-    assert a8.yaxis.get_transform().linthresh == 20.0  # the smallest positive mean loss
+    assert a8.yaxis.get_transform().linthresh == 20.0  # the smallest positive mean loss (not 0)
     for ax, which, k in ((a4, "best", 4), (a8, "greedy", 8)):
         assert ax.get_xscale() == "log" and ax.get_xlabel() == "round t"
         assert ax.get_ylabel() == "cumulative square loss"
