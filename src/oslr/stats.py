@@ -13,14 +13,18 @@ intervals, and overlapping unpaired intervals do not make two learners indisting
 * `holm(p)`: Holm's step-down adjustment of a family of p-values (family-wise error <= alpha
   under any dependence; Holm 1979).
 * `compare(values, reference)`: a table of every entry against a reference (the best mean, or a
-  named one), with Holm-adjusted p-values and a verdict: "better", "worse" or
-  "indistinguishable" at the family-wise level alpha.
+  named one), with Holm-adjusted p-values over a family fixed before looking (all pairs for
+  "best"), a verdict ("better", "worse", "indistinguishable"; "equivalent" by TOST within a
+  margin) and Wilcoxon's signed-rank test beside it (distribution-free).
 * `confidence_sequence(d, looks, alpha)`: an interval for mean(d) valid at every look at once
   (alpha spent over looks j = 1, 2, ... as 6 alpha / (pi^2 j^2), each look an exact t interval
-  at its share; a union bound, so looking after every batch keeps the error <= alpha when the
-  differences are normal, and close to it otherwise). `sequential_compare` applies it to a
-  table of entries (Bonferroni over the comparisons); `oslr run --until separated` adds runs
-  in batches until every comparison is decided.
+  at its share; a union bound: valid when the differences are normal, not for skewed or
+  discrete ones). `betting_sequence(d, bounds)`: an interval valid at every run for any
+  differences within known bounds (Waudby-Smith & Ramdas 2023). `sequential_compare` applies
+  either to a table of entries (Bonferroni over the comparisons); `oslr run --until separated`
+  adds runs in batches until every comparison is decided.
+* `simultaneous_band(values)`: a band around a mean curve that holds at every checkpoint at once
+  (bootstrap-t max), where the pointwise t band holds at each one.
 """
 
 from __future__ import annotations
