@@ -727,5 +727,5 @@ __all__ = ["ARENA_FULL", "ARENA_K", "ARENA_K_SPEC", "ARENA_LONG", "ARENA_LONG_SP
            "ARENA_SPEC", "ENTRANTS", "MAX_EXTENSIONS", "PROBLEMS", "TUNING_FACTORS",
            "ArenaProblem", "Entrant", "extension",
            "RUNS_COLUMNS", "arena", "run_arena", "arena_problem", "check_runs", "final_regrets",
-           "leaderboard_markdown", "plot_arena", "rank", "vs_best",
+           "leaderboard_markdown", "plot_arena", "rank", "rerank_saved", "vs_best",
            "run_entrant", "skip_reason"]
