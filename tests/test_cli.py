@@ -938,6 +938,9 @@ def test_install_signal_handlers__all_three_set_and_the_wakeup_pipe_non_blocking
         assert fd >= 0 and not os.get_blocking(fd)
         for n in names:
             assert signal.getsignal(getattr(signal, n)) not in (before[n], signal.SIG_DFL)
+        import threading  # the waiting thread, named for a stack dump
+
+        assert any(t.name == "oslr-signals" and t.daemon for t in threading.enumerate())
     finally:
         for n, h in before.items():
             signal.signal(getattr(signal, n), h)
@@ -1301,6 +1304,8 @@ def _all_help() -> str:
 def test_cli_texts__list_reproduce_list_look_lines_and_the_bar_postfix(capsys):
     from oslr.cli import StudyProgress, _look_line
 
+    assert main(["experiment", "--list", "--json"]) == 0
+    assert {e["name"] for e in json.loads(capsys.readouterr().out)} >= {"arena", "wll-k"}
     assert main(["list"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert "Problems:" in out
