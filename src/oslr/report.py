@@ -51,12 +51,17 @@ METRIC_LABELS = {
 }
 
 
+def check_band(band: str) -> None:
+    """Refuse a band kind other than `BANDS`, before anything is drawn."""
+    if band not in BANDS:
+        raise ValueError(f"band={band!r}; choose one of {BANDS}.")
+
+
 def curve_band(values, band: str = "pointwise") -> tuple[np.ndarray, np.ndarray]:
     """(mean, half-width), each (C,), of (R, C) per-run curves: the 95% t interval at each
     checkpoint ("pointwise") or the 95% bootstrap-t max band covering the whole curve at once
     ("simultaneous"; one run: no band, NaN)."""
-    if band not in BANDS:
-        raise ValueError(f"band={band!r}; choose one of {BANDS}.")
+    check_band(band)
     values = np.asarray(values, np.float64)
     if band == "simultaneous" and values.shape[0] > 1:
         from oslr.stats import simultaneous_band
@@ -93,8 +98,7 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
 
     if axes not in AXES:
         raise ValueError(f"axes={axes!r}; choose one of {AXES}.")
-    if band not in BANDS:
-        raise ValueError(f"band={band!r}; choose one of {BANDS}.")
+    check_band(band)
     if hasattr(results, "regret_curves"):  # one SimResult: its grid points' lines
         results = [results]
     fig, ax = (plt.subplots(figsize=(7, 4.5)) if ax is None else (ax.figure, ax))
@@ -161,12 +165,23 @@ def plot_title(results: Sequence[SimResult], band: str = "pointwise") -> str:
 def growth_exponent(t, values, t_min: float | None = None) -> float:
     """Least-squares slope a of log(values) against log(t), the empirical exponent of a curve
     growing like t^a (points with t >= t_min and values > 0; NaN with fewer than two)."""
+    return float(_loglog_slopes(t, np.asarray(values, np.float64)[None, :], t_min)[0])
+
+
+def _loglog_slopes(t, values, t_min: float | None) -> np.ndarray:
+    """(B,) least-squares slopes of log(values[b]) on log(t) over the points with t >= t_min,
+    t > 0 and values > 0, for (B, C) `values` at once; NaN for a row with fewer than two."""
     t = np.asarray(t, np.float64)
-    v = np.asarray(values, np.float64)
-    keep = (v > 0) & (t > 0) & (t >= (t_min or 0))
-    if keep.sum() < 2:
-        return float("nan")
-    return float(np.polyfit(np.log(t[keep]), np.log(v[keep]), 1)[0])
+    keep = ((values > 0) & (t > 0) & (t >= (t_min or 0))).astype(np.float64)
+    n = keep.sum(axis=1)
+    x = np.log(np.where(t > 0, t, 1.0))
+    y = np.log(np.where(values > 0, values, 1.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xm = (keep * x).sum(axis=1) / n
+        ym = (keep * y).sum(axis=1) / n
+        dx = x - xm[:, None]
+        slopes = (keep * dx * (y - ym[:, None])).sum(axis=1) / (keep * dx * dx).sum(axis=1)
+    return np.where(n >= 2, slopes, np.nan)
 
 
 def growth_exponent_interval(t, runs, t_min: float | None = None, level: float = 0.95,
@@ -181,18 +196,8 @@ def growth_exponent_interval(t, runs, t_min: float | None = None, level: float =
     if runs.ndim != 2 or runs.shape[0] < 2:
         return float("nan"), float("nan")
     idx = np.random.default_rng(seed).integers(0, runs.shape[0], size=(n_boot, runs.shape[0]))
-    means = runs[idx].mean(axis=1)  # (n_boot, C)
-    # growth_exponent of every row at once: least squares of log(mean) on log(t), kept points
-    keep = ((means > 0) & (t > 0) & (t >= (t_min or 0))).astype(np.float64)
-    n = keep.sum(axis=1)
-    x = np.log(np.where(t > 0, t, 1.0))
-    y = np.log(np.where(means > 0, means, 1.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        xm = (keep * x).sum(axis=1) / n
-        ym = (keep * y).sum(axis=1) / n
-        dx = x - xm[:, None]
-        slopes = (keep * dx * (y - ym[:, None])).sum(axis=1) / (keep * dx * dx).sum(axis=1)
-    if (n < 2).any() or np.isnan(slopes).any():
+    slopes = _loglog_slopes(t, runs[idx].mean(axis=1), t_min)  # each resample's mean curve
+    if np.isnan(slopes).any():
         return float("nan"), float("nan")
     low, high = np.quantile(slopes, [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)

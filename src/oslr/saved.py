@@ -219,13 +219,12 @@ class SavedStudy:
         as `oslr.report.plot_regret` draws a fresh study. Returns the figure."""
         import matplotlib.pyplot as plt
 
-        from oslr.report import (AXES, BANDS, METRIC_LABELS, axis_label, curve_band,
+        from oslr.report import (AXES, METRIC_LABELS, axis_label, check_band, curve_band,
                                  finish_figure, set_regret_scales)
 
         if axes not in AXES:
             raise ValueError(f"axes={axes!r}; choose one of {AXES}.")
-        if band not in BANDS:
-            raise ValueError(f"band={band!r}; choose one of {BANDS}.")
+        check_band(band)
         df, metric = self._curves(metric)
         fig, ax = plt.subplots(figsize=(7, 4.5))
         lowest = np.inf

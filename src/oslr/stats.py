@@ -209,17 +209,19 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
     elif reference in diverged:
         raise ValueError(f"reference {reference!r} diverged (a run is NaN or inf); compare with "
                          "another entry or 'best'.")
+    # every pair with the reference is oriented (entry, reference), so its tests are the row's
+    vs_ref = [(n, reference) for n in live if n != reference]
     if best:
-        family = [(a, b) for i, a in enumerate(live) for b in live[i + 1:]]
+        others = [n for n in live if n != reference]
+        family = vs_ref + [(a, b) for i, a in enumerate(others) for b in others[i + 1:]]
         family_text = (f"Holm over all {len(family)} pair{'s' * (len(family) != 1)} of "
                        f"{len(live)} entries "
                        "(the best chosen after looking)")
     else:
-        family = [(n, reference) for n in live if n != reference]
+        family = vs_ref
         family_text = (f"Holm over the {len(family)} comparison{'s' * (len(family) != 1)} "
                        f"with {reference}")
-    tests = {frozenset(ab): _pair_tests(arrays[ab[0]], arrays[ab[1]], level, margin)
-             for ab in family}
+    tests = {ab: _pair_tests(arrays[ab[0]], arrays[ab[1]], level, margin) for ab in family}
     adjusted = {key: holm([t[key] for t in tests.values()]) for key in
                 ("p_free", "p_equiv")}
     adjusted["p"] = holm([t["pair"].p for t in tests.values()])
@@ -235,8 +237,8 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
                        p_equiv_holm=np.nan)
             rows.append(row)
             continue
-        key = frozenset((n, reference))
-        pr = paired(arrays[n], arrays[reference], level)
+        key = (n, reference)
+        pr = tests[key]["pair"]
         ahead, behind = (pr.below, pr.above) if lower_is_better else (pr.above, pr.below)
         row.update(diff=pr.diff, diff_low=pr.ci_low, diff_high=pr.ci_high, p=pr.p,
                    p_holm=holm_of["p"][key], ahead=ahead, behind=behind,
