@@ -47,6 +47,7 @@ def test_draw_bound__without_rescale_keeps_the_data_limits():
 
 # --------------------------------------------------------------------------- tables and files
 
+import dataclasses  # noqa: E402
 import json  # noqa: E402
 
 import pytest  # noqa: E402
@@ -380,3 +381,17 @@ def test_save_study__the_figure_in_the_axes_asked_and_the_default_title(swept, t
     files = report.save_study([swept], tmp_path, config={}, axes="linear")
     assert files["regret.png"].exists() and asked == ["linear"]
     assert report.plot_title([swept]).endswith(" runs, 95% bands")  # pointwise by default
+
+
+def test_plot_regret__size_logx_runs_in_the_title_and_the_default_band(swept):
+    import matplotlib.pyplot as plt
+
+    fig = report.plot_regret([swept], axes="logx")
+    assert tuple(fig.get_size_inches()) == (7.0, 4.5)
+    assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_yscale() == "linear"
+    plt.close(fig)
+    fewer = dataclasses.replace(swept, n_runs=swept.n_runs + 1)
+    assert f"mean over {swept.n_runs}/{swept.n_runs + 1} runs" in report.plot_title([swept, fewer])
+    mean, half = report.curve_band(np.array([[1.0, 2.0], [3.0, 4.0]]))  # pointwise by default
+    np.testing.assert_allclose(mean, [2.0, 3.0])
+    np.testing.assert_allclose(half, report.mean_ci(np.array([[1.0, 2.0], [3.0, 4.0]]))[2])

@@ -596,6 +596,7 @@ def test_stats__edges_a_mutant_would_move(monkeypatch):
     assert t["verdict"].tolist() == ["reference", "diverged"]
     assert t["p_equiv_holm"].isna().all() and t["p_holm"].isna().all()
     assert t["p_equiv_holm"].dtype == np.float64  # a float column (NaN), not None objects
+    assert t["p_free"].dtype == np.float64
     # a p-value exactly at alpha rejects (p <= alpha), for TOST's "equivalent" as for the t test
     real = stats._pair_tests
 
