@@ -1,12 +1,22 @@
 """`oslr.prng.THREEFRY`: JAX's threefry2x32 keys bit for bit, with the hash unrolled."""
 
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from oslr import prng
 from oslr.prng import THREEFRY, threefry2x32
 from oslr.rollout import root_key, run_keys
+
+
+@pytest.fixture(autouse=True)
+def _unrolled(monkeypatch):
+    """The suite runs under OSLR_THREEFRY=rolled (tests/conftest.py: faster compiles); here the
+    default, unrolled, hash is what is checked."""
+    monkeypatch.setattr(prng, "UNROLLED_UP_TO", 256)
 
 # Random123's known answers for Threefry-2x32-20: (key, counter) -> block
 _KAT = [((0x00000000, 0x00000000), (0x00000000, 0x00000000), (0x6B200159, 0x99BA4EFE)),
@@ -21,6 +31,7 @@ def test_threefry2x32__random123_known_answers(key, ctr, want):
 
 
 def _draws(key):
+    """Every kind of draw, each at most UNROLLED_UP_TO words."""
     kd = jax.random.key_data
     return {"key": kd(key), "split": kd(jax.random.split(key, 5)),
             "split_2d": kd(jax.random.split(key, (2, 3))),
@@ -29,7 +40,6 @@ def _draws(key):
             "bits8": jax.random.bits(key, (7,), jnp.uint8),
             "bits16": jax.random.bits(key, (7,), jnp.uint16),
             "empty": jax.random.bits(key, (0,)),
-            "large": jax.random.bits(key, (3, 200)),  # above UNROLLED_UP_TO: JAX's own hash
             "uniform": jax.random.uniform(key, (11,)),
             "normal": jax.random.normal(key, (4, 3)),
             "laplace": jax.random.laplace(key, (5,)),
@@ -41,10 +51,42 @@ def _draws(key):
 
 @pytest.mark.parametrize("seed", [0, 1, 12345, 2**32 - 1])
 def test_every_draw__equals_jax_default_keys(seed):
-    ours = _draws(jax.random.key(jnp.uint32(seed), impl=THREEFRY))
+    key = jax.random.key(jnp.uint32(seed), impl=THREEFRY)
+    program = jax.jit(lambda k: _draws(k)).lower(key)
+    assert "while" not in program.as_text()  # the unrolled hash made these draws
+    ours = program.compile()(key)
     jaxs = _draws(jax.random.key(jnp.uint32(seed)))
     for name in ours:
         np.testing.assert_array_equal(np.asarray(ours[name]), np.asarray(jaxs[name]), err_msg=name)
+    large = jax.jit(lambda k: jax.random.bits(k, (3, 200)))  # above UNROLLED_UP_TO: JAX's hash
+    assert "while" in large.lower(key).as_text()
+    np.testing.assert_array_equal(large(key), jax.random.bits(jax.random.key(seed), (3, 200)))
+
+
+def test_rolled_mode__jaxs_lowering_for_every_hash_with_the_same_draws(monkeypatch):
+    monkeypatch.setattr(prng, "UNROLLED_UP_TO", 0)
+    key = jax.random.key(jnp.uint32(5), impl=THREEFRY)
+    program = jax.jit(lambda k: _draws(k)).lower(key)
+    assert "while" in program.as_text()  # one rolled loop per hash
+    ours, jaxs = program.compile()(key), _draws(jax.random.key(jnp.uint32(5)))
+    for name in ours:
+        np.testing.assert_array_equal(np.asarray(ours[name]), np.asarray(jaxs[name]), err_msg=name)
+
+
+def test_rolled_mode__read_from_the_environment_and_an_unknown_value_refused_naming_both():
+    import subprocess
+    import sys
+
+    code = "import oslr.prng as p; print(p.UNROLLED_UP_TO)"
+    for mode, size in [("unrolled", 256), ("rolled", 0), (None, 256)]:
+        env = {k: v for k, v in os.environ.items() if k != "OSLR_THREEFRY"}
+        env.update({"OSLR_THREEFRY": mode} if mode else {})
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert out.stdout.strip() == str(size), (mode, out.stderr)
+    with pytest.raises(ValueError, match=r"^OSLR_THREEFRY='fast': 'unrolled' \(the default: faster "
+                       r"rounds\) or 'rolled' \(JAX's own lowering: faster compiles, the same "
+                       r"bits\)$"):
+        prng._unrolled_up_to("fast")
 
 
 def test_64_bit_draws__equal_jax_default_keys_under_x64():

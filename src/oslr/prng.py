@@ -16,6 +16,10 @@ draw equals what `jax.random.key(seed)` gives (tests/test_prng.py), streams are 
 remain pure functions of (seed, run, stream, round) and vmap over runs equals a loop. Registered
 with `jax.extend.random.define_prng_impl`; a study's keys use it through `oslr.rollout.root_key`.
 
+`OSLR_THREEFRY=rolled` in the environment (read at import) keeps JAX's own lowering for every
+hash instead: the same bits, programs compile about twice as fast and run slower on a CPU (the
+test suite uses it; `tests/test_prng.py` checks the unrolled code).
+
 Rejected alternatives, measured on this CPU: JAX's own `philox4x32` (jax >= 0.10) is as fast but
 lowers to `chlo.mulhi`, which XLA's SPMD partitioner cannot legalise (a sharded runs axis fails to
 compile); Philox with the high product emulated from 16-bit halves costs 3.3x the native block;
@@ -25,6 +29,7 @@ compile); Philox with the high product emulated from 16-bit halves costs 3.3x th
 from __future__ import annotations
 
 import math
+import os
 
 import jax
 import jax.numpy as jnp
@@ -36,10 +41,21 @@ from oslr.types import Array
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
+
+def _unrolled_up_to(mode: str) -> int:
+    """UNROLLED_UP_TO for an `OSLR_THREEFRY` value: 256 for "unrolled", 0 for "rolled"."""
+    sizes = {"unrolled": 256, "rolled": 0}
+    if mode not in sizes:
+        raise ValueError(f"OSLR_THREEFRY={mode!r}: 'unrolled' (the default: faster rounds) or "
+                         f"'rolled' (JAX's own lowering: faster compiles, the same bits)")
+    return sizes[mode]
+
+
 #: Largest draw (words per key) hashed by the unrolled code; larger ones use JAX's own lowering
 #: (the same bits). FTPSL's resample draw (10 x 124 words a run) ran 1.4-2.4x slower unrolled
-#: inside its round (its play draw, 124 words, and LinUCB's 10 were faster).
-UNROLLED_UP_TO = 256
+#: inside its round (its play draw, 124 words, and LinUCB's 10 were faster). 0 under
+#: OSLR_THREEFRY=rolled.
+UNROLLED_UP_TO = _unrolled_up_to(os.environ.get("OSLR_THREEFRY", "unrolled"))
 _PARITY = np.uint32(0x1BD11BDA)
 
 
@@ -81,21 +97,31 @@ def _seed(seed: Array) -> Array:
                       lax.convert_element_type(seed, np.uint32)])
 
 
+def _hash(k0: Array, k1: Array, x0: Array, x1: Array) -> tuple[Array, Array]:
+    """The block of every counter: unrolled up to UNROLLED_UP_TO words, else JAX's loop."""
+    if math.prod(jnp.shape(x1)) <= UNROLLED_UP_TO:
+        return threefry2x32(k0, k1, x0, x1)
+    # JAX's lowering wants four arrays of one shape, batched alike under vmap: a zero that
+    # depends on all four gives them that
+    zero = (k0 ^ k0) ^ (k1 ^ k1) ^ (x0 ^ x0) ^ (x1 ^ x1)
+    return threefry2x32_p.bind(k0 ^ zero, k1 ^ zero, x0 ^ zero, x1 ^ zero)
+
+
 def _split(key: Array, shape: tuple[int, ...]) -> Array:
     c = _counts(shape)
-    return jnp.stack(threefry2x32(key[0], key[1], jnp.zeros_like(c), c), axis=len(shape))
+    return jnp.stack(_hash(key[0], key[1], jnp.zeros_like(c), c), axis=len(shape))
 
 
 def _fold_in(key: Array, data: Array) -> Array:
-    return jnp.stack(threefry2x32(key[0], key[1], jnp.uint32(0), jnp.asarray(data, np.uint32)))
+    data = jnp.asarray(data, np.uint32)
+    return jnp.stack(_hash(key[0], key[1], jnp.zeros_like(data), data))
 
 
 def _random_bits(key: Array, bit_width: int, shape: tuple[int, ...]) -> Array:
     if bit_width not in (8, 16, 32, 64):
         raise TypeError(f"random bits of width {bit_width}: 8, 16, 32 or 64 only")
     c = _counts(shape)
-    hash_ = threefry2x32 if c.size <= UNROLLED_UP_TO else threefry2x32_p.bind
-    b0, b1 = hash_(key[0], key[1], jnp.zeros_like(c), c)
+    b0, b1 = _hash(key[0], key[1], jnp.zeros_like(c), c)
     if bit_width == 64:
         wide = jnp.uint64
         return (b0.astype(wide) << wide(32)) | b1.astype(wide)
