@@ -113,7 +113,7 @@ def _split(key: Array, shape: tuple[int, ...]) -> Array:
 
 
 def _fold_in(key: Array, data: Array) -> Array:
-    data = jnp.asarray(data, np.uint32)
+    # data: uint32 (jax.random.fold_in converts it)
     return jnp.stack(_hash(key[0], key[1], jnp.zeros_like(data), data))
 
 
