@@ -279,6 +279,26 @@ def test_simulate__a_list_inside_params_is_refused_before_tracing():
                       n_runs=2)
 
 
+def test_simulate__a_dict_as_params_is_refused_in_one_line_naming_the_fix():
+    import dataclasses
+
+    learner, params, problem, pp = _setup()
+    fix = r"\): pass the params that oslr.{} returns, changing a value with dataclasses.replace\({}, "
+    with pytest.raises(ValueError, match=r"^params is a dict that learner 'ogd-random-subset' "
+                       r"cannot read \('dict' object has no attribute 'eta'" +
+                       fix.format("make", "params") + r"name=value\)\.$"):
+        oslr.simulate(learner, problem, dataclasses.asdict(params), pp, horizon=5, n_runs=2)
+    with pytest.raises(ValueError, match=r"^problem_params is a dict that problem 'sparse-linear' "
+                       r"cannot read \('dict' object has no attribute '\w+'" +
+                       fix.format("make_problem", "problem_params")):
+        oslr.simulate(learner, problem, params, dataclasses.asdict(pp), horizon=5, n_runs=2)
+    # a learner without a check whose init reads the dict's missing field: the abstract trace
+    bare = learner._replace(check=None, init=lambda key, p: p.radius * np.zeros(3))
+    with pytest.raises(ValueError, match=r"^params is a dict that learner 'ogd-random-subset' "
+                       r"cannot read \('dict' object has no attribute 'radius'\)"):
+        oslr.simulate(bare, problem, {"eta": 0.1}, pp, horizon=5, n_runs=2)
+
+
 def test_batch_layout__grid_major_runs_padded_to_the_devices():
     from oslr.sim import batch_layout
 

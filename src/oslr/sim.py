@@ -43,7 +43,8 @@ from oslr import atomic, metrics
 from oslr.checks import check_integral, check_positive_int, check_seed
 from oslr.provenance import runtime
 from oslr.result import SimResult, record
-from oslr.rollout import exact_matmuls, init_run, play, run_keys
+from oslr.rollout import (LEARNER_INIT, PROBLEM_INIT, exact_matmuls, init_run, play,
+                           run_keys)
 from oslr.types import NO_REQUIREMENTS, PREDICTION, Learner, Problem, PyTree
 
 #: Gram-statistics buffers (runs x checkpoints x d x d) above this size are not tracked.
@@ -166,8 +167,36 @@ def validate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     (learner.requires or NO_REQUIREMENTS).check(problem, horizon, learner.name)
     _check_finite("learner params", params)
     _check_finite("problem params", problem_params)
-    if learner.check is not None:
-        learner.check(params, problem.d)
+    _check_params_read(learner, problem, params, problem_params)
+
+
+def _check_params_read(learner: Learner, problem: Problem, params: PyTree,
+                       problem_params: PyTree) -> None:
+    """Params of a kind the learner or problem cannot read (a dict where it reads the fields of
+    the dataclass `oslr.make` returns) in one line, not an AttributeError from inside a trace:
+    the learner's `check` reads them, and params that are not a dataclass are read by an
+    abstract trace of `init` (shapes only, no compile)."""
+    def read_learner():
+        if learner.check is not None:
+            learner.check(params, problem.d)
+        if not dataclasses.is_dataclass(params):
+            jax.eval_shape(lambda: learner.init(run_keys(0, 0)[LEARNER_INIT], params))
+
+    def read_problem():
+        if not dataclasses.is_dataclass(problem_params):
+            jax.eval_shape(lambda: problem.init(run_keys(0, 0)[PROBLEM_INIT], problem_params))
+
+    for what, value, reader, read in (("params", params, f"learner {learner.name!r}",
+                                       read_learner),
+                                      ("problem_params", problem_params,
+                                       f"problem {problem.name!r}", read_problem)):
+        try:
+            read()
+        except AttributeError as err:
+            raise ValueError(
+                f"{what} is a {type(value).__name__} that {reader} cannot read ({err}): pass "
+                f"the params that oslr.{'make' if what == 'params' else 'make_problem'} returns, "
+                f"changing a value with dataclasses.replace({what}, name=value).") from None
 
 
 # --------------------------------------------------------------------------- core
