@@ -128,10 +128,12 @@ def _diverged(arrays: Mapping[str, np.ndarray]) -> set[str]:
     return out
 
 
-def _pair_tests(a: np.ndarray, b: np.ndarray, level: float, margin: float | None) -> dict:
-    """The tests of one pair (d = a - b): paired t, Wilcoxon's signed-rank p (distribution-free;
-    exact for small n, zero differences dropped; 1.0 when every d_r is 0) and, with a margin,
-    the TOST p of |mean(d)| < margin (the larger of the two one-sided t tests' p-values)."""
+def pair_tests(a: np.ndarray, b: np.ndarray, level: float = LEVEL,
+               margin: float | None = None) -> dict:
+    """The tests of one pair (d = a - b), as a dict: "pair" (`paired`), "p_free" (Wilcoxon's
+    signed-rank p, distribution-free; exact for small n, zero differences dropped; 1.0 when
+    every d_r is 0) and "p_equiv" (with a margin, the TOST p of |mean(d)| < margin: the larger
+    of the two one-sided t tests' p-values; NaN without one)."""
     pr = paired(a, b, level)
     d = a - b
     if pr.n < 2:
@@ -221,7 +223,7 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
         family = vs_ref
         family_text = (f"Holm over the {len(family)} comparison{'s' * (len(family) != 1)} "
                        f"with {reference}")
-    tests = {ab: _pair_tests(arrays[ab[0]], arrays[ab[1]], level, margin) for ab in family}
+    tests = {ab: pair_tests(arrays[ab[0]], arrays[ab[1]], level, margin) for ab in family}
     adjusted = {key: holm([t[key] for t in tests.values()]) for key in
                 ("p_free", "p_equiv")}
     adjusted["p"] = holm([t["pair"].p for t in tests.values()])
@@ -443,5 +445,5 @@ def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: s
 
 
 __all__ = ["LEVEL", "Paired", "betting_sequence", "compare", "confidence_sequence", "holm",
-           "look_level", "mean_ci", "paired", "sequential_compare", "simultaneous_band",
-           "t_quantile"]
+           "look_level", "mean_ci", "pair_tests", "paired", "sequential_compare",
+           "simultaneous_band", "t_quantile"]

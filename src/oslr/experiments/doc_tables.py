@@ -65,7 +65,7 @@ def _paired_signs(pairs: dict, alpha: float = 0.05) -> dict:
     (Holm over every key of `pairs`, family-wise `alpha`) does not separate them, for `pairs`
     key -> (a, b) per-run value arrays."""
     return {k: (int(np.sign(r.diff)) if q <= alpha else 0)
-            for k, (r, q) in _paired_cells(pairs).items()}
+            for k, (r, q, _) in _paired_cells(pairs).items()}
 
 
 def _runs_of(frame: pd.DataFrame, **match) -> "np.ndarray":
@@ -249,22 +249,33 @@ def _signed(x: float) -> str:
 
 
 def _paired_cells(pairs: dict) -> dict:
-    """key -> (Paired, Holm-adjusted p) for `pairs` key -> (a, b) per-run arrays of the same
-    runs (`oslr.stats.paired`, Holm over every key)."""
-    from oslr.stats import holm, paired
+    """key -> (Paired, Holm-adjusted t p, Holm-adjusted Wilcoxon p) for `pairs` key -> (a, b)
+    per-run arrays of the same runs (`oslr.stats.paired` and its distribution-free companion,
+    Wilcoxon's signed-rank test, each with Holm over every key: the family)."""
+    from oslr.stats import holm, pair_tests
 
-    results = {k: paired(*ab) for k, ab in pairs.items()}
-    return dict(zip(results, zip(results.values(), holm([r.p for r in results.values()]))))
+    tests = {k: pair_tests(*ab) for k, ab in pairs.items()}
+    t_holm = holm([v["pair"].p for v in tests.values()])
+    free_holm = holm([v["p_free"] for v in tests.values()])
+    return {k: (v["pair"], q, q_free)
+            for (k, v), q, q_free in zip(tests.items(), t_holm, free_holm)}
 
 
-def _paired_text(r, p_holm: float) -> str:
-    """"+1,970 (1,900, 2,040), ahead in 97/100, p 0.003" for a paired a - b (the interval
-    unadjusted, p after Holm); "the same to rounding" where every difference rounds to 0."""
+def _p(p: float) -> str:
+    return "p < 0.001" if p < 1e-3 else f"p {p:.2g}"
+
+
+def _paired_text(r, p_holm: float, p_free_holm: float, alpha: float = 0.05) -> str:
+    """"+1,970 (1,900, 2,040), ahead in 97/100, p 0.003, Wilcoxon p 0.004" for a paired a - b
+    (the interval unadjusted, both p after Holm), with "t only" or "Wilcoxon only" where one of
+    the two separates at `alpha` and the other does not; "the same to rounding" where every
+    difference rounds to 0."""
     if max(abs(r.ci_low), abs(r.ci_high)) < 0.5:
         return f"0 (0, 0): the same to rounding in all {r.n} runs"
-    p = "p < 0.001" if p_holm < 1e-3 else f"p {p_holm:.2g}"
+    t_says, free_says = p_holm <= alpha, p_free_holm <= alpha
+    only = ("" if t_says == free_says else " (t only)" if t_says else " (Wilcoxon only)")
     return (f"{_signed(r.diff)} ({_signed(r.ci_low)}, {_signed(r.ci_high)}), "
-            f"ahead in {r.above}/{r.n}, {p}")
+            f"ahead in {r.above}/{r.n}, {_p(p_holm)}, Wilcoxon {_p(p_free_holm)}{only}")
 
 
 def _wll_step(stem: str) -> str:
@@ -284,19 +295,19 @@ def wll_k(figures: Path, stem: str) -> str:
                                _runs_of(runs, learner="ftpl-random-subset", param_k=k))
                            for k in sorted(df["k"].unique())})
     lines = ["| k (k/d) | " + " | ".join(_WLL_LEARNERS) + " | best | ftpsl - random subset, "
-             "paired (ahead in, Holm p) |", "|---|---|---|---|---|---|"]
+             "paired (ahead in, Holm p of the t and Wilcoxon tests) |", "|---|---|---|---|---|---|"]
     for k, part in df.groupby("k", sort=True):
         by = {r["learner"]: r for _, r in part.iterrows()}
         cells = {n: _ci(by[n], "reward_mean", low="reward_ci_low", high="reward_ci_high")
                  if n in by else "-" for n in _WLL_LEARNERS}
-        r, q = tests[k]
+        r, q, q_free = tests[k]
         if q <= 0.05:
             bold = "ftpsl" if r.diff > 0 else "ftpl-random-subset"
             cells[bold] = f"**{cells[bold]}**"
         lines.append(f"| {k} ({part['ratio'].iloc[0]:.2f}) | "
                      + " | ".join(cells[n] for n in _WLL_LEARNERS)
                      + f" | {_integer(part['comparator_reward_mean'].iloc[0])} | "
-                     + _paired_text(r, q) + " |")
+                     + _paired_text(r, q, q_free) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -350,7 +361,7 @@ def wll_rates(figures: Path, dataset: str) -> str:
             (top, of("ftpl-oracle-subset", best["eta_scale"])),
         f"the random subset at its best eta_scale ({best_rand['eta_scale']:g})":
             (top, of("ftpl-random-subset", best_rand["eta_scale"]))})
-    said = "; ".join(f"minus {name}: {_paired_text(r, q)}" for name, (r, q) in tests.items())
+    said = "; ".join(f"minus {name}: {_paired_text(*cell)}" for name, cell in tests.items())
     lines += ["", f"Paired on the same {len(top)} shuffles (Holm over these three): the best "
               f"FTPSL point (eta_scale {best['eta_scale']:g}, c0 = {best['c0']:g}; "
               f"{_integer(best['reward_mean'])}) {said}."]
@@ -387,8 +398,7 @@ def wll_redundant(figures: Path) -> str:
         extra = runs["info_n_redundant"].fillna(0)
         pairs[label] = (_runs_of(runs[extra == extra.max()], learner=learner),
                         _runs_of(runs[extra == 0], learner=learner))
-    said = "; ".join(f"{name} {_paired_text(r, q)}"
-                     for name, (r, q) in _paired_cells(pairs).items())
+    said = "; ".join(f"{name} {_paired_text(*cell)}" for name, cell in _paired_cells(pairs).items())
     lines += ["", f"rho = {top:g} minus rho = 0, paired on the same shuffles (Holm over the "
               f"four): {said}."]
     return "\n".join(lines) + "\n"

@@ -245,7 +245,7 @@ def _run_runtime(a: ExperimentArgs) -> pd.DataFrame:
 
 def _run_replay(a: ExperimentArgs) -> pd.DataFrame:
     df = kpm_replay(a.dataset, (0.3, 1.0) if a.quick else KAPPAS, a.runs or 10, seed=a.seed,
-                    progress=a.progress, **a.options)
+                    progress=a.progress, horizon=2_500 if a.quick else None, **a.options)
     write_table_and_figure(a.out, f"kpm-replay-{a.dataset}", df)
     return df
 
@@ -275,7 +275,7 @@ KPM_RUNTIME = ExperimentSpec(
     docs="docs/kpm-results.md")
 KPM_REPLAY = ExperimentSpec(
     "kpm-replay", "CTR of the SGD variants (and LinUCB) under OBD replay over a kappa grid",
-    _run_replay, sizes="4 kappas, 10 runs, the whole log; quick: 2 kappas",
+    _run_replay, sizes="4 kappas, 10 runs, the whole log; quick: 2 kappas, 2,500 events a run",
     files=("kpm-replay-{dataset}.csv",), docs="docs/kpm-results.md", learners=FAST,
     sets_itself=("n_arms", "horizon", "history", "kappa"), datasets=CAMPAIGNS)
 KPM_PEGE = ExperimentSpec(
