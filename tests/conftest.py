@@ -39,6 +39,7 @@ def _compilation_cache(tmp_path_factory):
                  (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "jax-cache")
     cache.mkdir(parents=True, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", str(cache))
+    os.environ["OSLR_COMPILE_CACHE"] = str(cache)  # `oslr` subprocesses: this cache, not ~/.cache
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     yield

@@ -981,6 +981,45 @@ def test_backend__a_missing_jax_platform_is_one_line(capsys, monkeypatch):
     assert main(["list", "--json"]) == 0  # listing needs no backend
 
 
+def test_compile_cache__oslr_compile_cache_or_the_users_cache_folder_unless_set_or_off(
+        tmp_path, monkeypatch):
+    import jax
+
+    import oslr.cli as cli
+
+    set_to = []
+
+    class Config:  # jax.config as _use_compile_cache sees it
+        jax_compilation_cache_dir = None
+
+        def update(self, name, value):
+            set_to.append((name, value))
+
+    config = Config()
+    monkeypatch.setattr(jax, "config", config)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("OSLR_COMPILE_CACHE", raising=False)
+    cli._use_compile_cache()
+    default = tmp_path / "home" / ".cache" / "oslr" / "jax"
+    assert set_to == [("jax_compilation_cache_dir", str(default))] and default.is_dir()
+    monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "mine"))
+    cli._use_compile_cache()
+    assert set_to[-1] == ("jax_compilation_cache_dir", str(tmp_path / "mine"))
+    (tmp_path / "file").write_text("")
+    for where in ("off", str(tmp_path / "file" / "sub")):  # off, or a folder that cannot be made
+        monkeypatch.setenv("OSLR_COMPILE_CACHE", where)
+        cli._use_compile_cache()
+    assert len(set_to) == 2
+    config.jax_compilation_cache_dir = "/the/users/own"
+    monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "mine"))
+    cli._use_compile_cache()  # a cache the user set is kept
+    assert len(set_to) == 2
+    calls = []
+    monkeypatch.setattr(cli, "_use_compile_cache", lambda: calls.append(1))
+    monkeypatch.setattr(cli, "cmd_list", lambda args: 0)
+    assert main(["list"]) == 0 and calls == []  # only the commands that compile
+
+
 def test_experiment__a_rerun_into_a_used_folder_says_its_files_are_replaced(tmp_path, capsys,
                                                                           monkeypatch):
     import oslr.experiments as ex

@@ -347,6 +347,12 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
     elif name == "kale-dantzig":
         assert {(c.horizon, c.n_runs, c.seed) for c in eng.calls} == {(2**10, 3, 4)}
         assert len(eng.calls) == 2 * 3  # no LP share in the quick size
+        eng.calls.clear()  # without --runs: 10 runs at the quick size, 100 at the full one
+        for quick, want in ((True, 10), (False, 100)):
+            spec.run(ExperimentArgs(dataset=None, runs=None, seed=4, out=tmp_path / "n",
+                                    quick=quick, progress=False))
+            assert {c.n_runs for c in eng.calls} == {want}
+            eng.calls.clear()
     else:
         assert sorted({c.horizon for c in eng.calls}) == [300, 1_000, 3_000]
         assert {c.problem.info["design"] for c in eng.calls} == {"rademacher"}

@@ -376,7 +376,7 @@ def _run_calibrate(a: ExperimentArgs) -> pd.DataFrame:
 
 
 def _run_dantzig(a: ExperimentArgs) -> pd.DataFrame:
-    runs = a.runs or 100
+    runs = a.runs or (10 if a.quick else 100)
     df = kale_dantzig(horizon=2**10 if a.quick else 2**14, runs=runs, seed=a.seed,
                       progress=a.progress, lp_share=not a.quick, **a.options)
     write_table_and_figure(a.out, "kale-dantzig", df, lambda p, t: plot_dantzig(df, p, t),
@@ -401,7 +401,7 @@ KALE_CALIBRATE = ExperimentSpec(
 KALE_DANTZIG = ExperimentSpec(
     "kale-dantzig", "dantzig-poslr regret vs log T and ||w_t - w*||_1 vs t, k0 in {10, 20, 50}, "
     "RIP and correlated designs, LP share of the runtime (E4)", _run_dantzig,
-    sizes="T = 2^14, 100 runs; quick: T = 2^10, no LP share",
+    sizes="T = 2^14, 100 runs; quick: T = 2^10, 10 runs, no LP share",
     files=("kale-dantzig.csv", "kale-dantzig.png"), docs="docs/kale-results.md",
     learners=("dantzig-poslr",), sets_itself=("k", "k0", "horizon"))
 KALE_GREEDY = ExperimentSpec(
