@@ -168,6 +168,9 @@ def test_experiment__writes_its_files_from_the_returned_table(tmp_path, monkeypa
     else:
         assert {c.horizon for c in eng.calls} == {2_000}
         assert {c.problem.info["instance_seed"] for c in eng.calls} == {0}
+        assert [c.learner.name for c in eng.calls] == 2 * list(foster.QUICK_HARD_LEARNERS)
+        assert foster.QUICK_HARD_LEARNERS == ("ogd-full", "ogd-random-subset", "foster-hedge",
+                                              "ito-dual-averaging")
         pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "foster-hard-decisions.csv"),
                                       foster.hard_decisions(df), check_dtype=False)
     for name in spec.files:

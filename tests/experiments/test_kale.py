@@ -354,7 +354,7 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
             assert {c.n_runs for c in eng.calls} == {want}
             eng.calls.clear()
     else:
-        assert sorted({c.horizon for c in eng.calls}) == [300, 1_000, 3_000]
+        assert sorted({c.horizon for c in eng.calls}) == [1_000, 3_000]
         assert {c.problem.info["design"] for c in eng.calls} == {"rademacher"}
     for f in spec.files:
         assert (tmp_path / f).stat().st_size > 0
