@@ -98,13 +98,11 @@ def _seed(seed: Array) -> Array:
 
 
 def _hash(k0: Array, k1: Array, x0: Array, x1: Array) -> tuple[Array, Array]:
-    """The block of every counter: unrolled up to UNROLLED_UP_TO words, else JAX's loop."""
+    """The block of every counter: unrolled up to UNROLLED_UP_TO words, else JAX's loop (whose
+    lowering wants both counter words batched alike under vmap)."""
     if math.prod(jnp.shape(x1)) <= UNROLLED_UP_TO:
         return threefry2x32(k0, k1, x0, x1)
-    # JAX's lowering wants four arrays of one shape, batched alike under vmap: a zero that
-    # depends on all four gives them that
-    zero = (k0 ^ k0) ^ (k1 ^ k1) ^ (x0 ^ x0) ^ (x1 ^ x1)
-    return threefry2x32_p.bind(k0 ^ zero, k1 ^ zero, x0 ^ zero, x1 ^ zero)
+    return threefry2x32_p.bind(k0, k1, x0, x1)
 
 
 def _split(key: Array, shape: tuple[int, ...]) -> Array:
@@ -113,8 +111,8 @@ def _split(key: Array, shape: tuple[int, ...]) -> Array:
 
 
 def _fold_in(key: Array, data: Array) -> Array:
-    # data: uint32 (jax.random.fold_in converts it)
-    return jnp.stack(_hash(key[0], key[1], jnp.zeros_like(data), data))
+    # data: uint32 (jax.random.fold_in converts it); its high word 0, batched as data is
+    return jnp.stack(_hash(key[0], key[1], data ^ data, data))
 
 
 def _random_bits(key: Array, bit_width: int, shape: tuple[int, ...]) -> Array:
