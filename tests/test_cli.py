@@ -981,6 +981,24 @@ def test_backend__a_missing_jax_platform_is_one_line(capsys, monkeypatch):
     assert main(["list", "--json"]) == 0  # listing needs no backend
 
 
+def test_merge__the_command_writes_the_merged_folder_where_out_says(tmp_path, monkeypatch, capsys):
+    import oslr.saved
+
+    import types
+
+    called = []
+
+    def merge(folders, out):
+        called.append((folders, out))
+        return types.SimpleNamespace(config={"runs": 6, "seed": [0, 1]}, path=out)
+
+    monkeypatch.setattr(oslr.saved, "merge", merge)
+    assert main(["merge", "a", "b", "--out", str(tmp_path / "both")]) == 0
+    assert called == [(["a", "b"], str(tmp_path / "both"))]
+    assert capsys.readouterr().out == (f"merged 2 folders (6 runs per entry, seeds [0, 1]) into "
+                                       f"{tmp_path / 'both'}\n")
+
+
 def test_compile_cache__oslr_compile_cache_or_the_users_cache_folder_unless_set_or_off(
         tmp_path, monkeypatch):
     import jax
@@ -1359,6 +1377,7 @@ def test_cli_texts__list_reproduce_list_look_lines_and_the_bar_postfix(capsys):
     progress.add(10)
     progress.for_learner("ogd-full")(5)
     assert progress.bar.postfix == "ogd-full" and progress.done == 5
+    assert progress.bar.desc == "study" and progress.bar.unit == "round"
     progress.close()
 
 

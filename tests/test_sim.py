@@ -299,6 +299,33 @@ def test_simulate__a_dict_as_params_is_refused_in_one_line_naming_the_fix():
         oslr.simulate(bare, problem, {"eta": 0.1}, pp, horizon=5, n_runs=2)
 
 
+def test_simulate__a_history_shorter_than_the_horizon_is_refused_before_tracing():
+    from oslr.types import Requirements
+
+    learner, params, problem, pp = _setup()
+    short = learner._replace(requires=Requirements(capacity=9))
+    with pytest.raises(ValueError, match=r"keeps a history of 9 samples but the horizon is 10; "):
+        oslr.simulate(short, problem, params, pp, horizon=10, n_runs=2)
+
+
+def test_resume_round__the_last_round_every_process_saved(monkeypatch, tmp_path):
+    """Under jax.distributed: each process sends its newest two rounds, padded with -1."""
+    rows = {}
+    monkeypatch.setattr(jax, "process_count", lambda: 2)
+    monkeypatch.setattr(sim, "_saved_rounds", lambda folder: rows["mine"])
+    monkeypatch.setattr(sim.multihost_utils, "process_allgather",
+                        lambda mine: np.stack([mine, rows["other"]]))
+    for mine, other, want in (([10, 20], [-1, -1], "error"), ([], [-1, -1], None),
+                              ([10, 20], [10, -1], 10), ([20, 30], [20, 30], 30),
+                              ([10], [-1, -1], "error")):
+        rows.update(mine=mine, other=np.array(other))
+        if want == "error":
+            with pytest.raises(ValueError, match=r"the processes saved no round in common"):
+                sim._resume_round(tmp_path, tmp_path)
+        else:
+            assert sim._resume_round(tmp_path, tmp_path) == want
+
+
 def test_batch_layout__grid_major_runs_padded_to_the_devices():
     from oslr.sim import batch_layout
 

@@ -379,3 +379,22 @@ def test_wll_k__rows_in_k_order_whatever_the_files_order(tmp_path):
     assert dt.wll_k(figures, "wll-k-a9a-tuned") == table
     ks = [int(line.split()[1]) for line in table.splitlines()[2:] if line.startswith("| ")]
     assert ks == sorted(ks) and len(ks) > 1
+
+
+def test_paired_text__both_p_values_and_which_test_alone_separates():
+    from oslr.stats import paired
+
+    r = paired(np.array([3.0, 4.0, 5.0, 6.0, 7.0]), np.zeros(5))
+    assert dt._paired_text(r, 0.01, 0.3) == ("+5 (+3, +7), ahead in 5/5, p 0.01, Wilcoxon p 0.3 "
+                                             "(t only)")
+    assert dt._paired_text(r, 0.2, 0.04).endswith(", p 0.2, Wilcoxon p 0.04 (Wilcoxon only)")
+    assert dt._paired_text(r, 0.0004, 0.05).endswith(", p < 0.001, Wilcoxon p 0.05")
+    assert dt._paired_text(r, 0.06, 0.5).endswith(", p 0.06, Wilcoxon p 0.5")
+    same = paired(np.array([1.0, 2.0]), np.array([1.1, 2.1]))  # every difference rounds to 0
+    assert dt._paired_text(same, 1.0, 1.0) == "0 (0, 0): the same to rounding in all 2 runs"
+    # the family: Holm over the keys, for the t test and the companion alike
+    a, b = np.arange(6.0), np.arange(6.0) + [1, 2, 1, 2, 1, 2]
+    cells = dt._paired_cells({"x": (a, b), "y": (b, a)})
+    (rx, qx, fx), (ry, qy, fy) = cells["x"], cells["y"]
+    assert rx.diff == -1.5 and ry.diff == 1.5 and qx == qy == min(1.0, 2 * rx.p)
+    assert fx == fy == min(1.0, 2 * 0.03125)  # exact Wilcoxon, 6 runs all one way: 2 / 2^6
