@@ -267,6 +267,13 @@ def test_compare__random_tables_against_scipy_and_an_independent_holm():
             assert row["free_verdict"] == verdict, (k, holm_w[key], med)
 
 
+def test_pair_tests__wilcoxon_from_two_runs_on_and_nan_for_one():
+    two = stats.pair_tests(np.array([1.0, 2.0]), np.zeros(2))
+    assert two["p_free"] == 0.5 and np.isnan(two["p_equiv"])  # exact: 2 of the 4 sign patterns
+    one = stats.pair_tests(np.array([1.0]), np.zeros(1))
+    assert np.isnan(one["p_free"]) and np.isnan(one["pair"].p)
+
+
 def test_compare__a_diverged_entry_has_its_own_verdict_and_is_never_the_reference():
     rng = np.random.default_rng(11)
     base = rng.normal(0.0, 1.0, 30)

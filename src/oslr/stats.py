@@ -320,7 +320,6 @@ def confidence_sequence(d, look: int, level: float = LEVEL) -> tuple[float, floa
     `look` (1 for the first batch, 2 after the second, ...), such that with probability >=
     `level` every look's interval covers the true mean, however many looks are taken (the union
     bound over looks of exact t intervals at `look_level`; exact for normal differences)."""
-    d = np.asarray(d, np.float64)
     mean, _, half = mean_ci(d, level=look_level(look, level))
     return float(mean - half), float(mean + half)
 
