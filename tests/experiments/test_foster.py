@@ -149,6 +149,9 @@ def test_foster_hard__every_prediction_learner_by_default(monkeypatch):
     foster.foster_hard(horizon=20, runs=2, instances=1)
     want = [n for n in LEARNERS if LEARNERS[n].family == PREDICTION]
     assert [c.learner.name for c in eng.calls] == want * 2
+    # the defaults: m = 10 elements (the no instance adds its uncovered one), seed 0
+    assert {(int(c.problem_params.matrix.shape[0]), c.seed) for c in eng.calls} == {(10, 0),
+                                                                                 (11, 0)}
 
 
 @pytest.mark.parametrize("experiment", ["foster-rate", "foster-hard"])
@@ -268,6 +271,8 @@ def test_plot_hard__two_panels_one_colour_per_learner_and_the_decision_lines(tmp
         assert len(ax.collections) == 2
         names = ("ogd-full", "foster-hedge") if ax is yes else ("foster-hedge", "ogd-full")
         for band, name in zip(ax.collections, names):
+            xs = band.get_paths()[0].vertices[:, 0]  # the band spans the rounds 10 .. 100
+            assert xs.min() == 10 and xs.max() == 100
             assert matplotlib.colors.same_color(band.get_facecolor()[0][:3],
                                                 lines[name].get_color())
     assert yes.get_lines()[0].get_color() == no.get_lines()[1].get_color()  # same learner

@@ -344,6 +344,11 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
     if name == "kale-calibrate":
         assert slack == [(k0, 2**10, 3, kale.CALIBRATION_SEED + 4) for k0 in kale.K0S]
         assert len(df) == 3 * 10
+        shown = []
+        monkeypatch.setattr(kale, "_progress", lambda items, progress, desc: shown.append(
+            progress) or items)
+        kale.calibrate_c(horizon=2**10, draws=3)  # no bar unless asked
+        assert shown == [False]
     elif name == "kale-dantzig":
         assert {(c.horizon, c.n_runs, c.seed) for c in eng.calls} == {(2**10, 3, 4)}
         assert len(eng.calls) == 2 * 3  # no LP share in the quick size
@@ -359,3 +364,9 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
     for f in spec.files:
         assert (tmp_path / f).stat().st_size > 0
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / f"{name}.csv"), df, check_dtype=False)
+
+
+def test_agnostic_problem__the_e4_stream_by_default():
+    problem, pp = kale.agnostic_problem()
+    assert (problem.d, int(pp.k), problem.info["design"]) == (100, 5, "rademacher")
+    assert float(pp.flip) == pytest.approx(0.1)

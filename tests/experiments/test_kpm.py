@@ -64,9 +64,14 @@ def test_kpm_tracking__curve_rows_per_learner_from_stream_mode_studies(monkeypat
 def test_kpm_replay__ctr_per_kappa_from_clicks_over_accepted_events(monkeypatch):
     eng = FakeEngine(n_checkpoints=2)
     monkeypatch.setattr(kpm, "sweep", eng.sweep)
+    clock = iter([100.0, 103.5])  # the study's start and end
+    monkeypatch.setattr(kpm.time, "perf_counter", lambda: next(clock))
     df = kpm.kpm_replay("women", kappas=(0.3, 3.0), runs=4, learners=("flinucb-svrg",), seed=2,
                         horizon=50)
+    monkeypatch.undo()  # the real clock again
+    assert df["wall_s"].tolist() == [3.5, 3.5]
     (c,) = eng.calls
+    assert c.params.kappa is not None  # the made learner's params, swept over kappa
     assert c.grid == [{"kappa": 0.3}, {"kappa": 3.0}] and not c.problem.info["stream"]
     assert (c.horizon, c.n_runs, c.seed, c.learner.options["history"]) == (50, 4, 2, "id")
     res = eng.results[0]
@@ -133,9 +138,10 @@ def test_kpm_runtime__rows_per_d_and_learner_and_the_slope_from_d_100(monkeypatc
     for compile_call, timed in zip(eng.calls[::3], eng.calls[1::3]):  # the same study timed
         assert timed.params is compile_call.params and timed.learner is compile_call.learner
     eng.calls.clear()
-    kpm.kpm_runtime(ds=(10,), learners=("linucb",), repeats=1)  # defaults: T = 500, one run
+    kpm.kpm_runtime(ds=(10,), learners=("linucb",))  # defaults: T = 500, one run, 3 repeats
     assert {(c.horizon, c.n_runs, c.learner.options.get("n_arms", 10)) for c in eng.calls} == {
         (500, 1, 10)}
+    assert len(eng.calls) == 1 + 3
 
 
 # ----------------------------------------------------------------------------- the figures
@@ -179,6 +185,8 @@ def test_plot_curves__one_line_and_band_per_group_and_bounds_in_the_groups_colou
 def test_plot_runtime__log_log_lines_with_the_fitted_slope(tmp_path):
     df = pd.DataFrame({"learner": ["a", "a", "b", "b"], "d": [10, 100, 10, 30],
                        "ms_per_round": [1.0, 10.0, 2.0, 3.0], "slope": [1.0, 1.0, np.nan, np.nan]})
+    kpm.plot_runtime(df, None, "runtime")  # no path: the figure only
+    assert list(tmp_path.iterdir()) == []
     fig = kpm.plot_runtime(df, tmp_path / "r.png", "runtime")
     ax = fig.axes[0]
     assert (tmp_path / "r.png").stat().st_size > 0
@@ -200,10 +208,16 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
     eng = FakeEngine(n_checkpoints=3)
     monkeypatch.setattr(kpm, "simulate", eng.simulate)
     monkeypatch.setattr(kpm, "sweep", eng.sweep)
+    titles = []
+    plot_runtime = kpm.plot_runtime
+    monkeypatch.setattr(kpm, "plot_runtime",
+                        lambda df, path, title: titles.append(title) or plot_runtime(df, path,
+                                                                                      title))
     spec = EXPERIMENTS[name]
     args = ExperimentArgs(dataset="men", runs=3, seed=6, out=tmp_path, quick=True,
                           progress=False)
     df = spec.run(args)
+    assert titles == (["linear bandit, K = 10"] if name == "kpm-runtime" else [])
     if name != "kpm-runtime":
         assert {(c.n_runs, c.seed) for c in eng.calls} == {(3, 6)}
     if name == "kpm-tracking":
