@@ -185,8 +185,14 @@ def test_plot_curves__one_line_and_band_per_group_and_bounds_in_the_groups_colou
 def test_plot_runtime__log_log_lines_with_the_fitted_slope(tmp_path):
     df = pd.DataFrame({"learner": ["a", "a", "b", "b"], "d": [10, 100, 10, 30],
                        "ms_per_round": [1.0, 10.0, 2.0, 3.0], "slope": [1.0, 1.0, np.nan, np.nan]})
-    kpm.plot_runtime(df, None, "runtime")  # no path: the figure only
-    assert list(tmp_path.iterdir()) == []
+    import matplotlib
+
+    matplotlib.use("pdf")
+    try:  # no path: the figure only, in the backend the user has (a notebook's)
+        kpm.plot_runtime(df, None, "runtime")
+        assert matplotlib.get_backend() == "pdf" and list(tmp_path.iterdir()) == []
+    finally:
+        matplotlib.use("Agg")
     fig = kpm.plot_runtime(df, tmp_path / "r.png", "runtime")
     ax = fig.axes[0]
     assert (tmp_path / "r.png").stat().st_size > 0
