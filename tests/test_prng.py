@@ -77,6 +77,7 @@ def test_rolled_mode__read_from_the_environment_and_an_unknown_value_refused_nam
     import subprocess
     import sys
 
+    assert (prng._unrolled_up_to("unrolled"), prng._unrolled_up_to("rolled")) == (256, 0)
     code = "import oslr.prng as p; print(p.UNROLLED_UP_TO)"
     for mode, size in [("unrolled", 256), ("rolled", 0), (None, 256)]:
         env = {k: v for k, v in os.environ.items() if k != "OSLR_THREEFRY"}
