@@ -635,3 +635,46 @@ def test_simultaneous_band__zero_spread_columns_do_not_enter_a_low_quantile():
     _, half = stats.simultaneous_band(v, level=0.05, n_boot=400, seed=1)
     q = half[1:] / (v[:, 1:].std(0, ddof=1) / np.sqrt(15))
     assert half[0] == 0.0 and np.allclose(q, q[0]) and q[0] < 1.0
+
+
+def test_sequential_compare__an_interval_that_ends_at_zero_is_undecided(monkeypatch):
+    d = np.linspace(0.0, 1.0, 12)
+    for cs, verdict in (((-1.0, 0.0), "undecided"), ((0.0, 1.0), "undecided"),
+                        ((-1.0, -1e-12), "better"), ((1e-12, 1.0), "worse")):
+        monkeypatch.setattr(stats, "confidence_sequence", lambda d, look, level, cs=cs: cs)
+        row = stats.sequential_compare({"a": d, "b": d + 1.0}, look=1, reference="b").iloc[0]
+        assert (row["decided"], row["verdict"]) == (verdict != "undecided", verdict)
+
+
+def test_sequential_compare__a_diverged_named_reference_is_refused_naming_the_fix():
+    values = {"a": np.array([np.nan, 1.0, 2.0]), "b": np.array([1.0, 2.0, 3.0])}
+    with pytest.raises(ValueError, match=r"^reference 'a' diverged \(a run is NaN or inf\); "
+                                         r"compare with another entry or 'best'\.$"):
+        stats.sequential_compare(values, look=1, reference="a")
+
+
+def test_t_quantile__a_fractional_df_between_one_and_two():
+    from scipy import stats as st
+
+    assert stats.t_quantile(1.5) == pytest.approx(st.t.ppf(0.975, 1.5), rel=1e-12)
+
+
+def test_simultaneous_band__every_resample_counts_recomputed_here_and_no_warning():
+    import warnings
+
+    rng = np.random.default_rng(3)
+    v = rng.normal(size=(2, 4))  # two runs: half the resamples draw one run twice (sem 0)
+    for n_boot in (1, 3, 201):
+        draws = np.random.default_rng(9)
+        idx = np.concatenate([draws.integers(0, 2, size=(min(200, n_boot - lo), 2))
+                              for lo in range(0, n_boot, 200)])
+        boot = v[idx]
+        b_sem = boot.std(1, ddof=1) / np.sqrt(2)
+        t = np.abs(boot.mean(1) - v.mean(0)) / np.where(b_sem > 0, b_sem, 1.0)
+        stat = np.where(b_sem > 0, t, 0.0).max(1)
+        q = np.sort(stat)[int(np.ceil(0.95 * n_boot)) - 1]  # the inverted-CDF quantile
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a 0 / 0 or x / 0 of a one-run resample is silent
+            mean, half = stats.simultaneous_band(v, n_boot=n_boot, seed=9)
+        np.testing.assert_allclose(half, q * v.std(0, ddof=1) / np.sqrt(2), rtol=1e-12)
+        np.testing.assert_allclose(mean, v.mean(0))
