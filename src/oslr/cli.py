@@ -480,6 +480,12 @@ def _start_distributed(args: argparse.Namespace) -> int:
         raise UsageError(f"--num-processes {n}: give at least 1.")
     if i is not None and n is not None and not 0 <= i < n:
         raise UsageError(f"--process-id {i}: must lie in 0 .. {n - 1} (--num-processes {n}).")
+    from oslr import prng
+
+    if prng.UNROLLED_UP_TO == 0:
+        raise UsageError("OSLR_THREEFRY=rolled cannot run --distributed: with JAX's rolled hash "
+                         "loops the processes' collectives disagree (gloo: a size mismatch); "
+                         "unset OSLR_THREEFRY.")
     import jax
 
     jax.distributed.initialize(coordinator_address=args.coordinator, num_processes=n,
