@@ -1358,6 +1358,25 @@ def _all_help() -> str:
     return "\n".join(texts)
 
 
+def test_list__unswept_params_flagged_and_problem_options_indented(capsys, monkeypatch):
+    import sys
+
+    import oslr.cli as cli
+
+    monkeypatch.setattr(sys, "argv", ["oslr", "list"])
+    assert main() == 0  # argv from the command line
+    out = capsys.readouterr().out.splitlines()
+    eta = [line for line in out if line.strip().startswith("eta_scale ")]
+    k = [line for line in out if line.strip().startswith("k ") and "the k of eq. (1)" in line]
+    assert eta and not any(line.endswith("(not swept)") for line in eta)
+    assert k and all(line.endswith("  (not swept)") for line in k)
+    assert any(line.startswith(" " * 24 + "options: d=16, k=3") for line in out)
+    seen = []
+    monkeypatch.setattr(cli, "cmd_list", lambda args: seen.append(args.command_line) or 0)
+    monkeypatch.setattr(sys, "argv", ["oslr", "list", "--d", "8"])
+    assert main() == 0 and seen == ["oslr list --d 8"]
+
+
 def test_cli_texts__list_reproduce_list_look_lines_and_the_bar_postfix(capsys):
     from oslr.cli import StudyProgress, _look_line
 
