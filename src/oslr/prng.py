@@ -99,29 +99,29 @@ def _seed(seed: Array) -> Array:
                       lax.convert_element_type(seed, np.uint32)])
 
 
-def _hash(k0: Array, k1: Array, x0: Array, x1: Array) -> tuple[Array, Array]:
-    """The block of every counter: unrolled up to UNROLLED_UP_TO words, else JAX's loop (whose
-    lowering wants both counter words batched alike under vmap)."""
-    if math.prod(jnp.shape(x1)) <= UNROLLED_UP_TO:
-        return threefry2x32(k0, k1, x0, x1)
-    return threefry2x32_p.bind(k0, k1, x0, x1)
+def _hash(k0: Array, k1: Array, counts: Array) -> tuple[Array, Array]:
+    """The block of every counter (high word 0, low word `counts`): unrolled up to
+    UNROLLED_UP_TO words, else JAX's loop, whose lowering wants both counter words batched alike
+    under vmap (the high word `counts ^ counts` is)."""
+    if math.prod(jnp.shape(counts)) <= UNROLLED_UP_TO:
+        return threefry2x32(k0, k1, jnp.zeros_like(counts), counts)
+    return threefry2x32_p.bind(k0, k1, counts ^ counts, counts)
 
 
 def _split(key: Array, shape: tuple[int, ...]) -> Array:
     c = _counts(shape)
-    return jnp.stack(_hash(key[0], key[1], jnp.zeros_like(c), c), axis=len(shape))
+    return jnp.stack(_hash(key[0], key[1], c), axis=len(shape))
 
 
 def _fold_in(key: Array, data: Array) -> Array:
-    # data: uint32 (jax.random.fold_in converts it); its high word 0, batched as data is
-    return jnp.stack(_hash(key[0], key[1], data ^ data, data))
+    return jnp.stack(_hash(key[0], key[1], data))  # data: uint32 (jax.random.fold_in's)
 
 
 def _random_bits(key: Array, bit_width: int, shape: tuple[int, ...]) -> Array:
     if bit_width not in (8, 16, 32, 64):
         raise TypeError(f"random bits of width {bit_width}: 8, 16, 32 or 64 only")
     c = _counts(shape)
-    b0, b1 = _hash(key[0], key[1], jnp.zeros_like(c), c)
+    b0, b1 = _hash(key[0], key[1], c)
     if bit_width == 64:
         wide = jnp.uint64
         return (b0.astype(wide) << wide(32)) | b1.astype(wide)
