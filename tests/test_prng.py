@@ -60,6 +60,8 @@ def test_every_draw__equals_jax_default_keys(seed):
         np.testing.assert_array_equal(np.asarray(ours[name]), np.asarray(jaxs[name]), err_msg=name)
     large = jax.jit(lambda k: jax.random.bits(k, (3, 200)))  # above UNROLLED_UP_TO: JAX's hash
     assert "while" in large.lower(key).as_text()
+    at, above = (jax.jit(lambda k, n=n: jax.random.bits(k, (n,))) for n in (256, 257))
+    assert "while" not in at.lower(key).as_text() and "while" in above.lower(key).as_text()
     np.testing.assert_array_equal(large(key), jax.random.bits(jax.random.key(seed), (3, 200)))
 
 
@@ -140,6 +142,11 @@ def test_rademacher__jaxs_signs_in_float32_mode_and_the_same_under_x64():
         wide = jax.vmap(lambda k: rademacher(k, (5,)))(keys)
     assert wide.dtype == jnp.float32 and set(np.unique(ours).tolist()) == {-1.0, 1.0}
     np.testing.assert_array_equal(np.asarray(wide), ours)
+
+
+def test_random_bits__a_width_other_than_8_16_32_64_is_refused():
+    with pytest.raises(TypeError, match=r"^random bits of width 12: 8, 16, 32 or 64 only$"):
+        prng._random_bits(jnp.zeros(2, jnp.uint32), 12, (3,))
 
 
 def test_seed__refuses_a_float_or_an_array_naming_it():
