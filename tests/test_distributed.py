@@ -60,7 +60,6 @@ def _free_port() -> int:
 def test_two_processes__same_numbers_as_one_files_written_once(tmp_path):
     port = _free_port()
     env = dict(os.environ, JAX_PLATFORMS="cpu", JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"),
-               OSLR_THREEFRY="unrolled",  # the default; the rolled mode is refused here
                JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
                JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")
     procs = [subprocess.Popen([sys.executable, "-c", _WORKER, str(i), "2", str(port),
@@ -96,18 +95,16 @@ def test_two_processes__same_numbers_as_one_files_written_once(tmp_path):
     pd.testing.assert_frame_equal(a, b, check_exact=True)
 
 
-def test_cli__distributed_options_checked(capsys):
+def test_cli__distributed_options_checked(capsys, tmp_path):
     assert main(["run", "--process-id", "1"]) == 2
     assert "need --distributed" in capsys.readouterr().err
-    assert main(["run", "--distributed", "--num-processes", "2", "--process-id", "2"]) == 2
+    assert main(["run", "--distributed", "--num-processes", "2", "--process-id", "2",
+                 "--out", str(tmp_path / "out")]) == 2
     assert "must lie in 0 .. 1" in capsys.readouterr().err
 
 
-def test_cli__distributed_refuses_the_rolled_hash(capsys, monkeypatch):
-    from oslr import prng
-
-    monkeypatch.setattr(prng, "UNROLLED_UP_TO", 0)  # OSLR_THREEFRY=rolled
+def test_cli__distributed_needs_out(capsys):
     assert main(["run", "--distributed", "--num-processes", "2", "--process-id", "0"]) == 2
     assert capsys.readouterr().err == (
-        "oslr: error: OSLR_THREEFRY=rolled cannot run --distributed: with JAX's rolled hash loops "
-        "the processes' collectives disagree (gloo: a size mismatch); unset OSLR_THREEFRY.\n")
+        "oslr: error: --distributed needs --out: every process must name the same folder "
+        "(without it each would pick its own oslr-results/run-<time>).\n")

@@ -480,12 +480,6 @@ def _start_distributed(args: argparse.Namespace) -> int:
         raise UsageError(f"--num-processes {n}: give at least 1.")
     if i is not None and n is not None and not 0 <= i < n:
         raise UsageError(f"--process-id {i}: must lie in 0 .. {n - 1} (--num-processes {n}).")
-    from oslr import prng
-
-    if prng.UNROLLED_UP_TO == 0:
-        raise UsageError("OSLR_THREEFRY=rolled cannot run --distributed: with JAX's rolled hash "
-                         "loops the processes' collectives disagree (gloo: a size mismatch); "
-                         "unset OSLR_THREEFRY.")
     import jax
 
     jax.distributed.initialize(coordinator_address=args.coordinator, num_processes=n,
@@ -495,6 +489,9 @@ def _start_distributed(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     study = build_study(args)
+    if args.distributed and not study.get("out"):
+        raise UsageError("--distributed needs --out: every process must name the same folder "
+                         "(without it each would pick its own oslr-results/run-<time>).")
     out = Path(study.get("out") or _unfinished_default(study)
                or DEFAULT_OUT / time.strftime("run-%Y%m%d-%H%M%S"))
     saved = out / CHECKPOINTS
@@ -554,7 +551,7 @@ def _unfinished_default(study: dict) -> Path | None:
     return None
 
 
-def _check_same_study(saved: Path, study: dict, rank: int) -> bool:
+def _check_same_study(saved: Path, study: dict) -> bool:
     """The study's settings are kept in `saved/study.json` (written when its first chunk is
     about to run); a folder of another study is refused naming each setting that differs.
     Returns True when `saved` holds saved chunks (checkpoint files) of this study to resume
@@ -577,10 +574,35 @@ def _check_same_study(saved: Path, study: dict, rank: int) -> bool:
     if saved.exists() and any(p.name != atomic.FolderLock.NAME for p in saved.iterdir()):
         raise UsageError(f"--out {saved.parent}: {saved} holds chunks of an unknown study (no "
                          f"study.json: an older oslr?); delete {saved} to start afresh.")
-    if rank == 0:
-        saved.mkdir(parents=True, exist_ok=True)
-        atomic.write_json_atomic(file, mine, indent=1, sort_keys=True)
+    saved.mkdir(parents=True, exist_ok=True)
+    atomic.write_json_atomic(file, mine, indent=1, sort_keys=True)
     return False
+
+
+def _writer_checks_the_folder(saved: Path, study: dict, rank: int) -> bool:
+    """`_check_same_study` by process 0 alone, the one writer of --out (another process looking
+    while process 0 writes study.json would see a half-made folder, refuse it and leave the
+    study: the processes' collectives then disagree). Under --distributed every process then
+    learns whether process 0 refused, and refuses too. Returns True when resuming."""
+    refusal, resuming = None, False
+    if rank == 0:
+        try:
+            resuming = _check_same_study(saved, study)
+        except UsageError as err:
+            refusal = err
+    import jax
+
+    if jax.process_count() > 1:
+        import numpy as np
+        from jax.experimental import multihost_utils
+
+        ok = multihost_utils.process_allgather(np.int32(refusal is None))
+        if rank != 0 and not ok[0]:
+            refusal = UsageError(f"process 0 refused --out {saved.parent} (its message says "
+                                 "why); this process stops too.")
+    if refusal is not None:
+        raise refusal
+    return resuming
 
 
 def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
@@ -592,7 +614,7 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
     log = sys.stderr if rank == 0 else open(os.devnull, "w")
     print(f"oslr run: {problem.name} (d={problem.d}), {len(plans)} learner(s), "
           f"T={study['horizon']}, {study['runs']} runs, seed {study['seed']}", file=log)
-    if _check_same_study(saved, study, rank):
+    if _writer_checks_the_folder(saved, study, rank):
         print(f"  resuming from the chunks saved in {saved}", file=log)
     same = "same --out" if study.get("out") else f"it finds {out}, or add --out {out}"
     _RESUME["note"] = (f"every finished chunk is saved in {saved}: run the same command again "

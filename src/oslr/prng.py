@@ -18,9 +18,7 @@ with `jax.extend.random.define_prng_impl`; a study's keys use it through `oslr.r
 
 `OSLR_THREEFRY=rolled` in the environment (read at import) keeps JAX's own lowering for every
 hash instead: the same bits, programs compile about twice as fast and run slower on a CPU (the
-test suite uses it; `tests/test_prng.py` checks the unrolled code). Not under jax.distributed:
-there the rolled loops made two CPU processes' collectives disagree (a gloo size mismatch, found
-by tests/test_distributed.py), so `oslr run --distributed` refuses it.
+test suite uses it; `tests/test_prng.py` checks the unrolled code).
 
 Rejected alternatives, measured on this CPU: JAX's own `philox4x32` (jax >= 0.10) is as fast but
 lowers to `chlo.mulhi`, which XLA's SPMD partitioner cannot legalise (a sharded runs axis fails to
