@@ -1174,6 +1174,44 @@ def test_check_same_study__resuming_only_when_chunks_are_saved(tmp_path):
     assert cli._check_same_study(saved, study) is True
 
 
+def test_build_study__another_problem_on_the_command_line_drops_the_configs_settings(tmp_path):
+    from oslr.cli import DEFAULT_STUDY, build_study, make_parser
+
+    cfg = tmp_path / "study.toml"
+    cfg.write_text('problem = "sparse-linear"\nlearners = ["ogd-full"]\n'
+                   '[problem_options]\nd = 7\n[params]\neta = 0.5\n')
+    study = build_study(make_parser().parse_args(["run", "--config", str(cfg)]))
+    assert study["params"] == {"eta": 0.5} and study["problem_options"]["d"] == 7
+    # the config's params and options were for its problem: another one starts afresh
+    study = build_study(make_parser().parse_args(["run", "--config", str(cfg), "--problem",
+                                                  "linear-bandit"]))
+    assert study["params"] == {} and study["problem_options"] == {}
+    # the default study's own settings go as soon as the user describes a study
+    assert DEFAULT_STUDY["params"] == {"k": 4}
+    assert build_study(make_parser().parse_args(["run", "--learners", "ogd-full"]))["params"] == {}
+    assert build_study(make_parser().parse_args(["run"]))["params"] == {"k": 4}
+
+
+def test_run__a_static_k_given_with_set_is_not_blamed_on_the_problem(capsys):
+    assert main(["run", "--d", "6", "--learners", "foster-hedge", "--set", "k=9"]) == 2
+    assert capsys.readouterr().err == (
+        "oslr: error: foster-hedge needs a static sparsity 1 <= k <= d - 2 = 4 (its query budget "
+        "k' >= k + 2 must fit in d=6); got k=9.\n")
+
+
+def test_run__a_process_other_than_0_takes_no_lock_and_writes_nothing(tmp_path, monkeypatch):
+    from oslr import atomic, cli
+
+    locked = []
+    monkeypatch.setattr(cli, "_start_distributed", lambda args: 1)
+    monkeypatch.setattr(atomic.FolderLock, "acquire", lambda self: locked.append(self))
+    out = tmp_path / "out"
+    assert main(["run", "--learners", "ogd-full", "--d", "4", "--k", "2", "--horizon", "5",
+                 "--runs", "2", "--out", str(out), "--no-plot", "--no-progress"]) == 0
+    assert locked == []  # process 0 holds the folder's lock and writes the files
+    assert sorted(p.name for p in out.iterdir()) == [cli.CHECKPOINTS]
+
+
 def test_writer_checks_the_folder__process_0_alone_reads_it_and_every_process_learns_its_verdict(
         tmp_path, monkeypatch):
     import jax

@@ -150,8 +150,7 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
         if unknown:
             raise UsageError(f"unknown config keys {sorted(unknown)}; known: {sorted(study)}.")
         if "problem" in cfg and cfg["problem"] != study["problem"]:
-            study["problem_options"] = {}
-            study["params"] = {}
+            study["problem_options"] = {}  # (params were emptied above)
         study.update({k: v for k, v in cfg.items() if k not in ("problem_options",)})
         study["problem_options"].update(cfg.get("problem_options", {}))
     if args.problem:
@@ -605,13 +604,23 @@ def _writer_checks_the_folder(saved: Path, study: dict, rank: int) -> bool:
     return resuming
 
 
+class _Silent:
+    """Where the log of a process other than 0 goes: nowhere (nothing to open or close)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
 def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
                 until_cap) -> int:
 
     import oslr
     from oslr import atomic, report
     from oslr.result import SimResult
-    log = sys.stderr if rank == 0 else open(os.devnull, "w")
+    log = sys.stderr if rank == 0 else _Silent()
     print(f"oslr run: {problem.name} (d={problem.d}), {len(plans)} learner(s), "
           f"T={study['horizon']}, {study['runs']} runs, seed {study['seed']}", file=log)
     if _writer_checks_the_folder(saved, study, rank):
