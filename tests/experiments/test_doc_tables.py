@@ -398,3 +398,58 @@ def test_paired_text__both_p_values_and_which_test_alone_separates():
     (rx, qx, fx), (ry, qy, fy) = cells["x"], cells["y"]
     assert rx.diff == -1.5 and ry.diff == 1.5 and qx == qy == min(1.0, 2 * rx.p)
     assert fx == fy == min(1.0, 2 * 0.03125)  # exact Wilcoxon, 6 runs all one way: 2 / 2^6
+
+
+def _ctr_runs_file(path: Path, clicks: dict, accepted: dict, t: int = 50) -> None:
+    """A kpm-replay per-run file: (learner, kappa) -> per-run clicks and accepted events at the
+    last checkpoint `t` (and zeros at an earlier one, which the tables must ignore)."""
+    rows = []
+    for study, cell in enumerate(clicks):
+        for metric, values in (("sum_reward", clicks[cell]), ("sum_accepted", accepted[cell])):
+            for run, v in enumerate(values):
+                for tt, vv in ((t // 2, 0.0), (t, float(v))):
+                    rows.append({"study": study, "learner": cell[0], "param_kappa": cell[1],
+                                 "metric": metric, "run": run, "t": tt, "value": vv})
+    pd.DataFrame(rows).to_parquet(path)
+
+
+def test_kpm_replay_pairs__ctr_per_run_paired_with_both_tests_and_holm(tmp_path):
+    from scipy import stats as st
+
+    acc = [100, 200, 100, 400, 100, 250]
+    b_clicks = np.array([1, 2, 0, 3, 1, 2], float)
+    a_clicks = b_clicks + [1, 1, 2, 1, 1, 3]  # a ahead in every run
+    _ctr_runs_file(tmp_path / "kpm-replay-men-runs.parquet",
+                   {("linucb", 1.0): a_clicks, ("flinucb-gd", 1.0): b_clicks},
+                   {("linucb", 1.0): acc, ("flinucb-gd", 1.0): acc})
+    d = 1e4 * (a_clicks - b_clicks) / np.array(acc, float)  # CTR = 10000 clicks / accepted
+    half = st.t.ppf(0.975, 5) * d.std(ddof=1) / np.sqrt(6)
+    p_t = st.ttest_1samp(d, 0.0).pvalue
+    assert st.wilcoxon(d).pvalue == pytest.approx(2 / 64)  # exact: every run ahead
+    table = dt.TABLES["kpm-replay-men-pairs"](tmp_path)
+    assert table.splitlines()[2] == (
+        f"| linucb - flinucb-gd | +{d.mean():,.0f} (+{d.mean() - half:,.0f}, "
+        f"+{d.mean() + half:,.0f}), ahead in 6/6, p {p_t:.2g}, Wilcoxon p 0.031 |")
+    assert len(table.splitlines()) == 3  # one pair: the header, its rule and one row
+
+    # four cells, six pairs: one separated (after Holm over the six) by both tests
+    rng = np.random.default_rng(0)
+    base = rng.integers(0, 3, 12).astype(float)
+    acc12 = np.full(12, 100.0)
+    flip = np.tile([1.0, -1.0], 6)  # differences of mean 0: never separated
+    clicks = {("gd", 0.1): base, ("gd", 1.0): base + flip,
+              ("sag", 0.1): base + 5 + rng.random(12), ("sag", 1.0): base - flip}
+    _ctr_runs_file(tmp_path / "kpm-replay-all-runs.parquet", clicks,
+                   dict.fromkeys(clicks, acc12))
+    text = dt.TABLES["kpm-replay-all-pairs"](tmp_path)
+    ctr = {k: 1e4 * v / 100 for k, v in clicks.items()}
+    cells = list(ctr)
+    p_raw = [st.ttest_rel(ctr[a], ctr[b]).pvalue for i, a in enumerate(cells)
+             for b in cells[i + 1:]]
+    lines = text.splitlines()
+    assert lines[0].startswith("6 pairs of the 4 cells, each on the same 12 runs: 3 separated "
+                               "by the paired t test and 3 by Wilcoxon's")
+    assert lines[0].endswith(f"t {min(p_raw):.2g}, Wilcoxon {2 / 4096:.2g}.")
+    assert [ln.split(":")[0] for ln in lines[1:]] == [
+        "- gd kappa 0.1 - sag kappa 0.1", "- gd kappa 1 - sag kappa 0.1",
+        "- sag kappa 0.1 - sag kappa 1"]

@@ -57,8 +57,8 @@ def test_kpm_tracking__curve_rows_per_learner_from_stream_mode_studies(monkeypat
                     part["ci_high"].iloc[c]) == pytest.approx((mean, mean - half, mean + half))
     eng = FakeEngine(n_checkpoints=3)
     monkeypatch.setattr(kpm, "simulate", eng.simulate)
-    kpm.kpm_tracking("women", learners=("flinucb-gd",))  # the whole log, 2 runs by default
-    assert (eng.calls[0].horizon, eng.calls[0].n_runs) == (10_000, 2)
+    kpm.kpm_tracking("women", learners=("flinucb-gd",))  # the whole log, 10 runs by default
+    assert (eng.calls[0].horizon, eng.calls[0].n_runs) == (10_000, 10)
 
 
 def test_kpm_replay__ctr_per_kappa_from_clicks_over_accepted_events(monkeypatch):
@@ -204,6 +204,27 @@ def test_plot_runtime__log_log_lines_with_the_fitted_slope(tmp_path):
     assert lines[0].get_marker() == "o"
     np.testing.assert_allclose(lines[0].get_ydata(), [1.0, 10.0])
     plt.close(fig)
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_experiment__default_runs_enough_for_a_distribution_free_test(tmp_path, monkeypatch,
+                                                                       quick):
+    # Wilcoxon's smallest two-sided p is 2 / 2^n: 10 runs reach 0.002 (tracking's 3 learners),
+    # 20 runs 1.9e-6 (replay: Holm over 66 pairs of cells needs below 7.6e-4); quick runs fewer
+    from oslr.registry import EXPERIMENTS
+    from oslr.spec import ExperimentArgs
+
+    eng = FakeEngine(n_checkpoints=3)
+    monkeypatch.setattr(kpm, "simulate", eng.simulate)
+    monkeypatch.setattr(kpm, "sweep", eng.sweep)
+    runs = {}
+    for name in ("kpm-tracking", "kpm-replay", "kpm-pege"):
+        eng.calls.clear()
+        EXPERIMENTS[name].run(ExperimentArgs(dataset="men", runs=None, seed=0, out=tmp_path,
+                                             quick=quick, progress=False))
+        runs[name] = {c.n_runs for c in eng.calls}
+    assert runs == ({"kpm-tracking": {2}, "kpm-replay": {10}, "kpm-pege": {20}} if quick else
+                    {"kpm-tracking": {10}, "kpm-replay": {20}, "kpm-pege": {20}})
 
 
 @pytest.mark.parametrize("name", ["kpm-tracking", "kpm-replay", "kpm-pege", "kpm-runtime"])

@@ -98,7 +98,7 @@ def test_reproduce__kpm_replay_men_runs_the_documented_study(tmp_path, monkeypat
 
     monkeypatch.setattr(kpm, "kpm_replay", fake)
     rep.select(["kpm-replay-men"])[0].run(tmp_path, False, False)
-    assert seen["campaign"] == "men" and seen["kappas"] == (1.0,) and seen["runs"] == 3
+    assert seen["campaign"] == "men" and seen["kappas"] == (1.0,) and seen["runs"] == 20
     assert seen["learners"] == ("linucb", *kpm.FAST) and seen["horizon"] is None
     assert (tmp_path / "kpm-replay-men.csv").is_file()
 
@@ -284,7 +284,7 @@ def test_kpm_replay_men_step__linucb_beside_the_sgd_variants(tmp_path, monkeypat
     calls = _recorder(monkeypatch, kpm, ["kpm_replay"])
     rep._kpm_replay_men(tmp_path, quick, True)
     assert calls == [("kpm_replay", ("men",), {
-        "kappas": (1.0,), "runs": 2 if quick else 3, "learners": ("linucb", *kpm.FAST),
+        "kappas": (1.0,), "runs": 2 if quick else 20, "learners": ("linucb", *kpm.FAST),
         "progress": True, "horizon": 1000 if quick else None})]
     assert (tmp_path / "kpm-replay-men.csv").read_text().startswith("runs,horizon,x\n")
 

@@ -484,6 +484,67 @@ def kpm_replay_men(figures: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _ctr_runs(figures: Path, step: str) -> dict[tuple[str, float], np.ndarray]:
+    """(learner, kappa) -> every run's CTR score, 10000 clicks / accepted events after the last
+    event (as `kpm_replay` computes it), ordered by run, from STEP-runs.parquet."""
+    fin = _final_runs(figures, step, "sum_reward", "sum_accepted")
+    out = {}
+    for (learner, kappa), part in fin.groupby(["learner", "param_kappa"], sort=False):
+        clicks = _runs_of(part, metric="sum_reward")
+        accepted = _runs_of(part, metric="sum_accepted")
+        out[(learner, float(kappa))] = 1e4 * clicks / np.maximum(accepted, 1.0)
+    return out
+
+
+def _ctr_pairs(figures: Path, step: str) -> dict:
+    """"a - b" -> (Paired, t Holm p, Wilcoxon Holm p) for every pair of the step's (learner,
+    kappa) cells, in the order they ran: the family is every pair."""
+    ctr = _ctr_runs(figures, step)
+    one_kappa = len({k for _, k in ctr}) == 1
+
+    def name(cell):
+        return cell[0] if one_kappa else f"{cell[0]} kappa {cell[1]:g}"
+
+    cells = list(ctr)
+    return _paired_cells({f"{name(a)} - {name(b)}": (ctr[a], ctr[b])
+                          for i, a in enumerate(cells) for b in cells[i + 1:]})
+
+
+def kpm_replay_all_pairs(figures: Path) -> str:
+    """kpm-replay on random/all: how many of the pairs of (learner, kappa) cells the paired t
+    test and Wilcoxon's signed-rank test separate on the same runs (Holm over every pair), the
+    separated ones each with its interval, and the smallest p-values before any correction."""
+    pairs = _ctr_pairs(figures, "kpm-replay-all")
+    n = next(iter(pairs.values()))[0].n
+    t_sep = [k for k, (_, q, _) in pairs.items() if q <= 0.05]
+    free_sep = [k for k, (_, _, q) in pairs.items() if q <= 0.05]
+    ctr = _ctr_runs(figures, "kpm-replay-all")
+    from oslr.stats import pair_tests
+
+    cells = list(ctr)
+    raw = [pair_tests(ctr[a], ctr[b]) for i, a in enumerate(cells) for b in cells[i + 1:]]
+    text = (f"{len(pairs)} pairs of the {len(cells)} cells, each on the same {n} runs: "
+            f"{len(t_sep)} separated by the paired t test and {len(free_sep)} by Wilcoxon's "
+            f"signed-rank test (Holm over the {len(pairs)} pairs, family-wise 5%); the smallest "
+            f"p-values before any correction: t {min(r['pair'].p for r in raw):.2g}, Wilcoxon "
+            f"{min(r['p_free'] for r in raw):.2g}.\n")
+    for k in dict.fromkeys(t_sep + free_sep):
+        r, q, q_free = pairs[k]
+        text += f"- {k}: {_paired_text(r, q, q_free)}\n"
+    return text
+
+
+def kpm_replay_men_pairs(figures: Path) -> str:
+    """kpm-replay on random/men: every pair of learners, CTR score a - b on the same runs with
+    its 95% interval, the runs where a is ahead, and the t and Wilcoxon p after Holm over the
+    pairs."""
+    pairs = _ctr_pairs(figures, "kpm-replay-men")
+    lines = ["| pair (a - b) | CTR difference (95% interval), runs a ahead, Holm p |", "|---|---|"]
+    for k, (r, q, q_free) in pairs.items():
+        lines.append(_row(k, _paired_text(r, q, q_free)))
+    return "\n".join(lines) + "\n"
+
+
 _ITO_METHODS = (("alg2", "Alg 2"), ("alg3", "Alg 3 (Gaussian A)"),
                 ("alg3_identity", "Alg 3 (A = I)"), ("kklp", "KKLP"), ("kklp_a", "KKLP_A"))
 
@@ -737,6 +798,8 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "kpm-tracking": kpm_tracking,
     "kpm-replay-all": kpm_replay_all,
     "kpm-replay-men": kpm_replay_men,
+    "kpm-replay-all-pairs": kpm_replay_all_pairs,
+    "kpm-replay-men-pairs": kpm_replay_men_pairs,
     "ito-real": ito_real,
     "ito-table1": ito_table1,
     "ito-table1-raw": functools.partial(ito_table1, stem="ito-table1-raw"),

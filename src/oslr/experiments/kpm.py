@@ -46,7 +46,7 @@ def _curve_rows(res, name: str, metric: str, scale=None, **labels) -> list[dict]
     return rows
 
 
-def kpm_tracking(campaign: str = "all", runs: int = 2, horizon: int | None = None,
+def kpm_tracking(campaign: str = "all", runs: int = 10, horizon: int | None = None,
                  learners: Sequence[str] = FAST, seed: int = 0, progress: bool = False,
                  **options) -> pd.DataFrame:
     """Tracking error curves (mean and 95% interval over runs) on OBD in stream mode."""
@@ -104,7 +104,7 @@ def kpm_runtime(ds: Sequence[int] = (10, 30, 100, 300, 1000), n_arms: int = 10,
     return df
 
 
-def kpm_replay(campaign: str = "all", kappas: Sequence[float] = KAPPAS, runs: int = 10,
+def kpm_replay(campaign: str = "all", kappas: Sequence[float] = KAPPAS, runs: int = 20,
                learners: Sequence[str] = FAST, seed: int = 0, progress: bool = False,
                horizon: int | None = None, **options) -> pd.DataFrame:
     """CTR score (10000 clicks / accepted) under replay, per learner and kappa.
@@ -226,7 +226,7 @@ def plot_runtime(df: pd.DataFrame, path: str | Path | None = None, title: str = 
 
 
 def _run_tracking(a: ExperimentArgs) -> pd.DataFrame:
-    runs = a.runs or 2
+    runs = a.runs or (2 if a.quick else 10)
     df = kpm_tracking(a.dataset, runs, 1000 if a.quick else None, seed=a.seed,
                       progress=a.progress, **a.options)
     write_table_and_figure(a.out, f"kpm-tracking-{a.dataset}", df,
@@ -244,7 +244,8 @@ def _run_runtime(a: ExperimentArgs) -> pd.DataFrame:
 
 
 def _run_replay(a: ExperimentArgs) -> pd.DataFrame:
-    df = kpm_replay(a.dataset, (0.3, 1.0) if a.quick else KAPPAS, a.runs or 10, seed=a.seed,
+    df = kpm_replay(a.dataset, (0.3, 1.0) if a.quick else KAPPAS,
+                    a.runs or (10 if a.quick else 20), seed=a.seed,
                     progress=a.progress, horizon=2_500 if a.quick else None, **a.options)
     write_table_and_figure(a.out, f"kpm-replay-{a.dataset}", df)
     return df
@@ -264,7 +265,7 @@ def _run_pege(a: ExperimentArgs) -> pd.DataFrame:
 
 KPM_TRACKING = ExperimentSpec(
     "kpm-tracking", "tracking error of fLinUCB-GD/-SVRG/-SAG on OBD, stream mode ([KPM] Fig. 2a-c)",
-    _run_tracking, sizes="the whole campaign, 2 runs; quick: T = 1,000",
+    _run_tracking, sizes="the whole campaign, 10 runs; quick: 2 runs, T = 1,000",
     files=("kpm-tracking-{dataset}.csv", "kpm-tracking-{dataset}.png"),
     docs="docs/kpm-results.md", learners=FAST, sets_itself=("n_arms", "horizon", "history",
                                                              "track"), datasets=CAMPAIGNS)
@@ -275,7 +276,7 @@ KPM_RUNTIME = ExperimentSpec(
     docs="docs/kpm-results.md")
 KPM_REPLAY = ExperimentSpec(
     "kpm-replay", "CTR of the SGD variants (and LinUCB) under OBD replay over a kappa grid",
-    _run_replay, sizes="4 kappas, 10 runs, the whole log; quick: 2 kappas, 2,500 events a run",
+    _run_replay, sizes="4 kappas, 20 runs, the whole log; quick: 2 kappas, 10 runs, 2,500 events a run",
     files=("kpm-replay-{dataset}.csv",), docs="docs/kpm-results.md", learners=FAST,
     sets_itself=("n_arms", "horizon", "history", "kappa"), datasets=CAMPAIGNS)
 KPM_PEGE = ExperimentSpec(

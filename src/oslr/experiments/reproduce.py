@@ -148,10 +148,10 @@ def _wll_redundant(stem: str, hold_rates: bool):
 
 def _kpm_replay_men(out: Path, quick: bool, progress: bool) -> None:
     """docs/kpm-results.md's random/men replay: exact LinUCB beside the three SGD variants at
-    kappa = 1, 3 runs (LinUCB is O(K d^2) per event)."""
+    kappa = 1, 20 runs (LinUCB is O(K d^2) per event: about 6 min on 2 cores)."""
     from oslr.experiments.kpm import FAST, kpm_replay
 
-    df = kpm_replay("men", kappas=(1.0,), runs=2 if quick else 3, learners=("linucb", *FAST),
+    df = kpm_replay("men", kappas=(1.0,), runs=2 if quick else 20, learners=("linucb", *FAST),
                     progress=progress, horizon=1000 if quick else None)
     df.to_csv(out / "kpm-replay-men.csv", index=False)
 
