@@ -276,7 +276,8 @@ KPM_RUNTIME = ExperimentSpec(
     docs="docs/kpm-results.md")
 KPM_REPLAY = ExperimentSpec(
     "kpm-replay", "CTR of the SGD variants (and LinUCB) under OBD replay over a kappa grid",
-    _run_replay, sizes="4 kappas, 20 runs, the whole log; quick: 2 kappas, 10 runs, 2,500 events a run",
+    _run_replay,
+    sizes="4 kappas, 20 runs, the whole log; quick: 2 kappas, 10 runs, 2,500 events a run",
     files=("kpm-replay-{dataset}.csv",), docs="docs/kpm-results.md", learners=FAST,
     sets_itself=("n_arms", "horizon", "history", "kappa"), datasets=CAMPAIGNS)
 KPM_PEGE = ExperimentSpec(
