@@ -453,3 +453,51 @@ def test_kpm_replay_pairs__ctr_per_run_paired_with_both_tests_and_holm(tmp_path)
     assert [ln.split(":")[0] for ln in lines[1:]] == [
         "- gd kappa 0.1 - sag kappa 0.1", "- gd kappa 1 - sag kappa 0.1",
         "- sag kappa 0.1 - sag kappa 1"]
+
+
+def test_foster_rate_pairs_and_exponents__runs_matched_across_t_and_budgets(tmp_path):
+    from oslr.report import growth_exponent_interval
+    from oslr.stats import holm, pair_tests
+
+    rng = np.random.default_rng(3)
+    horizons, n = (100, 1000, 10_000), 8
+    scale = {("foster-hedge", 4): 1.0 + 0.1 * rng.random(n), ("ogd-random-subset", 4):
+             1.5 + 0.1 * rng.random(n), ("foster-hedge", 8): 2.0 + rng.random(n)}
+    power = {("foster-hedge", 4): 0.5, ("ogd-random-subset", 4): 0.9, ("foster-hedge", 8): 0.6,
+             ("ogd-random-subset", 8): 0.1}
+    scale[("ogd-random-subset", 8)] = scale[("foster-hedge", 8)][::-1] * 30  # crosses over
+    rows, csv = [], []
+    for study, t in enumerate(horizons):
+        for (learner, kq), s in scale.items():
+            param = {"param_k_query": float(kq)} if learner == "foster-hedge" else {
+                "param_k": float(kq)}
+            for run in range(n):
+                for tt, v in ((t // 2, -1.0), (t, s[run] * t ** power[(learner, kq)])):
+                    rows.append({"study": study, "learner": learner, "metric": "regret",
+                                 "run": run, "t": tt, "value": v, "info_d": 8, **param})
+    for (learner, kq), s in scale.items():
+        csv.append({"learner": learner, "k_query": kq, "d": 8,
+                    "exponent": round(power[(learner, kq)], 2)})
+    pd.DataFrame(rows).to_parquet(tmp_path / "foster-rate-runs.parquet")
+    pd.DataFrame(csv).to_csv(tmp_path / "foster-rate.csv", index=False)
+
+    lines = dt.TABLES["foster-exponents"](tmp_path).splitlines()
+    wide = np.array([scale[("foster-hedge", 8)] * t ** 0.6 for t in horizons]).T
+    low, high = growth_exponent_interval(np.array(horizons, float), wide)
+    assert lines[3] == f"| 8 | 0.60 ({low:.2f}, {high:.2f}) | 0.10 (0.10, 0.10) |"
+    assert lines[2].startswith("| 4 | 0.50 (0.50, 0.50) | 0.90 (0.90, 0.90) |")
+
+    table = dt.TABLES["foster-rate-pairs"](tmp_path).splitlines()
+    assert [r.split(" | ")[:2] for r in table[2:]] == [
+        ["| 4", f"{t:,}"] for t in horizons] + [["| 8", f"{t:,}"] for t in horizons]
+    pairs = [pair_tests(scale[("foster-hedge", kq)] * t ** power[("foster-hedge", kq)],
+                        scale[("ogd-random-subset", kq)] * t ** power[("ogd-random-subset", kq)])
+             for kq in (4, 8) for t in horizons]
+    q_t = holm([p["pair"].p for p in pairs])
+    q_free = holm([p["p_free"] for p in pairs])
+    for row, p, a, b in zip(table[2:], pairs, q_t, q_free):
+        r = p["pair"]
+        assert f"above in {r.above}/{n}, " in row and row.endswith(
+            f"{dt._p(a)}, Wilcoxon {dt._p(b)}" + ("" if (a <= 0.05) == (b <= 0.05) else
+                                                  " (t only)" if a <= 0.05 else
+                                                  " (Wilcoxon only)") + " |")

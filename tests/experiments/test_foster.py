@@ -279,3 +279,21 @@ def test_plot_hard__two_panels_one_colour_per_learner_and_the_decision_lines(tmp
     assert yes.get_lines()[1].get_color() == no.get_lines()[0].get_color()
     assert yes.get_legend() is not None and no.get_legend() is None
     plt.close(fig)
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_experiment__default_runs(tmp_path, monkeypatch, quick):
+    # foster-rate: 200 runs per T (k' = 6 at T = 1e5 was a t-only claim at 50), 50 quick;
+    # foster-hard: 20 runs an instance either way
+    from oslr.spec import ExperimentArgs
+
+    eng = FakeEngine(n_checkpoints=3)
+    monkeypatch.setattr(foster, "sweep", eng.sweep)
+    monkeypatch.setattr(foster, "simulate", eng.simulate)
+    runs = {}
+    for spec in (foster.FOSTER_RATE, foster.FOSTER_HARD):
+        eng.calls.clear()
+        spec.run(ExperimentArgs(dataset=None, runs=None, seed=0, out=tmp_path, quick=quick,
+                                progress=False))
+        runs[spec.name] = {c.n_runs for c in eng.calls}
+    assert runs == {"foster-rate": {50 if quick else 200}, "foster-hard": {20}}

@@ -265,17 +265,19 @@ def _p(p: float) -> str:
     return "p < 0.001" if p < 1e-3 else f"p {p:.2g}"
 
 
-def _paired_text(r, p_holm: float, p_free_holm: float, alpha: float = 0.05) -> str:
+def _paired_text(r, p_holm: float, p_free_holm: float, alpha: float = 0.05,
+                 above: str = "ahead") -> str:
     """"+1,970 (1,900, 2,040), ahead in 97/100, p 0.003, Wilcoxon p 0.004" for a paired a - b
-    (the interval unadjusted, both p after Holm), with "t only" or "Wilcoxon only" where one of
-    the two separates at `alpha` and the other does not; "the same to rounding" where every
-    difference rounds to 0."""
+    (the interval unadjusted, both p after Holm; `above` names the runs where a > b: "ahead"
+    for a reward, "above" for a regret), with "t only" or "Wilcoxon only" where one of the two
+    separates at `alpha` and the other does not; "the same to rounding" where every difference
+    rounds to 0."""
     if max(abs(r.ci_low), abs(r.ci_high)) < 0.5:
         return f"0 (0, 0): the same to rounding in all {r.n} runs"
     t_says, free_says = p_holm <= alpha, p_free_holm <= alpha
     only = ("" if t_says == free_says else " (t only)" if t_says else " (Wilcoxon only)")
     return (f"{_signed(r.diff)} ({_signed(r.ci_low)}, {_signed(r.ci_high)}), "
-            f"ahead in {r.above}/{r.n}, {_p(p_holm)}, Wilcoxon {_p(p_free_holm)}{only}")
+            f"{above} in {r.above}/{r.n}, {_p(p_holm)}, Wilcoxon {_p(p_free_holm)}{only}")
 
 
 def _wll_step(stem: str) -> str:
@@ -641,16 +643,53 @@ def foster_rate(figures: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _foster_rate_runs(figures: Path) -> dict[tuple[str, int], pd.DataFrame]:
+    """(learner, budget k') -> every run's final regret R1, runs x T (one column per T study;
+    run r of every T is the same seed's run r), from foster-rate-runs.parquet."""
+    fin = _final_runs(figures, "foster-rate", "regret")
+    budget = fin["param_k_query"].fillna(fin["param_k"]).fillna(fin["info_d"])
+    return {(learner, int(kq)): part.pivot(index="run", columns="t", values="value")
+            for (learner, kq), part in fin.groupby([fin["learner"], budget], sort=False)}
+
+
 def foster_exponents(figures: Path) -> str:
-    """foster-rate: growth exponent in T per k' of foster-hedge and the random subset."""
+    """foster-rate: growth exponent in T per k' of foster-hedge and the random subset, each with
+    its 95% bootstrap interval over the runs (`oslr.report.growth_exponent_interval`: the runs
+    resampled together across the T studies)."""
+    from oslr.report import growth_exponent_interval
+
     df = pd.read_csv(figures / "foster-rate.csv")
     exp = df.groupby(["learner", "k_query"])["exponent"].first()
-    full = exp.get(("ogd-full", int(df["d"].iloc[0])))
+    runs = _foster_rate_runs(figures)
+    d = int(df["d"].iloc[0])
+
+    def cell(learner: str, kq: int) -> str:
+        wide = runs[(learner, kq)]
+        low, high = growth_exponent_interval(wide.columns.to_numpy(), wide.to_numpy())
+        return f"{exp[(learner, kq)]:.2f} ({low:.2f}, {high:.2f})"
+
     lines = ["| k' | foster-hedge | ogd-random-subset |", "|---|---|---|"]
     for kq in sorted(df.loc[df["learner"] == "foster-hedge", "k_query"].unique()):
-        rs = exp[("ogd-random-subset", kq)]
-        note = " (= ogd-full)" if full is not None and kq == df["d"].iloc[0] else ""
-        lines.append(f"| {kq} | {exp[('foster-hedge', kq)]:.2f} | {rs:.2f}{note} |")
+        note = " (= ogd-full)" if ("ogd-full", d) in exp.index and kq == d else ""
+        lines.append(f"| {kq} | {cell('foster-hedge', kq)} | "
+                     f"{cell('ogd-random-subset', kq)}{note} |")
+    return "\n".join(lines) + "\n"
+
+
+def foster_rate_pairs(figures: Path) -> str:
+    """foster-rate: foster-hedge minus ogd-random-subset of the same budget on the same runs,
+    per budget k' and T: the paired difference (95% interval), the runs where foster-hedge is
+    above, and the t and Wilcoxon p after Holm over every (k', T) cell (the family)."""
+    runs = _foster_rate_runs(figures)
+    keys = sorted((kq, int(t)) for (learner, kq), wide in runs.items()
+                  if learner == "foster-hedge" for t in wide.columns)
+    pairs = _paired_cells({(kq, t): (runs[("foster-hedge", kq)][t].to_numpy(np.float64),
+                                     runs[("ogd-random-subset", kq)][t].to_numpy(np.float64))
+                           for kq, t in keys})
+    lines = ["| k' | T | foster-hedge - ogd-random-subset (95% interval), runs above, Holm p |",
+             "|---|---|---|"]
+    for (kq, t), (r, q, q_free) in pairs.items():
+        lines.append(_row(kq, f"{t:,}", _paired_text(r, q, q_free, above="above")))
     return "\n".join(lines) + "\n"
 
 
@@ -806,6 +845,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "ito-table1-tuned": functools.partial(ito_table1, stem="ito-table1-tuned"),
     "foster-rate": foster_rate,
     "foster-exponents": foster_exponents,
+    "foster-rate-pairs": foster_rate_pairs,
     "foster-hard": foster_hard,
     "kale-calibrate": kale_calibrate,
     "kale-dantzig": kale_dantzig,

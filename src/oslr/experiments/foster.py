@@ -239,7 +239,7 @@ def plot_hard(df: pd.DataFrame, path: str | Path | None = None, title: str = "")
 
 
 def _run_rate(a: ExperimentArgs) -> pd.DataFrame:
-    runs = a.runs or 50
+    runs = a.runs or (50 if a.quick else 200)
     df = foster_rate((1_000, 3_000, 10_000) if a.quick else HORIZONS,
                      (4, 6) if a.quick else K_QUERIES, runs=runs, seed=a.seed,
                      progress=a.progress, **a.options)
@@ -264,7 +264,8 @@ _SETS = ("k", "k_query", "horizon")
 FOSTER_RATE = ExperimentSpec(
     "foster-rate", "foster-hedge regret at T = 1e3..1e5 (k' sweep) vs sqrt(T) and Theorem 1, "
     "beside the OGD references (E5)", _run_rate,
-    sizes="T = 1e3 ... 1e5, k' in {4, 5, 6, 8}, 50 runs; quick: T <= 1e4, k' in {4, 6}",
+    sizes="T = 1e3 ... 1e5, k' in {4, 5, 6, 8}, 200 runs; quick: T <= 1e4, k' in {4, 6}, "
+          "50 runs",
     files=("foster-rate.csv", "foster-rate.png"), docs="docs/foster-results.md",
     learners=RATE_LEARNERS, sets_itself=_SETS)
 FOSTER_HARD = ExperimentSpec(
