@@ -442,7 +442,9 @@ def test_run__until_separated_stops_once_decided_and_is_right(tmp_path, capsys):
     assert main(["run", "--d", "6", "--k", "2", "--runs", "2", "--horizon", "300", "--out",
                  str(out), "--no-progress", "--no-plot", "--until", "separated",
                  "--max-runs", "40"]) == 0
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text = captured.out
+    assert "  look 1: 2 runs; undecided: ogd-random-subset\n" in captured.err  # each look said
     until = pd.read_csv(out / "until.csv")
     assert until["decided"].all() and until["verdict"].tolist() == ["worse"]
     assert until["name"].tolist() == ["ogd-random-subset"]
@@ -833,7 +835,9 @@ def test_run__until_separated_stops_at_the_cap_exactly(tmp_path, capsys):
     # fixed-sample compare.csv and no verdict columns in the summary
     assert not (out / "compare.csv").exists()
     assert "verdict" not in pd.read_csv(out / "summary.csv")
-    assert "Paired comparison with" not in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "Paired comparison with" not in captured.out
+    assert "  look 1: 2 runs; undecided: ogd-random-subset\n" in captured.err  # each look said
 
 
 @pytest.mark.slow  # the seed bounds are pinned in test_checks; this runs a study
@@ -1022,6 +1026,9 @@ def test_compile_cache__oslr_compile_cache_or_the_users_cache_folder_unless_set_
     assert set_to == [("jax_compilation_cache_dir", str(default))] and default.is_dir()
     monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "mine"))
     cli._use_compile_cache()
+    assert set_to[-1] == ("jax_compilation_cache_dir", str(tmp_path / "mine"))
+    set_to.pop()
+    cli._use_compile_cache()  # the folder is there from the last run: used again
     assert set_to[-1] == ("jax_compilation_cache_dir", str(tmp_path / "mine"))
     (tmp_path / "file").write_text("")
     for where in ("off", str(tmp_path / "file" / "sub")):  # off, or a folder that cannot be made
@@ -1212,6 +1219,46 @@ def test_run__a_process_other_than_0_takes_no_lock_and_writes_nothing(tmp_path, 
     assert sorted(p.name for p in out.iterdir()) == [cli.CHECKPOINTS]
 
 
+def test_run__import_loads_the_plugin_before_the_study(tmp_path, monkeypatch, capsys):
+    import sys
+
+    (tmp_path / "oslr_test_plugin_run.py").write_text("LOADED = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "oslr_test_plugin_run", raising=False)
+    assert main(["run", "--import", "oslr_test_plugin_run", "--runs", "0"]) == 2
+    assert "oslr_test_plugin_run" in sys.modules
+
+
+def test_prepare__a_static_k_is_a_parameter_of_a_learner_that_takes_it():
+    from oslr.cli import build_study, make_parser, prepare
+
+    study = build_study(make_parser().parse_args(
+        ["run", "--learners", "foster-hedge", "--d", "6", "--set", "k=2", "--horizon", "10",
+         "--runs", "2"]))
+    _, _, plans = prepare(study)  # k is not swept by foster-hedge but is one of its options
+    assert [learner.name for learner, _, _ in plans] == ["foster-hedge"]
+
+
+def test_study_progress__the_total_grows_with_each_look():
+    from oslr.cli import StudyProgress
+
+    progress = StudyProgress("none")
+    progress.add(300)
+    progress.add(300)
+    assert progress.total == 600
+
+
+def test_run__without_out_a_folder_named_by_the_time(tmp_path, monkeypatch):
+    from oslr import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli.time, "strftime", lambda fmt: fmt.replace("%Y%m%d-%H%M%S",
+                                                                      "20261129-014500"))
+    assert main(["run", "--learners", "ogd-full", "--d", "4", "--k", "2", "--horizon", "5",
+                 "--runs", "2", "--no-plot", "--no-progress"]) == 0
+    assert [p.name for p in (tmp_path / "oslr-results").iterdir()] == ["run-20261129-014500"]
+
+
 def test_writer_checks_the_folder__process_0_alone_reads_it_and_every_process_learns_its_verdict(
         tmp_path, monkeypatch):
     import jax
@@ -1322,6 +1369,12 @@ def test_experiment_and_reproduce__default_folders_and_the_steps_passed_on(tmp_p
                         or pd.DataFrame({"x": [1]}))
     assert main(["experiment", "wll-k", "--dataset", "covtype", "--quick", "--no-progress"]) == 0
     assert seen == [Path("oslr-results") / "wll-k-covtype"]
+    options = []
+    monkeypatch.setattr(ex, "run_experiment", lambda *a, **k: options.append(k)
+                        or pd.DataFrame({"x": [1]}))
+    assert main(["experiment", "wll-redundant", "--quick", "--hold-rates", "--no-progress",
+                 "--out", str(tmp_path / "held")]) == 0
+    assert options == [{"hold_rates": True}]  # passed on as the experiment's option
     calls = []
     monkeypatch.setattr(rep, "reproduce", lambda *a: calls.append(a) or [])
     assert main(["reproduce", "--only", "kpm-pege", "--out", str(tmp_path / "r"),

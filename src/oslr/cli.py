@@ -187,7 +187,7 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
             opts["k"] = min(opts["k"], d)
         if study["params"].get("k") == DEFAULT_STUDY["params"]["k"]:
             study["params"]["k"] = min(study["params"]["k"], d)
-    study["grid"] = {**study.get("grid", {}), **_parse_assignments(args.grid, multi=True)}
+    study["grid"] = {**study["grid"], **_parse_assignments(args.grid, multi=True)}
     given = _parse_assignments(args.set, multi=False)
     study["params"] = {**study.get("params", {}), **given}
     both = sorted((set(given) | set(cfg.get("params", {}))) & set(study["grid"]))
