@@ -227,15 +227,21 @@ def test_kpm_and_ito_tables__nearest_checkpoint_formats_and_bold_show(tmp_path):
 
 
 def test_foster_and_ito_table1__selected_cells_and_number_formats_show(tmp_path):
-    figures = _figures_copy(tmp_path, "foster-rate.csv", "ito-table1.csv",
-                            "ito-table1-finals.csv")
+    figures = _figures_copy(tmp_path, "foster-rate.csv", "foster-rate-runs.parquet",
+                            "ito-table1.csv", "ito-table1-finals.csv")
     df = pd.read_csv(figures / "foster-rate.csv")
     row = df.index[(df["learner"] == "foster-hedge") & (df["k_query"] == 6)
                    & (df["horizon"] == 30_000)][0]
     df.loc[row, ["regret", "ci_low", "ci_high"]] = [999.94, 999.0, 1000.6]
+    full = df.index[(df["learner"] == "ogd-full") & (df["horizon"] == 30_000)][0]
+    df.loc[full, ["regret", "ci_low", "ci_high"]] = [55.55, 54.0, 57.04]
+    df.loc[df["learner"] == "foster-hedge", "exponent"] = 0.6213
     df.to_csv(figures / "foster-rate.csv", index=False)
-    assert "| 6 | 30,000 | 999.9 (999.0, 1,001) |" in dt.TABLES["foster-rate"](figures)
-    assert "| 8 | 0.62 | 0.11 (= ogd-full) |" in dt.TABLES["foster-exponents"](figures)
+    table = dt.TABLES["foster-rate"](figures).splitlines()
+    assert table[6].startswith("| 6 | 30,000 | 999.9 (999.0, 1,001) |")
+    assert table[6].endswith(" | 55.5 (54.0, 57.0) |")  # ogd-full at the same T
+    exponents = dt.TABLES["foster-exponents"](figures).splitlines()
+    assert exponents[5].startswith("| 8 | 0.62 (") and exponents[5].endswith(" (= ogd-full) |")
     t1 = pd.read_csv(figures / "ito-table1.csv")
     t1.loc[(t1["k"] == 4) & (t1["method"] == "alg3"), ["regret", "ci_low", "ci_high"]] = [
         54.0, 40.0, 60.0]  # now the best, overlapping Alg 2: nothing is bold
