@@ -507,3 +507,28 @@ def test_foster_rate_pairs_and_exponents__runs_matched_across_t_and_budgets(tmp_
             f"{dt._p(a)}, Wilcoxon {dt._p(b)}" + ("" if (a <= 0.05) == (b <= 0.05) else
                                                   " (t only)" if a <= 0.05 else
                                                   " (Wilcoxon only)") + " |")
+
+
+def test_kpm_tracking_pairs__every_pair_of_trackers_at_the_last_n(tmp_path):
+    from oslr.stats import holm, pair_tests
+
+    rng = np.random.default_rng(1)
+    err = {"flinucb-gd": 5e-3 + 1e-4 * rng.random(7), "flinucb-svrg": 4e-4 + 1e-4 * rng.random(7),
+           "flinucb-sag": 4e-4 + 1e-4 * rng.random(7)}
+    rows = [{"study": i, "learner": name, "metric": "sum_tracking_error", "run": run, "t": t,
+             "value": v if t == 2000 else 1.0}
+            for i, (name, e) in enumerate(err.items()) for run, v in enumerate(e)
+            for t in (1000, 2000)]
+    pd.DataFrame(rows).to_parquet(tmp_path / "kpm-tracking-runs.parquet")
+    lines = dt.TABLES["kpm-tracking-pairs"](tmp_path).splitlines()
+    assert lines[0].startswith("| pair (a - b) | error difference at n = 2,000 (95% interval)")
+    names = list(err)
+    tests = [pair_tests(err[a], err[b]) for i, a in enumerate(names) for b in names[i + 1:]]
+    q, q_free = holm([t["pair"].p for t in tests]), holm([t["p_free"] for t in tests])
+    for line, t, a, b, pair in zip(lines[2:], tests, q, q_free, [
+            "flinucb-gd - flinucb-svrg", "flinucb-gd - flinucb-sag",
+            "flinucb-svrg - flinucb-sag"]):
+        r = t["pair"]
+        assert line.startswith(f"| {pair} | {r.diff:+.1e} ({r.ci_low:+.1e}, {r.ci_high:+.1e}), "
+                               f"above in {r.above}/7, {dt._p(a)}, Wilcoxon {dt._p(b)}")
+    assert lines[2].startswith("| flinucb-gd - flinucb-svrg | +4.") and "above in 7/7" in lines[2]

@@ -266,17 +266,18 @@ def _p(p: float) -> str:
 
 
 def _paired_text(r, p_holm: float, p_free_holm: float, alpha: float = 0.05,
-                 above: str = "ahead") -> str:
+                 above: str = "ahead", fmt: Callable[[float], str] | None = None) -> str:
     """"+1,970 (1,900, 2,040), ahead in 97/100, p 0.003, Wilcoxon p 0.004" for a paired a - b
     (the interval unadjusted, both p after Holm; `above` names the runs where a > b: "ahead"
     for a reward, "above" for a regret), with "t only" or "Wilcoxon only" where one of the two
-    separates at `alpha` and the other does not; "the same to rounding" where every difference
-    rounds to 0."""
-    if max(abs(r.ci_low), abs(r.ci_high)) < 0.5:
+    separates at `alpha` and the other does not. The numbers are signed integers, and "the
+    same to rounding" where every difference rounds to 0, unless `fmt` formats them."""
+    if fmt is None and max(abs(r.ci_low), abs(r.ci_high)) < 0.5:
         return f"0 (0, 0): the same to rounding in all {r.n} runs"
+    fmt = fmt or _signed
     t_says, free_says = p_holm <= alpha, p_free_holm <= alpha
     only = ("" if t_says == free_says else " (t only)" if t_says else " (Wilcoxon only)")
-    return (f"{_signed(r.diff)} ({_signed(r.ci_low)}, {_signed(r.ci_high)}), "
+    return (f"{fmt(r.diff)} ({fmt(r.ci_low)}, {fmt(r.ci_high)}), "
             f"{above} in {r.above}/{r.n}, {_p(p_holm)}, Wilcoxon {_p(p_free_holm)}{only}")
 
 
@@ -452,6 +453,23 @@ def kpm_tracking(figures: Path) -> str:
                      f"{_sci(_at(curve, 1000)['tracking_error'])} | "
                      f"{_sci(end['tracking_error'])} ({_sci(end['ci_low'])}, "
                      f"{_sci(end['ci_high'])}) |")
+    return "\n".join(lines) + "\n"
+
+
+def kpm_tracking_pairs(figures: Path) -> str:
+    """kpm-tracking: every pair of trackers at the last n, ||theta_n - theta~_n|| a - b on the
+    same runs (event orders) with its 95% interval, the runs where a is above, and the t and
+    Wilcoxon p after Holm over the pairs (from kpm-tracking-runs.parquet)."""
+    fin = _final_runs(figures, "kpm-tracking", "sum_tracking_error")
+    err = {name: _runs_of(part) for name, part in fin.groupby("learner", sort=False)}
+    names = list(err)
+    pairs = _paired_cells({f"{a} - {b}": (err[a], err[b])
+                           for i, a in enumerate(names) for b in names[i + 1:]})
+    lines = [f"| pair (a - b) | error difference at n = {int(fin['t'].max()):,} (95% interval), "
+             "runs a above, Holm p |", "|---|---|"]
+    for k, (r, q, q_free) in pairs.items():
+        lines.append(_row(k, _paired_text(r, q, q_free, above="above",
+                                          fmt=lambda x: f"{x:+.1e}")))
     return "\n".join(lines) + "\n"
 
 
@@ -839,6 +857,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "kpm-tracking": kpm_tracking,
     "kpm-replay-all": kpm_replay_all,
     "kpm-replay-men": kpm_replay_men,
+    "kpm-tracking-pairs": kpm_tracking_pairs,
     "kpm-replay-all-pairs": kpm_replay_all_pairs,
     "kpm-replay-men-pairs": kpm_replay_men_pairs,
     "ito-real": ito_real,
