@@ -60,3 +60,67 @@ def test_findings__the_kpm_paragraph_follows_its_page_files():
     sgd = men.drop(index="linucb")
     assert (f"replay {men['linucb'] / sgd.max():.0f}-{men['linucb'] / sgd.min():.0f} times "
             "faster than exact LinUCB") in text
+
+
+def test_foster_prose__slopes_ratios_and_the_paired_counts_follow_the_files():
+    from scipy import stats as st
+
+    from oslr.experiments.doc_tables import _foster_rate_runs
+    from oslr.stats import pair_tests
+
+    text = _page("foster-results.md")
+    df = pd.read_csv(FIGURES / "foster-rate.csv")
+    fh = {kq: g.set_index("horizon") for kq, g in df[df["learner"] == "foster-hedge"].groupby(
+        "k_query")}
+    local = [np.log(g["regret"][100_000] / g["regret"][30_000]) / np.log(100_000 / 30_000)
+             for _, g in sorted(fh.items())]
+    assert ("The local slope between T = 3e4 and 1e5 is "
+            + " / ".join(f"{x:.2f}" for x in local) + " for k' = 4 / 5 / 6 / 8") in text
+    ratio = {kq: g["regret"] / g["theorem_1_order"] for kq, g in fh.items()}
+    assert (f"k' = 4: {ratio[4][1000]:.2f} at 1e3 to {ratio[4][100_000]:.2f} at 1e5; k' = 8: "
+            f"{ratio[8][1000]:.2f} to {ratio[8][100_000]:.2f}") in text
+    assert f"(k' = 8: {ratio[8][30_000]:.2f} -> {ratio[8][100_000]:.2f} over the last" in text
+    for kq in (5, 6, 8):  # "passes the constant-1 line between T = 1e4 and 1e5"
+        assert ratio[kq][10_000] < 1 < ratio[kq][100_000]
+    exps = df.groupby(["learner", "k_query"])["exponent"].first()
+    assert (f"slopes {exps['foster-hedge'].max():.2f}-{exps['foster-hedge'].min():.2f} that "
+            "fall as k' grows") in text
+    rs = exps["ogd-random-subset"].drop(index=8)
+    assert f"its slope stays {rs.min():.2f}-{rs.max():.2f}" in text
+    assert f"near-constant regret (slope {exps['ogd-full'].iloc[0]:.2f})" in text
+
+    runs = _foster_rate_runs(FIGURES)
+    n = len(runs[("foster-hedge", 6)])
+    assert f"Each T is its own study of {n} runs" in text
+
+    def pair(kq, t):
+        return pair_tests(runs[("foster-hedge", kq)][t].to_numpy(),
+                          runs[("ogd-random-subset", kq)][t].to_numpy())
+
+    six = pair(6, 100_000)["pair"]
+    assert six.diff < 0 and f"below in only {six.below} of the {n} runs" in text
+    assert st.binomtest(six.below, six.below + six.above).pvalue > 0.05  # the sign test
+    five = pair(5, 100_000)["pair"]
+    assert f"above in {five.above} of {n}): no claim" in text
+
+
+def test_findings__the_fkk_paragraph_follows_its_page_files():
+    from oslr.experiments.doc_tables import _foster_rate_runs, _integer
+    from oslr.report import growth_exponent_interval
+    from oslr.stats import paired
+
+    text = _page("findings.md")
+    df = pd.read_csv(FIGURES / "foster-rate.csv")
+    exps = df[df["learner"] == "foster-hedge"].groupby("k_query")["exponent"].first()
+    assert ("fitted exponents " + " / ".join(f"{e:.2f}" for e in exps)
+            + " for k' = 4 / 5 / 6 / 8, each within +-0.01 by bootstrap") in text
+    runs = _foster_rate_runs(FIGURES)
+    for kq in exps.index:
+        wide = runs[("foster-hedge", kq)]
+        low, high = growth_exponent_interval(wide.columns.to_numpy(), wide.to_numpy())
+        assert exps[kq] - low <= 0.01 + 5e-3 and high - exps[kq] <= 0.01 + 5e-3
+    a, b = (runs[(name, 6)][100_000].to_numpy() for name in ("foster-hedge", "ogd-random-subset"))
+    r = paired(a, b)
+    assert (f"by {_integer(-r.diff)} ({_integer(-r.ci_high)}, {_integer(-r.ci_low)}) "
+            f"({_integer(a.mean())} against {_integer(b.mean())}), though below it in only "
+            f"{r.below} of {r.n} runs") in text
