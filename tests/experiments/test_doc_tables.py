@@ -202,7 +202,8 @@ def test_kpm_and_ito_tables__nearest_checkpoint_formats_and_bold_show(tmp_path):
     near = df.index[gd & (df["n"] == 1048)][0]  # the checkpoint nearest to n = 1,000
     df.loc[near, "tracking_error"] = 0.0123
     df.to_csv(figures / "kpm-tracking-all.csv", index=False)
-    assert "| flinucb-gd | 0 | 1.2e-2 |" in dt.TABLES["kpm-tracking"](figures)
+    gd_row = dt.TABLES["kpm-tracking"](figures).splitlines()[2]
+    assert gd_row.startswith("| flinucb-gd | ") and gd_row.split(" | ")[2] == "1.2e-2"
     ito = pd.read_csv(figures / "ito-real.csv")
     last = (ito["n"] == ito["n"].max()) & (ito["k"] == 4)
     row = ito.index[last & (ito["method"] == "kklp")][0]
