@@ -1259,6 +1259,13 @@ def test_run__without_out_a_folder_named_by_the_time(tmp_path, monkeypatch):
     assert [p.name for p in (tmp_path / "oslr-results").iterdir()] == ["run-20261129-014500"]
 
 
+def test_run__distributed_needs_out(capsys):
+    assert main(["run", "--distributed", "--num-processes", "2", "--process-id", "0"]) == 2
+    assert capsys.readouterr().err == (
+        "oslr: error: --distributed needs --out: every process must name the same folder "
+        "(without it each would pick its own oslr-results/run-<time>).\n")
+
+
 def test_writer_checks_the_folder__process_0_alone_reads_it_and_every_process_learns_its_verdict(
         tmp_path, monkeypatch):
     import jax
@@ -1424,6 +1431,8 @@ def test_compare_and_plot__printed_columns_and_the_default_figure(tmp_path, caps
                                 "free_verdict"]
     mean = float(lines[-1].split()[2])  # linucb's mean, 4 significant digits
     assert len(lines[-1].split()[2].replace(".", "").lstrip("0")) <= 4 and mean > 0
+    assert main(["compare", str(out)]) == 0  # without --to: with the best (all pairs)
+    assert capsys.readouterr().out.startswith("Holm over all 3 pairs of 3 entries (the best")
     assert main(["plot", str(out)]) == 0
     assert capsys.readouterr().out == f"wrote {out / 'regret.png'}\n"
     assert (out / "regret.png").read_bytes()[:4] == b"\x89PNG"

@@ -76,7 +76,9 @@ def test_foster_rate__one_study_per_learner_and_t_rows_from_their_final_regret(m
     for c in eng.calls:
         assert (c.n_runs, c.seed, c.kwargs["comparator_k"], c.kwargs["comparator_radius"]) == (
             5, 3, 2, 1.0)
+        assert c.kwargs["progress"] is False
         assert c.problem.info["design"] == "sphere" and c.problem.d == 8
+        assert c.problem.info["clip_y"] == 1.0  # labels clipped to [-1, 1] (E5)
         if c.learner.name == "foster-hedge":  # the learner's own params, tuned to T
             assert float(c.params.horizon) == c.horizon
         assert float(c.problem_params.sigma) == pytest.approx(0.1)
@@ -102,6 +104,10 @@ def test_foster_rate__one_study_per_learner_and_t_rows_from_their_final_regret(m
             else:
                 assert np.isnan(row["theorem_1_order"])
             assert row["wall_s"] >= 0
+    eng.calls.clear()  # one budget alone, and a progress bar passed on
+    foster.foster_rate(horizons=(100,), k_queries=(5,), runs=2, learners=("foster-hedge",),
+                       progress=True)
+    assert eng.calls[-1].grid == [{"k_query": 5}] and eng.calls[-1].kwargs["progress"] is True
     for (_, _), part in df.groupby(["learner", "k_query"]):  # slope of log R on log T
         want = math.log(part["regret"].iloc[1] / part["regret"].iloc[0]) / math.log(4)
         assert part["exponent"].tolist() == pytest.approx([want, want])
@@ -119,6 +125,8 @@ def test_foster_hard__loss_rows_per_checkpoint_and_the_decision_at_the_horizon(m
             for c in eng.calls] == [(s, i, n) for s in (True, False) for i in (0, 1)
                                     for n in ("ogd-full", "foster-hedge")]
     assert {(c.horizon, c.n_runs, c.seed) for c in eng.calls} == {(90, 4, 7)}
+    assert {float(c.params.horizon) for c in hedge} == {90.0}  # line-1 rates tuned to T
+    assert {c.kwargs["progress"] for c in eng.calls} == {False}
     assert len(df) == 8 * 3
     for j, (c, res) in enumerate(zip(eng.calls, eng.results)):
         part = df.iloc[3 * j: 3 * j + 3]
@@ -161,11 +169,17 @@ def test_experiment__writes_its_files_from_the_returned_table(tmp_path, monkeypa
     eng = FakeEngine(n_checkpoints=3)
     monkeypatch.setattr(foster, "sweep", eng.sweep)
     monkeypatch.setattr(foster, "simulate", eng.simulate)
+    titles = []
+    plot_rate = foster.plot_rate
+    monkeypatch.setattr(foster, "plot_rate", lambda df, path, title: titles.append(title)
+                        or plot_rate(df, path, title))
     spec = foster.FOSTER_RATE if experiment == "foster-rate" else foster.FOSTER_HARD
     args = ExperimentArgs(dataset=None, runs=3, seed=5, out=tmp_path, quick=True, progress=False)
     df = spec.run(args)
     assert {c.n_runs for c in eng.calls} == {3} and {c.seed for c in eng.calls} == {5}
     if experiment == "foster-rate":
+        assert titles == ["E5 stream (d=8, k=2, ||x||=1, ||w*||=1, sigma=0.1): 3 runs per T, "
+                          "95% bands"]
         assert sorted({c.horizon for c in eng.calls}) == [1_000, 3_000, 10_000]
         assert sorted(set(df["k_query"]) - {8}) == [4, 6]
     else:
@@ -297,3 +311,20 @@ def test_experiment__default_runs(tmp_path, monkeypatch, quick):
                                 progress=False))
         runs[spec.name] = {c.n_runs for c in eng.calls}
     assert runs == {"foster-rate": {50 if quick else 200}, "foster-hard": {20}}
+
+
+def test_foster_hard__a_total_loss_on_the_line_says_satisfiable(monkeypatch):
+    eng = FakeEngine(n_checkpoints=2)
+    monkeypatch.setattr(foster, "simulate", eng.simulate)
+    at = {}
+
+    def line_at_run_0(ckpts, n_rows, d, k):  # the line through run 0's total loss
+        return np.asarray(eng.results[-1].curves["loss"][0][0], np.float64)
+
+    monkeypatch.setattr(foster, "decision_threshold", line_at_run_0)
+    df = foster.foster_hard(horizon=40, runs=3, instances=1, learners=("ogd-full",),
+                            progress=True)
+    loss = eng.results[0].curves["loss"][0][:, -1].astype(np.float64)
+    at["yes"] = df[df["satisfiable"] & (df["n"] == 40)]["says_satisfiable"].iloc[0]
+    assert at["yes"] == np.mean(loss <= loss[0]) and at["yes"] >= 1 / 3  # "at most" the line
+    assert {c.kwargs["progress"] for c in eng.calls} == {True}
