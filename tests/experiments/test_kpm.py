@@ -116,6 +116,9 @@ def test_kpm_pege__regret_over_sqrt_n_rows_and_their_bounds(monkeypatch):
             assert (part["regret_over_sqrt_n"].iloc[c], part["ci_low"].iloc[c],
                     part["ci_high"].iloc[c]) == pytest.approx((mean, mean - half, mean + half))
     np.testing.assert_allclose(df["bound"], kpm.pege_bounds(df))
+    eng.calls.clear()
+    kpm.kpm_pege(ds=(3,), horizon=40, runs=2)
+    assert {c.seed for c in eng.calls} == {0}  # seed 0 by default
 
 
 def test_kpm_runtime__rows_per_d_and_learner_and_the_slope_from_d_100(monkeypatch):
@@ -129,6 +132,9 @@ def test_kpm_runtime__rows_per_d_and_learner_and_the_slope_from_d_100(monkeypatc
     assert [c.learner.name for c in eng.calls[:6]] == ["linucb"] * 3 + ["linucb"] * 3
     assert eng.calls[3].learner.options["history"] == "features"
     assert {(c.horizon, c.n_runs) for c in eng.calls} == {(40, 2)}
+    for j in range(0, len(eng.calls), 3):  # the timed calls run the compile call's params
+        assert all(c.problem_params is eng.calls[j].problem_params is not None
+                   for c in eng.calls[j:j + 3])
     assert df[["learner", "d"]].values.tolist() == [
         [n, d] for d in (10, 100, 200) for n in ("linucb", "linucb (A^-1 form)")]
     assert df["fixed_arms"].tolist() == [True, False] * 3
@@ -194,6 +200,7 @@ def test_plot_runtime__log_log_lines_with_the_fitted_slope(tmp_path):
     finally:
         matplotlib.use("Agg")
     fig = kpm.plot_runtime(df, tmp_path / "r.png", "runtime")
+    assert tuple(fig.get_size_inches()) == pytest.approx((6.5, 4.2))
     ax = fig.axes[0]
     assert (tmp_path / "r.png").stat().st_size > 0
     assert ax.get_xscale() == ax.get_yscale() == "log"
@@ -263,3 +270,13 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
         assert path.stat().st_size > 0
     csv = [f for f in spec.files if f.endswith(".csv")][0].format(dataset="men")
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / csv), df, check_dtype=False)
+
+
+def test_kpm_tracking_and_replay__the_default_campaign_and_the_progress_passed_on(monkeypatch):
+    eng = FakeEngine(n_checkpoints=2)
+    monkeypatch.setattr(kpm, "simulate", eng.simulate)
+    monkeypatch.setattr(kpm, "sweep", eng.sweep)
+    kpm.kpm_tracking(runs=2, horizon=20, learners=("flinucb-gd",), progress=True)
+    kpm.kpm_replay(kappas=(1.0,), runs=2, learners=("flinucb-gd",), horizon=20, progress=True)
+    assert [c.problem.info["campaign"] for c in eng.calls] == ["all", "all"]
+    assert [c.kwargs["progress"] for c in eng.calls] == [True, True]
