@@ -124,3 +124,40 @@ def test_findings__the_fkk_paragraph_follows_its_page_files():
     assert (f"by {_integer(-r.diff)} ({_integer(-r.ci_high)}, {_integer(-r.ci_low)}) "
             f"({_integer(a.mean())} against {_integer(b.mean())}), though below it in only "
             f"{r.below} of {r.n} runs") in text
+
+
+def test_kale_prose__the_paired_counts_follow_the_per_run_files():
+    from oslr.experiments.doc_tables import _final_runs, _runs_of
+    from oslr.stats import pair_tests
+
+    text = _page("kale-results.md")
+    runs = _final_runs(FIGURES, "kale-dantzig", "regret_wstar")
+    runs = runs[~(runs["info_t0"] > runs["t"].max())]
+
+    def dantzig(design, k0, other):
+        mine = _runs_of(runs, learner="dantzig-poslr", info_design=design, param_k0=k0)
+        ref = (_runs_of(runs, learner="ogd-full", info_design=design) if other == "full" else
+               _runs_of(runs, learner="ogd-random-subset", info_design=design, param_k=k0 + 5))
+        return pair_tests(mine, ref)
+
+    r = dantzig("rademacher", 50.0, "full")["pair"]
+    assert r.diff < 0 and f"below it in {r.below} of {r.n} runs)" in text
+    r = dantzig("rademacher", 10.0, "rs")["pair"]
+    assert f"above it, in {r.above} of {r.n} runs" in text
+    worse = [dantzig("correlated", k0, "rs")["pair"].above for k0 in (10.0, 20.0)]
+    assert f"(worse in {worse[0]} and {worse[1]} of 100 runs)" in text
+    r = dantzig("correlated", 50.0, "rs")["pair"]
+    assert f"527 against 823, below in {r.below} of {r.n} runs" in text
+
+    greedy = _final_runs(FIGURES, "kale-greedy", "regret", "regret_lb_greedy")
+    cell = greedy[(greedy["info_d"] == 100) & (greedy["info_design"] == "rademacher")]
+    above = [pair_tests(_runs_of(part, learner="online-greedy"),
+                        _runs_of(part, learner="ogd-random-subset"))["pair"].above
+             for _, part in cell.groupby("t")]
+    assert f"above at every T by both tests (in {min(above)}-{max(above)} of 50 runs" in text
+    df = pd.read_csv(FIGURES / "kale-greedy.csv")
+    for d, low, high in ((100, "1.9", "18"), (20, "9.6", "91")):
+        at = df[(df["d"] == d) & (df["design"] == "rademacher")].set_index(["horizon", "learner"])
+        ratio = [at.loc[(t, "online-greedy"), "regret"] / at.loc[(t, "ogd-full"), "regret"]
+                 for t in (1000, 30_000)]
+        assert [f"{ratio[0]:.2g}", f"{ratio[1]:.2g}"] == [low, high]

@@ -533,3 +533,56 @@ def test_kpm_tracking_pairs__every_pair_of_trackers_at_the_last_n(tmp_path):
         assert line.startswith(f"| {pair} | {r.diff:+.1e} ({r.ci_low:+.1e}, {r.ci_high:+.1e}), "
                                f"above in {r.above}/7, {dt._p(a)}, Wilcoxon {dt._p(b)}")
     assert lines[2].startswith("| flinucb-gd - flinucb-svrg | +4.") and "above in 7/7" in lines[2]
+
+
+def test_kale_pairs__each_comparison_on_the_same_runs_with_holm_over_the_table(tmp_path):
+    from oslr.stats import holm, pair_tests
+
+    rng = np.random.default_rng(5)
+    n, rows, want = 6, [], {}
+    base = {"rademacher": 100 + rng.random(n), "correlated": 200 + rng.random(n)}
+    for design in base:
+        full = base[design]
+        rows += [{"study": 0, "learner": "ogd-full", "info_design": design, "param_k0": np.nan,
+                  "param_k": 100.0, "run": r, "value": v} for r, v in enumerate(full)]
+        for k0, shift in ((10.0, 50.0), (50.0, -3.0)):
+            mine = full + shift + rng.normal(0, 1, n)
+            rs = full + 20 + rng.normal(0, 1, n)
+            rows += [{"study": 1, "learner": "dantzig-poslr", "info_design": design,
+                      "param_k0": k0, "param_k": np.nan, "run": r, "value": v}
+                     for r, v in enumerate(mine)]
+            rows += [{"study": 2, "learner": "ogd-random-subset", "info_design": design,
+                      "param_k0": np.nan, "param_k": k0 + 5, "run": r, "value": v}
+                     for r, v in enumerate(rs)]
+            want[(design, int(k0))] = (pair_tests(mine, rs), pair_tests(mine, full))
+    frame = pd.DataFrame(rows).assign(metric="regret_wstar", t=1000, info_t0=10, info_k=5)
+    frame.to_parquet(tmp_path / "kale-dantzig-runs.parquet")
+    lines = dt.TABLES["kale-dantzig-pairs"](tmp_path).splitlines()[2:]
+    tests = [t for pair in want.values() for t in pair]
+    q, q_free = holm([t["pair"].p for t in tests]), holm([t["p_free"] for t in tests])
+    for i, ((design, k0), (rs, full)) in enumerate(want.items()):
+        cells = lines[i].split(" | ")
+        assert cells[0] == "| " + ("Rademacher" if design == "rademacher" else "correlated")
+        assert cells[1] == str(k0)
+        for cell, t, a, b in ((cells[2], rs, q[2 * i], q_free[2 * i]),
+                              (cells[3], full, q[2 * i + 1], q_free[2 * i + 1])):
+            r = t["pair"]
+            assert cell.startswith(f"{dt._signed(r.diff)} ({dt._signed(r.ci_low)}, "
+                                   f"{dt._signed(r.ci_high)}), above in {r.above}/{n}, "
+                                   f"{dt._p(a)}, Wilcoxon {dt._p(b)}")
+
+    greedy = []
+    for d, design in ((20, "correlated"), (100, "rademacher"), (20, "rademacher")):
+        for t in (3000, 1000):
+            og, rs = 5 + rng.random(n), 5 + rng.random(n) + (d == 20)
+            for learner, values in (("online-greedy", og), ("ogd-random-subset", rs)):
+                greedy += [{"study": len(greedy), "learner": learner, "info_d": d,
+                            "info_design": design, "metric": "regret", "run": r, "t": t,
+                            "value": v} for r, v in enumerate(values)]
+    pd.DataFrame(greedy).to_parquet(tmp_path / "kale-greedy-runs.parquet")
+    table = dt.TABLES["kale-greedy-pairs"](tmp_path).splitlines()[2:]
+    # Rademacher settings first, the larger d first, T ascending; the setting named once
+    assert [ln.split(" | ")[:2] for ln in table] == [
+        ["| d=100, Rademacher", "1,000"], ["|", "3,000"], ["| d=20, Rademacher", "1,000"],
+        ["|", "3,000"], ["| d=20, correlated", "1,000"], ["|", "3,000"]]
+    assert all("above in 0/6" in ln for ln in table[2:4])  # d = 20: greedy below in every run

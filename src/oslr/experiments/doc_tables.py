@@ -816,6 +816,53 @@ def kale_greedy(figures: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def kale_dantzig_pairs(figures: Path) -> str:
+    """kale-dantzig: dantzig-poslr minus the random subset of the same budget and minus ogd-full
+    on the same runs, per design and k0 (the LP solved: t0 <= T), each with its 95% interval,
+    the runs where dantzig-poslr is above, and the t and Wilcoxon p after Holm over every
+    comparison of the table (the family)."""
+    runs = _final_runs(figures, "kale-dantzig", "regret_wstar")
+    horizon = int(runs["t"].max())
+    solved = runs[~(runs.get("info_t0", pd.Series(0, index=runs.index)) > horizon)]
+    k = int(solved["info_k"].iloc[0])
+    ds = solved[solved["learner"] == "dantzig-poslr"]
+    pairs = {}
+    for design in ds["info_design"].unique():
+        full = _runs_of(solved, learner="ogd-full", info_design=design)
+        for k0 in sorted(ds.loc[ds["info_design"] == design, "param_k0"].unique()):
+            mine = _runs_of(ds, info_design=design, param_k0=k0)
+            pairs[(design, int(k0), "rs")] = (mine, _runs_of(
+                solved, learner="ogd-random-subset", info_design=design, param_k=k0 + k))
+            pairs[(design, int(k0), "full")] = (mine, full)
+    cells = _paired_cells(pairs)
+    lines = ["| design | k0 | dantzig-poslr - ogd-random-subset (same budget) | "
+             "dantzig-poslr - ogd-full |", "|---|---|---|---|"]
+    for design, k0, _ in [key for key in pairs if key[2] == "rs"]:
+        lines.append(_row(_DESIGN.get(design, design), k0, *(
+            _paired_text(*cells[(design, k0, other)], above="above") for other in ("rs", "full"))))
+    return "\n".join(lines) + "\n"
+
+
+def kale_greedy_pairs(figures: Path) -> str:
+    """kale-greedy: online-greedy minus the random subset of k0 features on the same runs, per
+    setting (d, design) and T, each with its 95% interval, the runs where online-greedy is
+    above, and the t and Wilcoxon p after Holm over every cell (the family)."""
+    runs = _final_runs(figures, "kale-greedy", "regret", "regret_lb_greedy")
+    pairs = {}
+    for (d, design, t), part in runs.groupby(["info_d", "info_design", "t"], sort=False):
+        pairs[(int(d), design, int(t))] = (_runs_of(part, learner="online-greedy"),
+                                           _runs_of(part, learner="ogd-random-subset"))
+    order = sorted(pairs, key=lambda key: (key[1] != "rademacher", -key[0], key[2]))
+    cells = _paired_cells({key: pairs[key] for key in order})
+    lines = ["| setting | T | online-greedy - ogd-random-subset (95% interval), runs above, "
+             "Holm p |", "|---|---|---|"]
+    for i, (d, design, t) in enumerate(order):
+        first = i == 0 or order[i - 1][:2] != (d, design)
+        lines.append(_row(f"d={d}, {_DESIGN.get(design, design)}" if first else "", f"{t:,}",
+                          _paired_text(*cells[(d, design, t)], above="above")))
+    return "\n".join(lines) + "\n"
+
+
 def foster_hard(figures: Path) -> str:
     """foster-hard: mean final loss and the share of runs for which Alg. 2 says "satisfiable",
     on yes and no instances, per learner; where some runs say yes, the per-instance losses and
@@ -871,6 +918,8 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "kale-calibrate": kale_calibrate,
     "kale-dantzig": kale_dantzig,
     "kale-greedy": kale_greedy,
+    "kale-dantzig-pairs": kale_dantzig_pairs,
+    "kale-greedy-pairs": kale_greedy_pairs,
     **{f"wll-k-{stem}": functools.partial(wll_k, stem=f"wll-k-{stem}")
        for stem in ("a9a-tuned", "covtype-tuned", "connect4-tuned", "mnist35-tuned", "a9a-eq1")},
     **{f"wll-rates-{ds}": functools.partial(wll_rates, dataset=ds)
