@@ -161,3 +161,33 @@ def test_kale_prose__the_paired_counts_follow_the_per_run_files():
         ratio = [at.loc[(t, "online-greedy"), "regret"] / at.loc[(t, "ogd-full"), "regret"]
                  for t in (1000, 30_000)]
         assert [f"{ratio[0]:.2g}", f"{ratio[1]:.2g}"] == [low, high]
+
+
+def test_ito_prose__the_table1_differences_follow_the_finals():
+    text = _page("ito-results.md")
+    fin = pd.read_csv(FIGURES / "ito-table1-finals.csv")
+    settings = [(10, 2, 4), (10, 2, 8), (10, 5, 8)]
+
+    def diff(setting, a, b):
+        part = fin[(fin["d"] == setting[0]) & (fin["k_prime"] == setting[1])
+                   & (fin["k"] == setting[2])]
+        values = {m: part[part["method"] == m].sort_values("run")["regret"].to_numpy()
+                  for m in (a, b)}
+        return values[a] - values[b]
+
+    gaps = [diff(s, "kklp", "alg3") for s in settings]
+    assert all((g > 0).all() for g in gaps)
+    assert "(by " + ", ".join(f"{g.mean():.0f}" for g in gaps[:2]) + f" and {gaps[2].mean():.0f}" \
+        " on average)" in text
+    gaps = [diff(s, "kklp_a", "kklp") for s in settings]
+    assert all((g > 0).all() for g in gaps)
+    assert "(by " + ", ".join(f"{g.mean():.1f}" for g in gaps[:2]) + \
+        f" and {gaps[2].mean():.1f} on average)" in text
+    g = diff(settings[0], "kklp_a", "alg1")
+    assert f"(by {g.mean():.1f} at (10, 2, 4), below in {(g > 0).sum()} of 100" in text
+    k8 = [diff(s, "kklp_a", "alg1") for s in settings[1:]]
+    assert f"by {k8[0].mean():.0f} and {k8[1].mean():.0f} at k = 8, in all 100" in text
+    assert all((x > 0).all() for x in k8)
+    around = [diff(s, "alg1", "kklp") for s in settings]
+    assert (f"{around[0].mean():.0f} worse at (10, 2, 4), {-around[1].mean():.1f} better at "
+            f"(10, 2, 8) ({(around[1] < 0).sum()} of 100), {around[2].mean():.0f} worse") in text

@@ -586,3 +586,30 @@ def test_kale_pairs__each_comparison_on_the_same_runs_with_holm_over_the_table(t
         ["| d=100, Rademacher", "1,000"], ["|", "3,000"], ["| d=20, Rademacher", "1,000"],
         ["|", "3,000"], ["| d=20, correlated", "1,000"], ["|", "3,000"]]
     assert all("above in 0/6" in ln for ln in table[2:4])  # d = 20: greedy below in every run
+
+
+def test_ito_table1_pairs__every_pair_per_setting_in_the_papers_order(tmp_path):
+    from oslr.stats import holm, pair_tests
+
+    rng = np.random.default_rng(7)
+    rows, want = [], {}
+    for setting in ((10, 2, 4), (10, 5, 8)):
+        values = {m: 100 * (i + 1) + rng.random(5) for i, m in enumerate(("kklp", "alg2", "alg3"))}
+        for m, v in values.items():
+            rows += [dict(zip(("d", "k_prime", "k"), setting), method=m, run=r, regret=x)
+                     for r, x in reversed(list(enumerate(v)))]  # the file's order is not used
+        for a, b in (("alg2", "alg3"), ("alg2", "kklp"), ("alg3", "kklp")):  # [ITO]'s order
+            want[(setting, a, b)] = pair_tests(values[a], values[b])
+    pd.DataFrame(rows).to_csv(tmp_path / "ito-table1-finals.csv", index=False)
+    lines = dt.TABLES["ito-table1-pairs"](tmp_path).splitlines()[2:]
+    q = holm([t["pair"].p for t in want.values()])
+    q_free = holm([t["p_free"] for t in want.values()])
+    names = {"alg2": "Alg 2", "alg3": "Alg 3", "kklp": "KKLP"}
+    for i, ((setting, a, b), t) in enumerate(want.items()):
+        r = t["pair"]
+        head = f"({setting[0]}, {setting[1]}, {setting[2]})" if i % 3 == 0 else ""
+        assert lines[i] == dt._row(head, f"{names[a]} - {names[b]}", (
+            f"{r.diff:+,.1f} ({r.ci_low:+,.1f}, {r.ci_high:+,.1f}), above in {r.above}/5, "
+            f"{dt._p(q[i])}, Wilcoxon {dt._p(q_free[i])}"
+            + ("" if (q[i] <= 0.05) == (q_free[i] <= 0.05) else " (t only)")))
+    assert all(ln.endswith("(t only) |") for ln in lines)  # 5 instances: Wilcoxon's p >= 0.0625

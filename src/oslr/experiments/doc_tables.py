@@ -635,6 +635,31 @@ def ito_table1(figures: Path, stem: str = "ito-table1") -> str:
     return "\n".join(lines) + "\n"
 
 
+def ito_table1_pairs(figures: Path, stem: str = "ito-table1") -> str:
+    """[ITO] Table 1's paired comparisons: every pair of methods per setting, a - b on the same
+    instances (from STEM-finals.csv) with its 95% interval, the instances where a is above, and
+    the t and Wilcoxon p after Holm over every pair of every setting (the family)."""
+    fin = pd.read_csv(figures / f"{stem}-finals.csv")
+    pairs = {}
+    for (d, kp, k), part in fin.groupby(["d", "k_prime", "k"], sort=False):
+        methods = [m for m in _ITO_TABLE1 if m in set(part["method"])]
+        regret = {m: part[part["method"] == m].sort_values("run")["regret"].to_numpy(np.float64)
+                  for m in methods}
+        for i, a in enumerate(methods):
+            for b in methods[i + 1:]:
+                pairs[((d, kp, k), a, b)] = (regret[a], regret[b])
+    cells = _paired_cells(pairs)
+    lines = ["| (d, k', k) | a - b | regret difference (95% interval), instances a above, Holm p |",
+             "|---|---|---|"]
+    last = None
+    for (setting, a, b), (r, q, q_free) in cells.items():
+        lines.append(_row(f"({setting[0]}, {setting[1]}, {setting[2]})" if setting != last else "",
+                          f"{_ITO_TABLE1[a][0]} - {_ITO_TABLE1[b][0]}",
+                          _paired_text(r, q, q_free, above="above", fmt=lambda x: f"{x:+,.1f}")))
+        last = setting
+    return "\n".join(lines) + "\n"
+
+
 def _regret(x: float) -> str:
     """A regret with one decimal below 1,000 and none above (96.5, 1,068)."""
     return f"{x:.1f}" if abs(x) < 1000 else _integer(x)
@@ -911,6 +936,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "ito-table1": ito_table1,
     "ito-table1-raw": functools.partial(ito_table1, stem="ito-table1-raw"),
     "ito-table1-tuned": functools.partial(ito_table1, stem="ito-table1-tuned"),
+    "ito-table1-pairs": ito_table1_pairs,
     "foster-rate": foster_rate,
     "foster-exponents": foster_exponents,
     "foster-rate-pairs": foster_rate_pairs,
