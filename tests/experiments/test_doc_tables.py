@@ -125,6 +125,11 @@ def test_wll_tables__a_changed_reward_and_a_missing_point_show(tmp_path):
     df.to_csv(figures / "wll-k-a9a-tuned.csv", index=False)
     table = dt.TABLES["wll-k-a9a-tuned"](figures)
     assert "| 25 (0.20) | **12,345 (-8, 100,000)** |" in table  # bold: the paired test
+    df = df[~((df["learner"] == "ftpl-oracle-subset") & (df["k"] == 25))]  # a missing learner
+    df.to_csv(figures / "wll-k-a9a-tuned.csv", index=False)
+    row = next(r for r in dt.TABLES["wll-k-a9a-tuned"](figures).splitlines()
+               if r.startswith("| 25 (0.20) |"))
+    assert row.split(" | ")[3] == "-"  # its cell
     hi = pd.read_csv(figures / "wll-rates-hi-a9a.csv")
     hi = hi[~((hi["learner"] == "ftpsl") & (hi["eta_scale"] == 1000.0) & (hi["c0"] == 0.0))]
     hi.to_csv(figures / "wll-rates-hi-a9a.csv", index=False)
