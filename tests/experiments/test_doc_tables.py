@@ -560,8 +560,10 @@ def test_kale_pairs__each_comparison_on_the_same_runs_with_holm_over_the_table(t
                       "param_k0": np.nan, "param_k": k0 + 5, "run": r, "value": v}
                      for r, v in enumerate(rs)]
             want[(design, int(k0))] = (pair_tests(mine, rs), pair_tests(mine, full))
-    frame = pd.DataFrame(rows).assign(metric="regret_wstar", t=1000, info_t0=10, info_k=5)
-    frame.to_parquet(tmp_path / "kale-dantzig-runs.parquet")
+    frame = pd.DataFrame(rows).assign(metric="regret_wstar", t=1000, info_t0=1000, info_k=5)
+    # the comparison study with the LP never solved (t0 > T) stays out; t0 = T is solved
+    never = frame[frame["study"] == 1].assign(study=3, info_t0=1001, value=-1e6)
+    pd.concat([frame, never]).to_parquet(tmp_path / "kale-dantzig-runs.parquet")
     lines = dt.TABLES["kale-dantzig-pairs"](tmp_path).splitlines()[2:]
     tests = [t for pair in want.values() for t in pair]
     q, q_free = holm([t["pair"].p for t in tests]), holm([t["p_free"] for t in tests])
