@@ -191,3 +191,20 @@ def test_ito_prose__the_table1_differences_follow_the_finals():
     around = [diff(s, "alg1", "kklp") for s in settings]
     assert (f"{around[0].mean():.0f} worse at (10, 2, 4), {-around[1].mean():.1f} better at "
             f"(10, 2, 8) ({(around[1] < 0).sum()} of 100), {around[2].mean():.0f} worse") in text
+
+
+def test_ito_prose__the_ratios_of_table1_follow_its_file():
+    text = _page("ito-results.md")
+    df = pd.read_csv(FIGURES / "ito-table1.csv")
+    last = df[df["n"] == df["n"].max()] if "n" in df else df
+    mean = last.set_index(["d", "k_prime", "k", "method"])["regret"]
+    settings = [(10, 2, 4), (10, 2, 8), (10, 5, 8)]
+    alg3 = [mean[(*s, "alg3")] / mean[(*s, "alg2")] for s in settings]
+    kklp = [mean[(*s, "kklp")] / mean[(*s, "alg2")] for s in settings]
+    assert (f"Alg 2 has {min(alg3):.1f}-{max(alg3):.1f} times less regret than Alg 3 and "
+            f"{min(kklp):.1f}-{max(kklp):.1f} times less than KKLP") in text
+    zero = last.set_index(["d", "k_prime", "k", "method"])["zero_regret"]
+    below = {m: [100 * (1 - mean[(*s, m)] / zero[(*s, m)]) for s in settings]
+             for m in ("alg2", "alg3")}
+    assert (f"{min(below['alg2']):.0f}-{max(below['alg2']):.0f}% below predicting 0. Alg 3 is "
+            f"{min(below['alg3']):.0f}-{max(below['alg3']):.0f}% below it") in text
