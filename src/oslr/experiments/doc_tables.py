@@ -252,13 +252,27 @@ def _paired_cells(pairs: dict) -> dict:
     """key -> (Paired, Holm-adjusted t p, Holm-adjusted Wilcoxon p) for `pairs` key -> (a, b)
     per-run arrays of the same runs (`oslr.stats.paired` and its distribution-free companion,
     Wilcoxon's signed-rank test, each with Holm over every key: the family)."""
-    from oslr.stats import holm, pair_tests
+    from oslr.stats import pair_tests
 
-    tests = {k: pair_tests(*ab) for k, ab in pairs.items()}
+    return _holm_cells({k: pair_tests(*ab) for k, ab in pairs.items()})
+
+
+def _holm_cells(tests: dict) -> dict:
+    """key -> (Paired, Holm-adjusted t p, Holm-adjusted Wilcoxon p) for `tests` key ->
+    `oslr.stats.pair_tests` result, Holm over every key (the family)."""
+    from oslr.stats import holm
+
     t_holm = holm([v["pair"].p for v in tests.values()])
     free_holm = holm([v["p_free"] for v in tests.values()])
     return {k: (v["pair"], q, q_free)
             for (k, v), q, q_free in zip(tests.items(), t_holm, free_holm)}
+
+
+def _every_pair(values: dict, name: Callable = lambda a, b: f"{a} - {b}") -> dict:
+    """name(a, b) -> (values[a], values[b]) for every pair a before b of `values`' entries, in
+    their order."""
+    keys = list(values)
+    return {name(a, b): (values[a], values[b]) for i, a in enumerate(keys) for b in keys[i + 1:]}
 
 
 def _p(p: float) -> str:
@@ -462,9 +476,7 @@ def kpm_tracking_pairs(figures: Path) -> str:
     Wilcoxon p after Holm over the pairs (from kpm-tracking-runs.parquet)."""
     fin = _final_runs(figures, "kpm-tracking", "sum_tracking_error")
     err = {name: _runs_of(part) for name, part in fin.groupby("learner", sort=False)}
-    names = list(err)
-    pairs = _paired_cells({f"{a} - {b}": (err[a], err[b])
-                           for i, a in enumerate(names) for b in names[i + 1:]})
+    pairs = _paired_cells(_every_pair(err))
     lines = [f"| pair (a - b) | error difference at n = {int(fin['t'].max()):,} (95% interval), "
              "runs a above, Holm p |", "|---|---|"]
     for k, (r, q, q_free) in pairs.items():
@@ -516,38 +528,34 @@ def _ctr_runs(figures: Path, step: str) -> dict[tuple[str, float], np.ndarray]:
     return out
 
 
-def _ctr_pairs(figures: Path, step: str) -> dict:
-    """"a - b" -> (Paired, t Holm p, Wilcoxon Holm p) for every pair of the step's (learner,
-    kappa) cells, in the order they ran: the family is every pair."""
-    ctr = _ctr_runs(figures, step)
+def _ctr_pairs(ctr: dict[tuple[str, float], np.ndarray]) -> dict:
+    """"a - b" -> (a's, b's per-run CTR) for every pair of `_ctr_runs`' (learner, kappa) cells,
+    in the order they ran (the learner alone names a cell where there is one kappa)."""
     one_kappa = len({k for _, k in ctr}) == 1
 
     def name(cell):
         return cell[0] if one_kappa else f"{cell[0]} kappa {cell[1]:g}"
 
-    cells = list(ctr)
-    return _paired_cells({f"{name(a)} - {name(b)}": (ctr[a], ctr[b])
-                          for i, a in enumerate(cells) for b in cells[i + 1:]})
+    return _every_pair(ctr, lambda a, b: f"{name(a)} - {name(b)}")
 
 
 def kpm_replay_all_pairs(figures: Path) -> str:
     """kpm-replay on random/all: how many of the pairs of (learner, kappa) cells the paired t
     test and Wilcoxon's signed-rank test separate on the same runs (Holm over every pair), the
     separated ones each with its interval, and the smallest p-values before any correction."""
-    pairs = _ctr_pairs(figures, "kpm-replay-all")
+    from oslr.stats import pair_tests
+
+    ctr = _ctr_runs(figures, "kpm-replay-all")
+    raw = {k: pair_tests(*ab) for k, ab in _ctr_pairs(ctr).items()}
+    pairs = _holm_cells(raw)
     n = next(iter(pairs.values()))[0].n
     t_sep = [k for k, (_, q, _) in pairs.items() if q <= 0.05]
     free_sep = [k for k, (_, _, q) in pairs.items() if q <= 0.05]
-    ctr = _ctr_runs(figures, "kpm-replay-all")
-    from oslr.stats import pair_tests
-
-    cells = list(ctr)
-    raw = [pair_tests(ctr[a], ctr[b]) for i, a in enumerate(cells) for b in cells[i + 1:]]
-    text = (f"{len(pairs)} pairs of the {len(cells)} cells, each on the same {n} runs: "
+    text = (f"{len(pairs)} pairs of the {len(ctr)} cells, each on the same {n} runs: "
             f"{len(t_sep)} separated by the paired t test and {len(free_sep)} by Wilcoxon's "
             f"signed-rank test (Holm over the {len(pairs)} pairs, family-wise 5%); the smallest "
-            f"p-values before any correction: t {min(r['pair'].p for r in raw):.2g}, Wilcoxon "
-            f"{min(r['p_free'] for r in raw):.2g}.\n")
+            f"p-values before any correction: t {min(r['pair'].p for r in raw.values()):.2g}, "
+            f"Wilcoxon {min(r['p_free'] for r in raw.values()):.2g}.\n")
     for k in dict.fromkeys(t_sep + free_sep):
         r, q, q_free = pairs[k]
         text += f"- {k}: {_paired_text(r, q, q_free)}\n"
@@ -558,7 +566,7 @@ def kpm_replay_men_pairs(figures: Path) -> str:
     """kpm-replay on random/men: every pair of learners, CTR score a - b on the same runs with
     its 95% interval, the runs where a is ahead, and the t and Wilcoxon p after Holm over the
     pairs."""
-    pairs = _ctr_pairs(figures, "kpm-replay-men")
+    pairs = _paired_cells(_ctr_pairs(_ctr_runs(figures, "kpm-replay-men")))
     lines = ["| pair (a - b) | CTR difference (95% interval), runs a ahead, Holm p |", "|---|---|"]
     for k, (r, q, q_free) in pairs.items():
         lines.append(_row(k, _paired_text(r, q, q_free)))
@@ -645,9 +653,7 @@ def ito_table1_pairs(figures: Path, stem: str = "ito-table1") -> str:
         methods = [m for m in _ITO_TABLE1 if m in set(part["method"])]
         regret = {m: part[part["method"] == m].sort_values("run")["regret"].to_numpy(np.float64)
                   for m in methods}
-        for i, a in enumerate(methods):
-            for b in methods[i + 1:]:
-                pairs[((d, kp, k), a, b)] = (regret[a], regret[b])
+        pairs.update(_every_pair(regret, lambda a, b, s=(d, kp, k): (s, a, b)))
     cells = _paired_cells(pairs)
     lines = ["| (d, k', k) | a - b | regret difference (95% interval), instances a above, Holm p |",
              "|---|---|---|"]
@@ -754,6 +760,13 @@ def kale_calibrate(figures: Path) -> str:
 _DESIGN = {"rademacher": "Rademacher"}  # a name; "correlated" stays an adjective
 
 
+def _kale_dantzig_solved(figures: Path) -> pd.DataFrame:
+    """kale-dantzig's final per-run regrets against w* of the studies whose LP was solved
+    (t0 <= T; the LP-share study with t0 > T left out)."""
+    runs = _final_runs(figures, "kale-dantzig", "regret_wstar")
+    return runs[~(runs.get("info_t0", pd.Series(0, index=runs.index)) > runs["t"].max())]
+
+
 def kale_dantzig(figures: Path) -> str:
     """kale-dantzig: final regret against w* (95% interval) per design and k0 of the Dantzig
     learner, the random subset of the same budget and ogd-full (bold: a budgeted learner below
@@ -762,9 +775,7 @@ def kale_dantzig(figures: Path) -> str:
     df = pd.read_csv(figures / "kale-dantzig.csv")
     final = df[df["n"] == df["n"].max()]
     reg = final[final["metric"] == "regret_wstar"]
-    runs = _final_runs(figures, "kale-dantzig", "regret_wstar")
-    horizon = int(final["n"].max())
-    solved = runs[~(runs.get("info_t0", pd.Series(0, index=runs.index)) > horizon)]
+    solved = _kale_dantzig_solved(figures)
     k = int(final["k"].iloc[0])
     pairs = {}
     for design in reg["design"].unique():
@@ -846,9 +857,7 @@ def kale_dantzig_pairs(figures: Path) -> str:
     on the same runs, per design and k0 (the LP solved: t0 <= T), each with its 95% interval,
     the runs where dantzig-poslr is above, and the t and Wilcoxon p after Holm over every
     comparison of the table (the family)."""
-    runs = _final_runs(figures, "kale-dantzig", "regret_wstar")
-    horizon = int(runs["t"].max())
-    solved = runs[~(runs.get("info_t0", pd.Series(0, index=runs.index)) > horizon)]
+    solved = _kale_dantzig_solved(figures)
     k = int(solved["info_k"].iloc[0])
     ds = solved[solved["learner"] == "dantzig-poslr"]
     pairs = {}
