@@ -570,6 +570,26 @@ def _catches(pid: int, signum: int) -> bool:
     return bool(int(mask, 16) >> (signum - 1) & 1)
 
 
+def test_oslr_command__a_reader_that_left_is_no_traceback_and_status_141():
+    """`oslr list | head`: the pipe's reader gone before we write (its read end closed here, so
+    the first write fails whatever the timing) ends quietly as a SIGPIPE'd tool would."""
+    import os
+    import subprocess
+    import sys
+
+    read_fd, write_fd = os.pipe()
+    os.close(read_fd)
+    path = os.pathsep.join(os.path.abspath(p) for p in sys.path if p)
+    try:
+        p = subprocess.run([sys.executable, "-m", "oslr.cli", "list"], stdout=write_fd,
+                           stderr=subprocess.PIPE, text=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": path})
+    finally:
+        os.close(write_fd)
+    assert p.returncode == 141, p.stderr
+    assert p.stderr == ""
+
+
 @pytest.mark.parametrize("signame,code", [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
 def test_oslr_command__a_signal_at_start_up_is_one_line_and_its_exit_status(tmp_path, signame,
                                                                            code):

@@ -1264,7 +1264,20 @@ def _install_signal_handlers() -> None:
 def entry() -> None:
     """The `oslr` console command: signal handlers first, then `main`."""
     _install_signal_handlers()
-    sys.exit(main())
+    sys.exit(_quiet_when_the_reader_leaves(main))
+
+
+def _quiet_when_the_reader_leaves(run) -> int:
+    """`run()`'s exit status; when what reads our output has gone (`oslr list | head`), no
+    traceback: stop as a tool killed by SIGPIPE does (status 141), with stdout sent to
+    /dev/null so that the interpreter's last flush finds no closed pipe either."""
+    try:
+        code = run()
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":  # pragma: no cover
