@@ -99,9 +99,10 @@ def _wll_k(dataset: str, ratios: Sequence[float], stem: str, **options):
     def run(out: Path, quick: bool, progress: bool) -> None:
         import matplotlib.pyplot as plt
 
-        from oslr.experiments.wll import plot_experiment, wll_reward_vs_k
+        from oslr.experiments.wll import WLL_SHUFFLES, plot_experiment, wll_reward_vs_k
 
-        df = wll_reward_vs_k(dataset, ratios[:2] if quick else ratios, runs=2 if quick else 5,
+        df = wll_reward_vs_k(dataset, ratios[:2] if quick else ratios,
+                             runs=2 if quick else WLL_SHUFFLES,
                              horizon=2000 if quick else None, progress=progress, **options)
         df.to_csv(out / f"{stem}.csv", index=False)
         t = int(df["horizon"].iloc[0])
@@ -133,10 +134,10 @@ def _wll_redundant(stem: str, hold_rates: bool):
     def run(out: Path, quick: bool, progress: bool) -> None:
         import matplotlib.pyplot as plt
 
-        from oslr.experiments.wll import plot_experiment, wll_redundant
+        from oslr.experiments.wll import WLL_SHUFFLES, plot_experiment, wll_redundant
 
         df = wll_redundant("a9a", (0.2,) if quick else (0.2, 0.5, 1.0, 1.5),
-                           runs=2 if quick else 5, horizon=2000 if quick else None,
+                           runs=2 if quick else WLL_SHUFFLES, horizon=2000 if quick else None,
                            hold_rates=hold_rates, progress=progress, **_TUNED)
         df.to_csv(out / f"{stem}.csv", index=False)
         plt.close(plot_experiment(df, "rho", out / f"{stem}.png",
