@@ -258,7 +258,7 @@ def test_wll_steps__grids_sizes_files_and_titles(tmp_path, monkeypatch, quick):
     rep._wll_redundant("d-stem", True)(tmp_path, quick, True)
     (k, k_plot, rates, rates_plot, hi, red, red_plot) = calls
     assert k == ("wll_reward_vs_k", ("covtype", (0.1, 0.2) if quick else (0.1, 0.2, 0.3)),
-                 {"runs": 2 if quick else 5, "horizon": 2000 if quick else None,
+                 {"runs": 2 if quick else 50, "horizon": 2000 if quick else None,
                   "progress": True, "eta_scale": 30.0})
     assert k_plot[1][1:3] == ("ratio", tmp_path / "k-stem.png")
     assert k_plot[1][3] == "covtype: 2 shuffles, T=700"
@@ -269,7 +269,7 @@ def test_wll_steps__grids_sizes_files_and_titles(tmp_path, monkeypatch, quick):
     assert rates_plot[1][1:] == (tmp_path / "r-stem.png", "a9a: 2 shuffles, T=700")
     assert hi[0] == "wll_rate_sweep" and hi[2]["horizon"] == (500 if quick else 5000)
     assert red == ("wll_redundant", ("a9a", (0.2,) if quick else (0.2, 0.5, 1.0, 1.5)),
-                   {"runs": 2 if quick else 5, "horizon": 2000 if quick else None,
+                   {"runs": 2 if quick else 50, "horizon": 2000 if quick else None,
                     "hold_rates": True, "progress": True, "eta_scale": 30.0, "c0": 0.01})
     assert red_plot[1][1:] == ("rho", tmp_path / "d-stem.png", "a9a: 2 shuffles, T=700")
     for stem in ("k-stem", "r-stem", "hi-stem", "d-stem"):  # the table as written, no index
