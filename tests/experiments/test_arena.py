@@ -284,6 +284,44 @@ def test_run_entrant__tunes_on_runs_disjoint_from_the_evaluation_and_reports_the
     np.testing.assert_array_equal(curves[:, -1], np.arange(6.0))
 
 
+def test_run_entrant__reports_what_each_of_two_disjoint_tuning_sets_would_choose(monkeypatch):
+    # tuning runs 0, 1 (set A) favour factor 0.1, runs 2, 3 (set B) factor 10; over all four
+    # runs factor 1 is lowest: the choice is 1.0, the sets disagree with it and each other
+    by_run = np.array([[0.0, 0.0, 9.0, 9.0],    # factor 0.1: A 0, B 9, all 4.5
+                       [3.0, 3.0, 3.0, 3.0],    # factor 1: 3 each
+                       [9.0, 9.0, 0.5, 0.5]])   # factor 10: A 9, B 0.5, all 4.75
+
+    def fake_simulate(learner, problem, params, pp, *, n_runs, run_offset=0, grid=None, **kw):
+        if run_offset == A.TUNE_OFFSET:
+            return _FakeResult(by_run[:, :n_runs])
+        return _FakeResult(np.ones((len(grid), n_runs)))
+
+    monkeypatch.setattr(A, "simulate", fake_simulate)
+    problem, pp, _ = A.arena_problem("rip", 6, 2)
+    summary, _, _, tuning, _ = A.run_entrant(OGD[1], problem, pp, 6, 2, 3, 60, 12,
+                                             factors=(0.1, 1.0, 10.0))
+    assert (summary["factor"], summary["factor_set_a"], summary["factor_set_b"]) == (
+        1.0, 0.1, 10.0)
+    assert [(t["factor"], t["tuning_regret"], t["tuning_regret_set_a"],
+             t["tuning_regret_set_b"]) for t in tuning] == [
+        (0.1, 4.5, 0.0, 9.0), (1.0, 3.0, 3.0, 3.0), (10.0, 4.75, 9.0, 0.5)]
+    # one tuning run a point (runs = number of factors): no two sets, NaN
+    summary, *_ = A.run_entrant(OGD[1], problem, pp, 6, 2, 3, 60, 3, factors=(0.1, 1.0, 10.0))
+    assert summary["factor"] == 0.1
+    assert np.isnan(summary["factor_set_a"]) and np.isnan(summary["factor_set_b"])
+
+
+def test_arena_sizes__20_evaluation_runs_4_tuning_runs_a_point_in_the_docs_studies():
+    import inspect
+
+    # 20 runs: Wilcoxon's smallest two-sided p, 2 / 2^20, survives Holm over a cell's 36 pairs
+    # (at 10 runs 2 / 1024 x 36 = 0.07 could not); 20 / 5 factors = 4 tuning runs a point, two
+    # sets of 2 for the stability of the choice
+    assert A.ARENA_FULL["runs"] == A.ARENA_LONG["runs"] == A.ARENA_K["runs"] == 20
+    assert A.ARENA_QUICK["runs"] == 10 and len(A.TUNING_FACTORS) == 5
+    assert inspect.signature(A.arena).parameters["runs"].default == 20
+
+
 @pytest.mark.parametrize("optimum, chosen, points, at_cap", [
     (1.0, 1.0, 5, False),      # interior: the five points only
     (100.0, 90.0, 10, False),  # past 10: the window 30 .. 3000 is tried, 90 is interior there

@@ -90,3 +90,20 @@ def test_mean_final_regret__r1_at_the_horizon_averaged_over_runs_ignoring_nan():
     res._regret = {"regret_lb_greedy": res._regret["regret_wstar"]}  # no exact comparator: R2
     np.testing.assert_allclose(mean_final_regret(res),
                                res._regret["regret_lb_greedy"][:, :, -1].mean(axis=1))
+
+
+def test_half_scores__two_disjoint_sets_their_means_nan_runs_ignored():
+    from oslr.experiments.tuning import half_scores, lowest
+
+    finals = np.array([[1.0, 3.0, 10.0, 20.0],     # A 2, B 15
+                       [5.0, np.nan, 1.0, 2.0],    # A 5 (NaN run ignored), B 1.5
+                       [np.nan, np.nan, 4.0, 6.0]])  # A none, B 5
+    a, b = half_scores(finals)
+    np.testing.assert_array_equal(a, [2.0, 5.0, np.nan])
+    np.testing.assert_array_equal(b, [15.0, 1.5, 5.0])
+    assert (lowest(a), lowest(b)) == (0, 1)  # the two sets disagree: an unstable choice
+    # an odd count: the first R // 2 runs, then the rest
+    a, b = half_scores(np.array([[1.0, 2.0, 4.0]]))
+    assert (a[0], b[0]) == (1.0, 3.0)
+    assert half_scores(np.ones((3, 1))) is None  # one run: no two sets
+    assert lowest([np.nan, np.nan]) is None and lowest([np.inf, 3.0, 2.0]) == 2

@@ -10,7 +10,9 @@ Protocol, per problem and query budget B (observations per round):
 * Equal tuning budget: the same five-point grid of factors (`TUNING_FACTORS`) times each
   entrant's step-size constants at their defaults (`Entrant.tune`, several constants move
   together), `tune_runs` runs per point on runs `TUNE_OFFSET`, `TUNE_OFFSET` + 1, ... (a seed
-  range no evaluation uses). The point with the lowest mean final regret is kept.
+  range no evaluation uses). The point with the lowest mean final regret is kept. Its
+  stability: the points two disjoint sets of those runs (the first half, A, and the rest, B)
+  would each have chosen alone (`factor_set_a`, `factor_set_b`; NaN with one tuning run).
 * Evaluation on fresh runs 0 .. runs - 1 of the same seed: every entrant sees the same streams
   (common random numbers). A dataset is split once into two disjoint halves of its rows
   (`oslr.problems.datasets.part_rows`): the tuning runs replay one, the evaluation runs the
@@ -54,7 +56,8 @@ from oslr import atomic
 from oslr.experiments.foster import budgeted
 from oslr.experiments.kale import theorem_2_order, theorem_9_order
 from oslr.experiments.tuning import (MAX_EXTENSIONS, TUNE_OFFSET, TUNING_FACTORS, extension,
-                                     mean_final_regret, scaled_points, tune)
+                                     final_regret_runs, half_scores, lowest, scaled_points,
+                                     tune)
 from oslr.learners.foster import theorem_1_order
 from oslr.registry import make_problem
 from oslr.report import draw_bound, growth_exponent, mean_ci
@@ -65,8 +68,8 @@ from oslr.stats import compare
 #: Columns of the per-run frame: the regret of every evaluation run at every checkpoint n.
 RUNS_COLUMNS = ["problem", "budget", "k", "learner", "seed", "run", "n", "regret"]
 #: Part of every cell's key: cells saved by an older protocol (2: datasets tuned on the rows they
-#: are evaluated on) are rerun.
-CELL_VERSION = 3
+#: are evaluated on; 3: no tuning stability) are rerun.
+CELL_VERSION = 4
 #: Entrants that enumerate C(d, k) subsets are skipped above this many.
 MAX_SUBSETS = 20_000
 #: ito-projection with a Gaussian A (m = 2 d forms) is skipped above this many forms: its OMP
@@ -289,15 +292,21 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
                               n_runs=tune_runs, run_offset=TUNE_OFFSET, **common)
         solver_notes.extend(str(w.message) for w in caught
                             if issubclass(w.category, RuntimeWarning))
-        return mean_final_regret(tuning), (labels, stacked)
+        finals = final_regret_runs(tuning)
+        return np.nanmean(finals, axis=1), (labels, stacked, finals)
 
     # the same tuning runs and batch shape in every window: the compiled program is reused
     tuned = tune(evaluate, factors)
     best, at_cap, tmeans = tuned.best, tuned.at_cap, tuned.scores
-    labels = [lab for lab_window, _ in tuned.payloads for lab in lab_window]
+    labels = [lab for lab_window, _, _ in tuned.payloads for lab in lab_window]
     window, local = tuned.chosen()
     chosen = jax.tree.map(lambda a: a[local:local + 1], tuned.payloads[window][1])
     tuned_factors = tuned.factors
+    # the choice's stability: what each of two disjoint sets of the tuning runs (the first
+    # half, A, and the rest, B) would have chosen alone
+    finals = np.concatenate([f for _, _, f in tuned.payloads])  # (points tried, tune_runs)
+    sets = half_scores(finals) or (np.full(len(finals), np.nan),) * 2
+    by_set = [np.nan if (i := lowest(h)) is None else tuned_factors[i] for h in sets]
     t0 = time.perf_counter()
     res = simulate(learner, problem, chosen, pp, grid=[labels[best]], n_runs=runs, **common)
     wall = time.perf_counter() - t0
@@ -312,18 +321,21 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
         "regret": mean, "ci_low": mean - half, "ci_high": mean + half,
         "tuned": ", ".join(f"{n}={labels[best][n]:.4g}" for n in entrant.tune),
         "factor": tuned_factors[best], "tuning_points": len(labels), "at_cap": at_cap,
+        "factor_set_a": by_set[0], "factor_set_b": by_set[1],
         "run_rounds_per_s": runs * horizon / wall,
         "theory": entrant.theory, "theory_exponent": entrant.theory_exponent,
         "reference": entrant.reference,
     }
     tuning_rows = [{"learner": entrant.label, "factor": f, "tuning_regret": float(tmeans[i]),
+                    "tuning_regret_set_a": float(sets[0][i]),
+                    "tuning_regret_set_b": float(sets[1][i]),
                     "chosen": i == best, "solver_warnings": " | ".join(solver_notes)}
                    for i, f in sorted(enumerate(tuned_factors), key=lambda x: x[1])]
     return summary, res.ckpts, curves, tuning_rows, info
 
 
 def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
-          budgets: Sequence[int] = (5, 10), horizon: int = 20_000, runs: int = 10,
+          budgets: Sequence[int] = (5, 10), horizon: int = 20_000, runs: int = 20,
           seed: int = 0, entrants: Sequence[Entrant] = ENTRANTS,
           factors: Sequence[float] = TUNING_FACTORS, progress: bool = False,
           cells_dir: str | Path | None = None, normalise: bool = True):
@@ -628,15 +640,17 @@ def plot_arena(curves: pd.DataFrame, problem: str, budget: int, path: str | Path
 
 # ----------------------------------------------------------------------------- experiments
 
-#: The arena's sizes: full (docs/arena.md, about an hour and a half on a 2-core CPU), --quick
-#: (the nine entrants on `rip`: under 2 minutes there, most of it compiling, about 10 s a cell;
-#: with kegg too it took 3 min 24 s) and arena-long.
+#: The arena's sizes: full (docs/arena.md; at 10 runs about an hour and a half on a 2-core CPU;
+#: 20 evaluation runs, so that Wilcoxon's test can decide a pair after Holm over a cell's 36,
+#: and 4 tuning runs a point, two disjoint sets of 2 for the choice's stability), --quick (the
+#: nine entrants on `rip`: under 2 minutes there, most of it compiling, about 10 s a cell; with
+#: kegg too it took 3 min 24 s) and arena-long.
 ARENA_FULL = dict(problems=("rip", "agnostic", "drifting", "correlated", "kegg", "a9a"), d=20,
-                  k=2, budgets=(5, 10), horizon=20_000, runs=10)
+                  k=2, budgets=(5, 10), horizon=20_000, runs=20)
 ARENA_QUICK = dict(problems=("rip",), d=10, k=2, budgets=(5,), horizon=1000, runs=10)
-ARENA_LONG = dict(problems=("rip",), d=20, k=2, budgets=(5,), horizon=100_000, runs=10)
+ARENA_LONG = dict(problems=("rip",), d=20, k=2, budgets=(5,), horizon=100_000, runs=20)
 #: The k/d grid: one arena per comparator sparsity k (`ks`), k = 2 as in ARENA_FULL.
-ARENA_K = dict(problems=("rip",), d=20, ks=(1, 2, 4), budgets=(10,), horizon=20_000, runs=10)
+ARENA_K = dict(problems=("rip",), d=20, ks=(1, 2, 4), budgets=(10,), horizon=20_000, runs=20)
 
 
 def run_arena(runs: int | None, seed: int, out: Path, quick: bool, progress: bool,
@@ -704,20 +718,20 @@ def _files(name: str, figures: str) -> tuple[str, ...]:
 ARENA_SPEC = ExperimentSpec(
     "arena", "every limited-feature regressor on the same streams, equal tuning budget: "
     "leaderboard, regret curves with the theorems' bounds, growth exponents", _run_spec("arena"),
-    sizes="6 problems x 2 budgets, d = 20, T = 20,000, 10 runs (about 1.5 h on 2 cores); "
+    sizes="6 problems x 2 budgets, d = 20, T = 20,000, 20 runs (4 tuning runs a point); "
     "quick: rip, d = 10, T = 1,000", files=_files("arena", "arena-PROBLEM-bBUDGET.png"),
     docs="docs/arena.md", summary=leaderboard_markdown, records_runs=False,
     extra_options=("normalise",))
 ARENA_K_SPEC = ExperimentSpec(
     "arena-k", "the arena's RIP stream over a k/d grid (k = 1, 2, 4 at d = 20, budget 10)",
-    _run_spec("arena-k"), sizes="k = 1, 2, 4, T = 20,000, 10 runs; quick: k = 1, 2 at quick sizes",
+    _run_spec("arena-k"), sizes="k = 1, 2, 4, T = 20,000, 20 runs; quick: k = 1, 2 at quick sizes",
     files=_files("arena-k", "arena-k-rip-bBUDGET-kK.png"), docs="docs/arena.md",
     summary=leaderboard_markdown, records_runs=False,
     extra_options=("normalise",))
 ARENA_LONG_SPEC = ExperimentSpec(
     "arena-long", "the arena's RIP stream at T = 1e5 (budget 5): growth exponents over three "
     "decades beside the theorems'", _run_spec("arena-long"),
-    sizes="T = 100,000, budget 5, 10 runs; quick: T = 3,000",
+    sizes="T = 100,000, budget 5, 20 runs; quick: T = 3,000",
     files=_files("arena-long", "arena-long-rip-b5.png"), docs="docs/arena.md",
     summary=leaderboard_markdown, records_runs=False,
     extra_options=("normalise",))

@@ -11,6 +11,7 @@ the next window of as many factors above (below) it is tuned too (`extension`), 
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -27,11 +28,38 @@ MAX_EXTENSIONS = 1
 TUNE_OFFSET = 100_000
 
 
-def mean_final_regret(res) -> np.ndarray:
-    """(G,) tuning score of a SimResult: each grid point's final regret (R1, or R2 where the
-    exact comparator was not computed) averaged over its runs (NaN runs ignored)."""
+def final_regret_runs(res) -> np.ndarray:
+    """(G, R) each grid point's final regret in each run of a SimResult (R1, or R2 where the
+    exact comparator was not computed)."""
     reg = res.regret_curves()
-    return np.nanmean(reg["regret" if "regret" in reg else "regret_lb_greedy"][:, :, -1], axis=1)
+    return np.asarray(reg["regret" if "regret" in reg else "regret_lb_greedy"][:, :, -1])
+
+
+def mean_final_regret(res) -> np.ndarray:
+    """(G,) tuning score of a SimResult: each grid point's final regret averaged over its runs
+    (NaN runs ignored)."""
+    return np.nanmean(final_regret_runs(res), axis=1)
+
+
+def lowest(scores) -> int | None:
+    """Index of the lowest finite score, None where none is finite: the choice rule of `tune`."""
+    scores = np.asarray(scores, np.float64)
+    finite = np.isfinite(scores)
+    return int(np.argmin(np.where(finite, scores, np.inf))) if finite.any() else None
+
+
+def half_scores(finals) -> tuple[np.ndarray, np.ndarray] | None:
+    """The scores two disjoint sets of tuning runs give each point: the mean final regret
+    (NaN runs ignored) over the first R // 2 runs of `finals` (G, R) and over the rest; None
+    for a single run (no two sets). How often the two sets choose the same point (`lowest`)
+    measures how stable a tuning choice is."""
+    finals = np.asarray(finals, np.float64)
+    half = finals.shape[1] // 2
+    if half == 0:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a point NaN in every run of a set
+        return np.nanmean(finals[:, :half], axis=1), np.nanmean(finals[:, half:], axis=1)
 
 
 def extension(factors: Sequence[float], edge: float, side: int) -> tuple[float, ...]:
@@ -105,8 +133,7 @@ def tune(evaluate: Callable[[tuple[float, ...]], tuple[np.ndarray, Any]],
         means = np.concatenate(scores)
         finite = np.isfinite(means)
         order = np.argsort(all_f)
-        best = (int(np.argmin(np.where(finite, means, np.inf))) if finite.any()
-                else int(order[len(order) // 2]))
+        best = lowest(means) if finite.any() else int(order[len(order) // 2])
         side = (+1 if best == order[-1] else -1 if best == order[0] else 0) if finite.any() else 0
         if side == 0 or extended[side] >= max_extensions:
             return Tuned(all_f, means, best, side != 0, windows, payloads)
@@ -115,4 +142,5 @@ def tune(evaluate: Callable[[tuple[float, ...]], tuple[np.ndarray, Any]],
 
 
 __all__ = ["MAX_EXTENSIONS", "TUNE_OFFSET", "TUNING_FACTORS", "Tuned", "extension",
-           "mean_final_regret", "scaled_points", "tune"]
+           "final_regret_runs", "half_scores", "lowest", "mean_final_regret", "scaled_points",
+           "tune"]
