@@ -620,3 +620,80 @@ def test_ito_table1_pairs__every_pair_per_setting_in_the_papers_order(tmp_path):
             f"{dt._p(q[i])}, Wilcoxon {dt._p(q_free[i])}"
             + ("" if (q[i] <= 0.05) == (q_free[i] <= 0.05) else " (t only)")))
     assert all(ln.endswith("(t only) |") for ln in lines)  # 5 instances: Wilcoxon's p >= 0.0625
+
+
+def _tiny_arena(figures: Path, finals: dict, extra: dict | None = None) -> None:
+    """arena.csv and arena-runs.parquet of one cell (rip, B = 5, k = 2) whose entrants have
+    the per-run final regrets `finals` (name -> (R,)); `extra`: name -> board columns."""
+    figures.mkdir(exist_ok=True)
+    board = pd.DataFrame([{"problem": "rip", "budget": 5, "k": 2, "learner": n, "skipped": "",
+                           **(extra or {}).get(n, {})} for n in finals])
+    board.to_csv(figures / "arena.csv", index=False)
+    rows = [{"problem": "rip", "budget": 5, "k": 2, "learner": n, "seed": 0, "run": r, "n": t,
+             "regret": v[r] * t / 100} for n, v in finals.items()
+            for r in range(len(v)) for t in (10, 100)]
+    pd.DataFrame(rows).to_parquet(figures / "arena-runs.parquet")
+
+
+def test_arena_against__paired_difference_holm_over_every_pair_of_the_cell(tmp_path):
+    from oslr.stats import holm, pair_tests
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(100.0, 10.0, 20)
+    finals = {"ogd-random-subset": base, "a": base - 5.0 + rng.normal(0, 0.5, 20),
+              "b": base + rng.normal(0, 3.0, 20), "c": base + 0.4 + rng.normal(0, 1.0, 20)}
+    figures = tmp_path / "figures"
+    _tiny_arena(figures, finals)
+    table = dt.arena_against(figures)
+    cells = {line.split(" | ")[0].strip("| "): line.split(" | ")[1].strip(" |")
+             for line in table.splitlines()[2:]}
+    assert set(cells) == {"a", "b", "c"}  # the reference itself has no row
+    # the family: all 6 pairs of the cell's 4 entrants, Holm over them for each test
+    names = list(finals)
+    pairs = [(x, y) for i, x in enumerate(names) for y in names[i + 1:]]
+    tests = [pair_tests(finals[x], finals[y]) for x, y in pairs]
+    q_t = dict(zip(pairs, holm([t["pair"].p for t in tests])))
+    q_w = dict(zip(pairs, holm([t["p_free"] for t in tests])))
+    for name in ("a", "b", "c"):
+        key = ("ogd-random-subset", name)
+        d = finals[name] - finals["ogd-random-subset"]
+        pr = pair_tests(finals[name], finals["ogd-random-subset"])["pair"]
+        text = f"{dt._signed_regret(d.mean())} ({dt._signed_regret(pr.ci_low)}, " \
+               f"{dt._signed_regret(pr.ci_high)})"
+        t_says, w_says = q_t[key] <= 0.05, q_w[key] <= 0.05
+        want = (f"**{text}**" if t_says and w_says else
+                text + (" (t)" if t_says else " (W)" if w_says else ""))
+        assert cells[name] == want
+    assert cells["a"].startswith("**-5.")  # a is below the random subset in every run
+    assert "**" not in cells["b"] and "**" not in cells["c"]
+
+
+def test_arena_against__oriented_whichever_entrant_comes_first(tmp_path):
+    # the reference listed last: the pair is (ref, x) in the cell, shown as x - ref
+    finals = {"x": np.arange(12.0), "y": np.arange(12.0) + 1.0,
+              "ito-dual-averaging": np.arange(12.0) + 3.0 + 0.1 * np.sin(np.arange(12.0))}
+    figures = tmp_path / "figures"
+    _tiny_arena(figures, finals)
+    rows = dt.arena_against(figures, against="ito-dual-averaging").splitlines()[2:]
+    x = next(r for r in rows if r.startswith("| x |")).split(" | ")[1].rstrip(" |")
+    assert x.startswith("**-3.0 (-3.") and x.endswith(")**")
+
+
+def test_arena_stability__sets_that_agree_and_the_largest_ratio(tmp_path):
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    board = pd.DataFrame([
+        {"problem": p, "budget": 5, "k": 2, "learner": n, "skipped": s, "factor": f,
+         "factor_set_a": fa, "factor_set_b": fb}
+        for p, n, s, f, fa, fb in [
+            ("rip", "a", "", 1.0, 1.0, 1.0),        # stable
+            ("agnostic", "a", "", 3.0, 3.0, 0.3),   # the sets disagree (x10)
+            ("rip", "b", "", 1.0, 3.0, 3.0),        # the sets agree, not with the choice
+            ("agnostic", "b", "", 10.0, np.nan, np.nan),  # one tuning run: not counted
+            ("drifting", "b", "skipped", np.nan, np.nan, np.nan)]])
+    board.to_csv(figures / "arena.csv", index=False)
+    board.iloc[:1].assign(problem="long").to_csv(figures / "arena-long.csv", index=False)
+    lines = dt.arena_stability(figures).splitlines()
+    assert lines[2] == "| a | 3 | 2/3 | 2/3 | 10 |"  # arena-long's cell counts too
+    assert lines[3] == "| b | 1 | 1/1 | 0/1 | 1 |"
+    assert lines[4] == "| all | 4 | 3/4 | 2/4 | 10 |"

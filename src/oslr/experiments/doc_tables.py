@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -164,6 +164,79 @@ def arena_exponents(figures: Path, name: str = "arena") -> str:
     over the runs), beside the theorem's rate."""
     return _pivot(_read_board(figures, name), ["learner", "theory"],
                   _exponent_cell(figures, name), lambda r: [str(r["theory"])])
+
+
+def _signed_regret(x: float) -> str:
+    """A signed regret difference, one decimal below 1,000 (+2.4, -145.0, +1,376)."""
+    return ("+" if x > 0 else "") + _regret(x)
+
+
+def arena_against(figures: Path, name: str = "arena", against: str = "ogd-random-subset") -> str:
+    """Each entrant minus `against`, paired on a cell's shared runs: the mean difference of the
+    final regrets with its (unadjusted) 95% t interval, per problem and budget. The family,
+    fixed before looking: every pair of the cell's entrants (36 with nine), Holm over it for the
+    paired t and for Wilcoxon's signed-rank test alike (the family of the board's ties with the
+    best, so any pair shown here can be claimed). Bold: both tests separate the two (negative:
+    lower regret than `against`); "(t)" / "(W)": only the t / only the Wilcoxon test does;
+    plain: neither (indistinguishable)."""
+    from oslr.experiments.arena import final_regrets
+
+    board = _read_board(figures, name)
+    runs = pd.read_parquet(figures / f"{name}-runs.parquet")
+    cells: dict = {}
+
+    def tests(r):
+        key = (r["problem"], r["budget"], r["k"])
+        if key not in cells:
+            finals = final_regrets(runs[runs["k"] == r["k"]], r["problem"], r["budget"])
+            cells[key] = _paired_cells(_every_pair(finals, name=lambda a, b: (a, b)))
+        return cells[key]
+
+    def cell(r):
+        found = tests(r)
+        if r["learner"] == against or (against, r["learner"]) not in found and (
+                r["learner"], against) not in found:
+            return "-"
+        if (r["learner"], against) in found:
+            pr, q_t, q_w = found[(r["learner"], against)]
+            diff, low, high = pr.diff, pr.ci_low, pr.ci_high
+        else:
+            pr, q_t, q_w = found[(against, r["learner"])]
+            diff, low, high = -pr.diff, -pr.ci_high, -pr.ci_low
+        text = f"{_signed_regret(diff)} ({_signed_regret(low)}, {_signed_regret(high)})"
+        t_says, w_says = q_t <= 0.05, q_w <= 0.05
+        if t_says and w_says:
+            return f"**{text}**"
+        return text + (" (t)" if t_says else " (W)" if w_says else "")
+
+    return _pivot(board[board["learner"] != against], ["learner"], cell)
+
+
+def arena_stability(figures: Path, names: Sequence[str] = ("arena", "arena-k",
+                                                            "arena-long")) -> str:
+    """How stable each entrant's tuning choice is: over the cells of the boards `names`, in how
+    many the two disjoint sets of tuning runs (`arena.run_entrant`: the first half, A, and the
+    rest, B) would each have chosen the same factor, in how many both chose the factor the
+    whole tuning set chose, and the largest ratio between A's and B's factors."""
+    boards = [_read_board(figures, n) for n in names if (figures / f"{n}.csv").exists()]
+    board = pd.concat(boards, ignore_index=True)
+    board = board[(board["skipped"] == "") & board["factor_set_a"].notna()
+                  & board["factor_set_b"].notna()]
+    lines = ["| learner | cells | A and B choose the same factor | both choose the factor used "
+             "| largest A / B ratio |", "|---|---|---|---|---|"]
+    total, agree, both_all, ratio_all = 0, 0, 0, 1.0
+    for learner, part in board.groupby("learner", sort=False):
+        a, b, used = (part[c].to_numpy(np.float64) for c in ("factor_set_a", "factor_set_b",
+                                                               "factor"))
+        same = np.isclose(a, b, rtol=1e-9)
+        both = same & np.isclose(a, used, rtol=1e-9)
+        ratio = np.max(np.maximum(a / b, b / a))
+        lines.append(_row(learner, len(part), f"{same.sum()}/{len(part)}",
+                          f"{both.sum()}/{len(part)}", f"{ratio:g}"))
+        total, agree, both_all = total + len(part), agree + same.sum(), both_all + both.sum()
+        ratio_all = max(ratio_all, ratio)
+    lines.append(_row("all", total, f"{agree}/{total}", f"{both_all}/{total}", f"{ratio_all:g}"))
+    return "\n".join(lines) + "\n"
 
 
 def arena_skipped(figures: Path, name: str = "arena") -> str:
@@ -930,6 +1003,10 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "arena-regret": arena_regret,
     "arena-exponents": arena_exponents,
     "arena-skipped": arena_skipped,
+    "arena-vs-random-subset": arena_against,
+    "arena-vs-dual-averaging": lambda figures: arena_against(figures,
+                                                             against="ito-dual-averaging"),
+    "arena-stability": arena_stability,
     "arena-caps": arena_caps,
     "arena-long": arena_long,
     "arena-k": arena_k,
