@@ -437,6 +437,24 @@ def test_leaderboard_markdown__says_whether_x_was_normalised_and_the_radius():
         assert head.endswith(want)
 
 
+def test_leaderboard_markdown__the_tuning_choices_stability_line():
+    finals = {"a": np.arange(5.0), "b": np.arange(5.0) + 1, "c": np.arange(5.0) + 2}
+    board, runs = _board_and_runs(finals)
+    common = dict(d=6, k=2, horizon=100, observed=3, tuned="eta=1", metric="regret",
+                  exponent=0.5, theory="sqrt T", bound=np.nan, bound_label="",
+                  run_rounds_per_s=1e5, reference=False, at_cap=False)
+    board = A.rank(board, runs).assign(**common, factor=[1.0, 3.0, 0.3],
+                                       factor_set_a=[1.0, 10.0, np.nan],
+                                       factor_set_b=[1.0, 10.0, np.nan])
+    text = A.leaderboard_markdown(board)
+    # c had one tuning run a point (NaN: no two sets): left out; b's sets agree, not with 3
+    assert ("Tuning stability: in 2 of 2 cells the two disjoint sets of tuning runs would each "
+            "have chosen the same factor (1 of them the factor all the tuning runs chose).") in text
+    board["factor_set_b"] = [0.3, 10.0, np.nan]
+    assert "in 1 of 2 cells" in A.leaderboard_markdown(board)
+    assert "stability" not in A.leaderboard_markdown(board.drop(columns=["factor_set_a"]))
+
+
 def _arena_curves():
     rows = []
     for label, scale, bound in (("ogd-full", 1.0, np.nan), ("ogd-random-subset", 2.0, np.nan),

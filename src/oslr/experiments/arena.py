@@ -583,6 +583,16 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
                                        f"(factor {r['factor']:g})"
                                        for _, r in capped.iterrows()) if len(capped) else "")
                    + ".\n")
+    if "factor_set_a" in board:
+        ran = board[~_skipped(board) & board["factor_set_a"].notna()
+                    & board["factor_set_b"].notna()]
+        if len(ran):
+            a, b = ran["factor_set_a"].to_numpy(float), ran["factor_set_b"].to_numpy(float)
+            same = np.isclose(a, b)
+            used = same & np.isclose(a, ran["factor"].to_numpy(float))
+            out.append(f"Tuning stability: in {same.sum()} of {len(ran)} cells the two disjoint "
+                       f"sets of tuning runs would each have chosen the same factor ({used.sum()}"
+                       " of them the factor all the tuning runs chose).\n")
     return "\n".join(out)
 
 
