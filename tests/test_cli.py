@@ -570,6 +570,50 @@ def _catches(pid: int, signum: int) -> bool:
     return bool(int(mask, 16) >> (signum - 1) & 1)
 
 
+def test_quiet_when_the_reader_leaves__141_and_stdout_on_dev_null(monkeypatch, tmp_path):
+    import os
+    import sys
+
+    from oslr import cli
+
+    # stdout on a file of its own (a real descriptor, as a pipe's would be)
+    out = open(tmp_path / "out", "w")
+    monkeypatch.setattr(sys, "stdout", out)
+
+    def broken():
+        raise BrokenPipeError(32, "Broken pipe")
+
+    try:
+        assert cli._quiet_when_the_reader_leaves(broken) == 141
+        # the descriptor now writes to /dev/null: the interpreter's last flush cannot fail
+        null, now = os.stat(os.devnull), os.fstat(out.fileno())
+        assert (now.st_dev, now.st_ino, now.st_rdev) == (null.st_dev, null.st_ino, null.st_rdev)
+    finally:
+        out.close()
+    out = open(tmp_path / "out2", "w")
+    monkeypatch.setattr(sys, "stdout", out)
+    try:
+        def fine():
+            print("written", end="")
+            return 3
+
+        assert cli._quiet_when_the_reader_leaves(fine) == 3  # the status, the output flushed
+        assert (tmp_path / "out2").read_text() == "written"
+    finally:
+        out.close()
+
+
+def test_entry__handlers_first_then_main_whose_status_it_exits_with(monkeypatch):
+    from oslr import cli
+
+    calls = []
+    monkeypatch.setattr(cli, "_install_signal_handlers", lambda: calls.append("handlers"))
+    monkeypatch.setattr(cli, "main", lambda: calls.append("main") or 7)
+    with pytest.raises(SystemExit) as stop:
+        cli.entry()
+    assert stop.value.code == 7 and calls == ["handlers", "main"]
+
+
 def test_oslr_command__a_reader_that_left_is_no_traceback_and_status_141():
     """`oslr list | head`: the pipe's reader gone before we write (its read end closed here, so
     the first write fails whatever the timing) ends quietly as a SIGPIPE'd tool would."""

@@ -311,6 +311,47 @@ def test_run_entrant__reports_what_each_of_two_disjoint_tuning_sets_would_choose
     assert np.isnan(summary["factor_set_a"]) and np.isnan(summary["factor_set_b"])
 
 
+def test_run_entrant__what_each_simulate_call_gets_and_what_the_summary_holds(monkeypatch):
+    import warnings
+
+    calls = []
+
+    def fake_simulate(learner, problem, params, pp, *, n_runs, run_offset=0, grid=None, **kw):
+        calls.append({"learner": learner, "params": params, "grid": grid, "n_runs": n_runs,
+                      "run_offset": run_offset, **kw})
+        if run_offset == A.TUNE_OFFSET:  # a solver warning while tuning, factor 1 best
+            warnings.warn("LP not converged in 3 rounds", RuntimeWarning)
+            warnings.warn("LP not converged in 1 round", RuntimeWarning)
+            f = np.array([g["factor"] for g in grid])[:, None]
+            return _FakeResult(np.abs(np.log10(f)) + np.zeros(n_runs))
+        return _FakeResult(np.full((len(grid), n_runs), 4.0))
+
+    monkeypatch.setattr(A, "simulate", fake_simulate)
+    problem, pp, _ = A.arena_problem("rip", 6, 2)
+    entrant = OGD[1]  # ogd-random-subset
+    summary, ckpts, curves, tuning, info = A.run_entrant(
+        entrant, problem, pp, 6, 2, 3, 60, 6, factors=(0.1, 1.0, 10.0))
+    learner, params, observed = A._entrant_learner(entrant, 6, 2, 3, 60, 1.0)
+    tune_call, eval_call = calls
+    for call in calls:  # the entrant's learner, the comparator of size k
+        assert call["learner"].name == learner.name == "ogd-random-subset"
+        assert (call["comparator_k"], call["horizon"], call["seed"]) == (2, 60, 0)
+    # the evaluation plays the chosen point: eta x 1 (one grid point, not the tuning scores)
+    np.testing.assert_allclose(np.asarray(eval_call["params"].eta), [float(params.eta)],
+                               rtol=1e-6)
+    assert eval_call["grid"][0]["factor"] == 1.0 and eval_call["n_runs"] == 6
+    assert info["radius"] == 1.0  # the default radius, recorded for the bounds
+    assert {k: summary[k] for k in ("learner", "registry", "d", "k", "budget", "observed",
+                                    "horizon", "runs", "metric", "tuned", "factor")} == {
+        "learner": "ogd-random-subset", "registry": "ogd-random-subset", "d": 6, "k": 2,
+        "budget": 3, "observed": observed, "horizon": 60, "runs": 6, "metric": "regret",
+        "tuned": f"eta={float(params.eta):.4g}", "factor": 1.0}
+    assert summary["run_rounds_per_s"] > 0 and summary["regret"] == 4.0
+    assert {t["learner"] for t in tuning} == {"ogd-random-subset"}
+    assert tuning[0]["solver_warnings"] == ("LP not converged in 3 rounds | LP not converged "
+                                           "in 1 round")
+
+
 def test_arena_sizes__20_evaluation_runs_4_tuning_runs_a_point_in_the_docs_studies():
     import inspect
 

@@ -690,10 +690,40 @@ def test_arena_stability__sets_that_agree_and_the_largest_ratio(tmp_path):
             ("agnostic", "a", "", 3.0, 3.0, 0.3),   # the sets disagree (x10)
             ("rip", "b", "", 1.0, 3.0, 3.0),        # the sets agree, not with the choice
             ("agnostic", "b", "", 10.0, np.nan, np.nan),  # one tuning run: not counted
+            ("correlated", "b", "", 10.0, np.nan, 10.0),  # half a pair: not counted either
             ("drifting", "b", "skipped", np.nan, np.nan, np.nan)]])
     board.to_csv(figures / "arena.csv", index=False)
     board.iloc[:1].assign(problem="long").to_csv(figures / "arena-long.csv", index=False)
     lines = dt.arena_stability(figures).splitlines()
+    assert lines[:2] == ["| learner | cells | A and B choose the same factor | both choose the "
+                         "factor used | largest A / B ratio |", "|---|---|---|---|---|"]
     assert lines[2] == "| a | 3 | 2/3 | 2/3 | 10 |"  # arena-long's cell counts too
     assert lines[3] == "| b | 1 | 1/1 | 0/1 | 1 |"
     assert lines[4] == "| all | 4 | 3/4 | 2/4 | 10 |"
+
+
+def test_arena_stability__every_choice_stable_is_a_largest_ratio_of_1(tmp_path):
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    pd.DataFrame([{"problem": "rip", "budget": 5, "k": 2, "learner": "a", "skipped": "",
+                   "factor": 3.0, "factor_set_a": 3.0, "factor_set_b": 3.0}]).to_csv(
+        figures / "arena.csv", index=False)
+    assert dt.arena_stability(figures).splitlines()[-1] == "| all | 1 | 1/1 | 1/1 | 1 |"
+
+
+@pytest.mark.parametrize("q_t, q_w, want", [
+    (0.05, 0.05, "**+2.0 (+1.0, +3.0)**"),   # both tests at alpha exactly: bold
+    (0.05, 0.0501, "+2.0 (+1.0, +3.0) (t)"),
+    (0.0501, 0.05, "+2.0 (+1.0, +3.0) (W)"),
+    (0.2, 0.3, "+2.0 (+1.0, +3.0)")])
+def test_arena_against__the_marks_of_each_test_at_the_5_percent_edge(tmp_path, monkeypatch, q_t,
+                                                                    q_w, want):
+    from oslr.stats import Paired
+
+    finals = {"x": np.arange(6.0) + 2.0, "ogd-random-subset": np.arange(6.0)}
+    figures = tmp_path / "figures"
+    _tiny_arena(figures, finals)
+    pr = Paired(n=6, diff=2.0, sem=0.1, ci_low=1.0, ci_high=3.0, p=0.0, below=0, above=6)
+    monkeypatch.setattr(dt, "_paired_cells", lambda pairs: {k: (pr, q_t, q_w) for k in pairs})
+    row = dt.arena_against(figures).splitlines()[2]
+    assert row == f"| x | {want} |"

@@ -227,7 +227,8 @@ def test_reproduce__a_second_process_on_the_same_step_is_refused_naming_the_firs
 
 def _recorder(monkeypatch, module, names):
     """Replace `module.NAME` for each name by a function that records its call and returns a
-    small table (runs 2, horizon 700) or a figure; returns the list of calls."""
+    small table (runs 2, horizon 700 in its first row; a second row differs, so that a title
+    read from another row shows) or a figure; returns the list of calls."""
     import matplotlib.pyplot as plt
 
     calls = []
@@ -237,7 +238,7 @@ def _recorder(monkeypatch, module, names):
             calls.append((name, args, kwargs))
             if name.startswith("plot"):
                 return plt.figure()
-            return pd.DataFrame({"runs": [2, 2], "horizon": [700, 700], "x": [1.0, 2.0]})
+            return pd.DataFrame({"runs": [2, 9], "horizon": [700, 900], "x": [1.0, 2.0]})
         return f
 
     for name in names:
@@ -261,6 +262,8 @@ def test_wll_steps__grids_sizes_files_and_titles(tmp_path, monkeypatch, quick):
                  {"runs": 2 if quick else 50, "horizon": 2000 if quick else None,
                   "progress": True, "eta_scale": 30.0})
     assert k_plot[1][1:3] == ("ratio", tmp_path / "k-stem.png")
+    # each figure drawn from the table its study returned
+    assert list(k_plot[1][0]["runs"]) == [2, 9] and list(red_plot[1][0]["runs"]) == [2, 9]
     assert k_plot[1][3] == "covtype: 2 shuffles, T=700"
     assert rates == ("wll_rate_sweep", ("a9a", (1.0, 3.0) if quick else (1.0, 3.0, 10.0),
                                         (0.0, 0.1)),

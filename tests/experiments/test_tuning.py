@@ -107,3 +107,11 @@ def test_half_scores__two_disjoint_sets_their_means_nan_runs_ignored():
     assert (a[0], b[0]) == (1.0, 3.0)
     assert half_scores(np.ones((3, 1))) is None  # one run: no two sets
     assert lowest([np.nan, np.nan]) is None and lowest([np.inf, 3.0, 2.0]) == 2
+
+
+def test_half_scores__float32_finals_averaged_in_float64():
+    from oslr.experiments.tuning import half_scores
+
+    # float32 cannot hold 1e8 + 1: a float32 mean of (1e8, 1) is 5e7, float64's 50000000.5
+    a, b = half_scores(np.array([[1e8, 1.0, 2.0, 2.0]], np.float32))
+    assert a[0] == 50_000_000.5 and a.dtype == np.float64 and b[0] == 2.0
