@@ -113,6 +113,21 @@ def test_wll_redundant__rho_zero_first_and_held_rates(monkeypatch):
         assert float(c.params.eta_scale) == pytest.approx(2.0 * f, rel=1e-6)
         assert float(c.params.c0) == pytest.approx(123 / d1, rel=1e-6)
     _check_rows(df, eng, lambda res: 12)
+    assert {c.kwargs["progress"] for c in eng.calls} == {False}  # no bar unless asked
+    eng.calls.clear()  # a c0 of one's own is held the same way
+    wll.wll_redundant("a9a", rhos=(0.5,), k_ratio=0.1, runs=2, horizon=30, learners=("ftpsl",),
+                      hold_rates=True, c0=0.5)
+    assert [float(c.params.c0) for c in eng.calls] == pytest.approx([0.5, 0.5 * 123 / 185])
+
+
+def test_wll_reward_vs_k__defaults_a9a_seed_0_no_bar(monkeypatch):
+    eng = FakeEngine(n_checkpoints=2, trailing={"theta_sum": (123,)})
+    monkeypatch.setattr(wll, "sweep", eng.sweep)
+    df = wll.wll_reward_vs_k(ratios=(0.1,), horizon=20, learners=("ftpsl",))
+    (call,) = eng.calls
+    assert (call.problem.d, call.seed, call.n_runs, call.kwargs["progress"]) == (
+        123, 0, wll.WLL_SHUFFLES, False)
+    assert wll.WLL_SHUFFLES == 50 and set(df["dataset"]) == {"a9a"}
 
 
 def test_wll_rate_sweep__the_grid_each_learner_has(monkeypatch):
@@ -209,9 +224,14 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
            "wll-redundant": lambda: wll._run_curve("wll-redundant", "wll_redundant", "rho",
                                                    wll.WLL_RHOS, (0.5, 1.5)),
            "wll-rates": lambda: spec.run}[name]()
+    titles = []
+    write = wll.write_table_and_figure
+    monkeypatch.setattr(wll, "write_table_and_figure",
+                        lambda *a: titles.append(a[-1]) or write(*a))
     df = run(ExperimentArgs(dataset="a9a", runs=2, seed=3, out=tmp_path, quick=True,
                             progress=False))
     assert {(c.n_runs, c.seed) for c in eng.calls} == {(2, 3)}
+    assert titles == [f"a9a: 2 shuffles, T={1000 if name == 'wll-rates' else 5000}"]
     assert [c.learner.name for c in eng.calls][:1] == ["ftpsl"]
     horizon = 1000 if name == "wll-rates" else 5000
     assert {c.horizon for c in eng.calls} == {horizon}
@@ -226,3 +246,7 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
         assert (tmp_path / f.format(dataset="a9a")).stat().st_size > 0
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / f"{name}-a9a.csv"), df,
                                   check_dtype=False)
+    eng.calls.clear()  # without --runs: the docs' shuffles (100 a point for the rate sweep)
+    run(ExperimentArgs(dataset="a9a", runs=None, seed=3, out=tmp_path, quick=True,
+                       progress=False))
+    assert {c.n_runs for c in eng.calls} == {100 if name == "wll-rates" else 50}
