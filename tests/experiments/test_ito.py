@@ -331,3 +331,7 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
     for f in spec.files:
         assert (tmp_path / f).stat().st_size > 0
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / f"{name}.csv"), df, check_dtype=False)
+    eng.calls.clear()  # without --runs: the docs' run counts (100 instances; 50 shuffles)
+    spec.run(ExperimentArgs(dataset=None, runs=None, seed=4, out=tmp_path, quick=True,
+                            progress=False, options=options))
+    assert {c.n_runs for c in eng.calls} == {100 if name == "ito-table1" else 50}
