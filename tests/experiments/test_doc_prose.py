@@ -208,3 +208,42 @@ def test_ito_prose__the_ratios_of_table1_follow_its_file():
              for m in ("alg2", "alg3")}
     assert (f"{min(below['alg2']):.0f}-{max(below['alg2']):.0f}% below predicting 0. Alg 3 is "
             f"{min(below['alg3']):.0f}-{max(below['alg3']):.0f}% below it") in text
+
+
+def test_ito_prose__fig1b_on_kegg_follows_its_files():
+    from scipy import stats as st
+
+    text = _page("ito-results.md")
+    df = pd.read_csv(FIGURES / "ito-real.csv")
+    final = df[df["n"] == df["n"].max()]
+    fin = pd.read_csv(FIGURES / "ito-real-finals.csv")
+    shuffles = fin["run"].nunique()
+    assert set(final["runs"]) == {shuffles}
+    assert f"one pass (T = {int(final['horizon'].iloc[0]):,}), {shuffles} shuffles" in text
+    assert f"(mean of {shuffles} shuffles" in text
+    half = float(((final["ci_high"] - final["ci_low"]) / 2).max())
+    assert f"the 95% intervals are within +-{np.ceil(half * 10) / 10:.1f}" in text
+    # Alg 2 below every other method in every shuffle, by the smallest to the largest gap
+    gaps = []
+    for k, part in fin.groupby("k"):
+        alg2 = part[part["method"] == "alg2"].sort_values("run")["loss"].to_numpy()
+        for m, g in part[part["method"] != "alg2"].groupby("method"):
+            d = g.sort_values("run")["loss"].to_numpy() - alg2
+            assert (d > 0).all()
+            half = st.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+            gaps.append((d.mean(), d.mean() - half, d.mean() + half))
+    lo, hi = min(gaps), max(gaps)
+    assert (f"below every other method in all {shuffles} shuffles: by {lo[0]:.1f} ({lo[1]:.1f}, "
+            f"{lo[2]:.1f}) to {hi[0]:.1f} ({hi[1]:.1f}, {hi[2]:.1f})") in text
+    alg2 = final[final["method"] == "alg2"]
+    removed = 100 * (1 - alg2["loss"] / alg2["zero_loss"])
+    assert f"removes only {removed.min():.1f}-{removed.max():.1f}% of the loss" in text
+    comp = 100 * (1 - final["comparator_loss"] / final["zero_loss"]).iloc[0]
+    assert f"against a comparator that removes {comp:.0f}%" in text
+    wall = final.groupby("method")["wall_s"]
+    lo, hi = wall.min().round().astype(int), wall.max().round().astype(int)
+    per_k = final[final["method"] == "alg3"].sort_values("k")["wall_s"].round().astype(int)
+    assert (f"Alg 2 {lo['alg2']}-{hi['alg2']} s, Alg 3 " + " / ".join(map(str, per_k))
+            + " s for") in text
+    assert (f"{lo['alg3_identity']}-{hi['alg3_identity']} s with A = I, KKLP {lo['kklp']}-"
+            f"{hi['kklp']} s, KKLP_A {lo['kklp_a']}-{hi['kklp_a']} s") in text

@@ -167,15 +167,38 @@ def test_wll_tables__paired_claims_follow_the_per_run_files(tmp_path):
     assert not after[1].startswith("**") and after[2].startswith("**")
     n = len(ftpsl)
     assert after[5].startswith(f"-1,000 (") and f"ahead in 0/{n}" in after[5]
-    # Holm over the rows: covtype k = 5 has FTPSL ahead in 5 of 5 runs and an unadjusted
-    # interval above 0, but its adjusted p is 0.3: not bold; k = 16 (adjusted p 0.017) is
-    (tmp_path / "cov").mkdir()
-    cov = _figures_copy(tmp_path / "cov", "wll-k-covtype-tuned.csv", "wll-k-covtype-runs.parquet")
+    # ahead by 100 in a fifth of the runs, behind by 1 in the rest: the t test separates the
+    # two (mean +19.2), Wilcoxon's ranks do not: no bold, "t only"
+    d = np.where(np.arange(n) < n // 5, 100.0, -1.0)
+    runs.loc[rand.index, "value"] = ftpsl["value"].to_numpy() - d
+    runs.to_parquet(figures / "wll-k-a9a-runs.parquet", index=False)
+    t_only = row(dt.TABLES["wll-k-a9a-tuned"](figures)).split(" | ")
+    assert not t_only[1].startswith("**") and not t_only[2].startswith("**")
+    assert t_only[5].endswith("(t only) |"), t_only[5]
+    # Holm over the table's rows, for the t and the Wilcoxon test alike: each a9a row's bold
+    # recomputed from the shipped per-run file (bold only where both tests separate the two)
+    from oslr.stats import holm, pair_tests
+
+    (tmp_path / "a9a").mkdir()
+    a9a = _figures_copy(tmp_path / "a9a", "wll-k-a9a-tuned.csv", "wll-k-a9a-runs.parquet")
     rows = {r.split(" | ")[0]: r.split(" | ") for r in
-            dt.TABLES["wll-k-covtype-tuned"](cov).splitlines()}
-    assert rows["| 5 (0.09)"][5].startswith("+919 (+62, ") and "ahead in 5/5, p 0.3" in \
-        rows["| 5 (0.09)"][5]
-    assert not rows["| 5 (0.09)"][1].startswith("**") and rows["| 16 (0.30)"][1].startswith("**")
+            dt.TABLES["wll-k-a9a-tuned"](a9a).splitlines()}
+    runs = pd.read_parquet(a9a / "wll-k-a9a-runs.parquet")
+    table = pd.read_csv(a9a / "wll-k-a9a-tuned.csv")
+    ks = sorted(table["k"].unique())
+    tests = [pair_tests(*(runs[_final_reward(runs, learner=name, param_k=k)]
+                          .sort_values("run")["value"].to_numpy()
+                          for name in ("ftpsl", "ftpl-random-subset"))) for k in ks]
+    q_t, q_w = holm([t["pair"].p for t in tests]), holm([t["p_free"] for t in tests])
+    bolds = 0
+    for k, t, qt, qw in zip(ks, tests, q_t, q_w):
+        d = int(table.loc[table["k"] == k, "d"].iloc[0])
+        row = rows[f"| {k} ({k / d:.2f})"]
+        both = qt <= 0.05 and qw <= 0.05
+        assert row[1].startswith("**") == (both and t["pair"].diff > 0)
+        assert row[2].startswith("**") == (both and t["pair"].diff < 0)
+        bolds += both
+    assert 0 < bolds < len(ks)  # the rule is exercised both ways on this table
     # rates: the oracle subset at the best FTPSL point's eta made that point's runs - 7
     text = dt.TABLES["wll-rates-covtype"](figures)
     said = text.split("the best FTPSL point (eta_scale ")[1]
@@ -225,7 +248,7 @@ def test_kpm_and_ito_tables__nearest_checkpoint_formats_and_bold_show(tmp_path):
     k4 = fin["k"] == 4
     alg2_runs = fin.loc[k4 & (fin["method"] == "alg2")].sort_values("run")["loss"].to_numpy()
     kklp = fin.index[k4 & (fin["method"] == "kklp")]
-    fin.loc[kklp, "loss"] = alg2_runs + [0.5, -0.5, 0.3, -0.3, 0.1]
+    fin.loc[kklp, "loss"] = alg2_runs + np.resize([0.5, -0.5, 0.3, -0.3, 0.1], len(alg2_runs))
     fin.to_csv(figures / "ito-real-finals.csv", index=False)
     table = dt.TABLES["ito-real"](figures)
     assert "| 4 (3) | 4,389.9 |" in table and "4,390.0" in table  # no bold: not separated
