@@ -335,3 +335,29 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
     spec.run(ExperimentArgs(dataset=None, runs=None, seed=4, out=tmp_path, quick=True,
                             progress=False, options=options))
     assert {c.n_runs for c in eng.calls} == {100 if name == "ito-table1" else 50}
+
+
+def test_ito_real_experiment__full_size_and_the_figure_title(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from oslr.registry import EXPERIMENTS
+    from oslr.spec import ExperimentArgs
+
+    calls, titles = [], []
+
+    def fake_real(**kw):
+        calls.append(kw)
+        return pd.DataFrame({"k": [4], "n": [10], "loss": [1.0]})
+
+    def fake_plot(df, path, title=""):
+        titles.append(title)
+        return plt.figure()
+
+    monkeypatch.setattr(ito, "ito_real", fake_real)
+    monkeypatch.setattr(ito, "plot_real", fake_plot)
+    EXPERIMENTS["ito-real"].run(ExperimentArgs(dataset=None, runs=None, seed=1, out=tmp_path,
+                                               quick=False, progress=False))
+    (kw,) = calls
+    assert (kw["ks"], kw["horizon"], kw["runs"], kw["seed"]) == ((4, 8, 13), None, 50, 1)
+    assert titles == ["kegg (for CT), 50 shuffles, 95% bands:"]
+    plt.close("all")
