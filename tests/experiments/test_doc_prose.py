@@ -247,3 +247,74 @@ def test_ito_prose__fig1b_on_kegg_follows_its_files():
             + " s for") in text
     assert (f"{lo['alg3_identity']}-{hi['alg3_identity']} s with A = I, KKLP {lo['kklp']}-"
             f"{hi['kklp']} s, KKLP_A {lo['kklp_a']}-{hi['kklp_a']} s") in text
+
+
+def _wll_k(stem: str):
+    """{k: (ratio, Paired of FTPSL - random subset, sign by both tests after Holm)} and the
+    table of a [WLL] k/d step, from its shipped files."""
+    from oslr.experiments import doc_tables as dt
+
+    df = pd.read_csv(FIGURES / f"{stem}.csv")
+    runs = dt._final_runs(FIGURES, dt._wll_step(stem), "sum_reward")
+    ks = sorted(df["k"].unique())
+    cells = dt._paired_cells({k: (dt._runs_of(runs, learner="ftpsl", param_k=k),
+                                  dt._runs_of(runs, learner="ftpl-random-subset", param_k=k))
+                              for k in ks})
+    d = int(df["d"].iloc[0])
+    return {k: (k / d, cells[k][0], dt._both_sign(*cells[k])) for k in ks}, df
+
+
+def _triple(r, sign: int = 1) -> str:
+    """'24,553 (21,209, 27,897)' for a paired difference (sign -1: its negative)."""
+    lo, hi = (r.ci_low, r.ci_high) if sign > 0 else (-r.ci_high, -r.ci_low)
+    return f"{sign * r.diff:,.0f} ({lo:,.0f}, {hi:,.0f})"
+
+
+def test_wll_prose__the_k_over_d_claims_follow_the_files():
+    text = _page("wll-results.md")
+    a9a, a9a_df = _wll_k("wll-k-a9a-tuned")
+    cov, cov_df = _wll_k("wll-k-covtype-tuned")
+    c4, c4_df = _wll_k("wll-k-connect4-tuned")
+    for df in (a9a_df, cov_df, c4_df):
+        assert set(df["runs"]) == {50}
+    assert "c0 = 0.01, one pass, 50 shuffles), every claim by both tests" in text
+
+    def ahead_ratios(cells):
+        return [round(r, 2) for r, _, s in cells.values() if s > 0]
+
+    def none_ratios(cells):
+        return [round(r, 2) for r, _, s in cells.values() if s == 0]
+
+    # connect-4: ahead at every k/d <= 0.9, in every shuffle; the two quoted differences
+    assert ahead_ratios(c4) == [round(r, 2) for r, _, _ in c4.values() if r <= 0.9]
+    assert all(p.above == p.n for r, p, _ in c4.values() if r <= 0.9)
+    by = {round(r, 2): p for r, p, _ in c4.values()}
+    assert (f"(by {_triple(by[0.05])} at 0.05 and {_triple(by[0.5])} at 0.5, ahead in all "
+            f"50 shuffles at every one of them)") in text
+    c4_ratio = c4_df.pivot(index="k", columns="learner", values="reward_mean")
+    share = 1 - c4_ratio["ftpsl"] / c4_ratio["ftpl-oracle-subset"]
+    assert f"within {100 * share.min():.0f}-{100 * share.max():.0f}% of the oracle subset" in text
+    # a9a: ahead at every k/d <= 0.8, indistinguishable at 0.9
+    assert ahead_ratios(a9a) == [round(r, 2) for r, _, _ in a9a.values() if r <= 0.8]
+    assert none_ratios(a9a) == [0.9]
+    p9 = next(p for r, p, _ in a9a.values() if round(r, 2) == 0.9)
+    assert f"indistinguishable at 0.9 ({p9.diff:+,.0f} ({p9.ci_low:+,.0f}, {p9.ci_high:+,.0f}))" \
+        in text
+    # covtype: ahead from 0.09 to 0.8, indistinguishable at 0.06 and 0.91
+    assert ahead_ratios(cov) == [round(r, 2) for r, _, _ in cov.values() if 0.09 <= r <= 0.8]
+    assert none_ratios(cov) == [0.06, 0.91]
+    p2 = next(p for r, p, _ in cov.values() if round(r, 2) == 0.2)
+    assert f"on covtype (d = 54) at every k/d from 0.09 to 0.8 (by {_triple(p2)} at 0.2)" in text
+    low = cov_df[cov_df["k"] == min(cov)].set_index("learner")["reward_mean"]
+    assert (f"FTPSL reaches only {100 * low['ftpsl'] / low['ftpl-oracle-subset']:.0f}% of the "
+            "oracle subset at 0.06") in text
+    # k = d: the random subset (= the oracle there) ahead of FTPSL on all three
+    last = {name: cells[max(cells)] for name, cells in (("a9a", a9a), ("cov", cov), ("c4", c4))}
+    assert all(s < 0 for _, _, s in last.values())
+    assert (f"a9a by {_triple(last['a9a'][1], -1)}, connect-4 by {_triple(last['c4'][1], -1)}, "
+            f"covtype by {_triple(last['cov'][1], -1)}") in text
+    stamps = __import__("json").loads((FIGURES / "STAMPS.json").read_text())
+    walls = {ds: stamps[f"wll-k-{ds}-tuned.csv"]["seconds"] for ds in ("a9a", "covtype",
+                                                                          "connect4")}
+    assert (f"a9a {walls['a9a']:,.0f} s, covtype {walls['covtype']:,.0f} s, connect-4 "
+            f"{walls['connect4']:,.0f} s") in text
