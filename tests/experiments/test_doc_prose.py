@@ -2,6 +2,7 @@
 a page regenerated at new run counts cannot keep a stale number in its text. Pages regenerated
 since issue 39's run counts are checked here; the others still carry hand-written numbers."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -313,8 +314,61 @@ def test_wll_prose__the_k_over_d_claims_follow_the_files():
     assert all(s < 0 for _, _, s in last.values())
     assert (f"a9a by {_triple(last['a9a'][1], -1)}, connect-4 by {_triple(last['c4'][1], -1)}, "
             f"covtype by {_triple(last['cov'][1], -1)}") in text
-    stamps = __import__("json").loads((FIGURES / "STAMPS.json").read_text())
+    stamps = json.loads((FIGURES / "STAMPS.json").read_text())
     walls = {ds: stamps[f"wll-k-{ds}-tuned.csv"]["seconds"] for ds in ("a9a", "covtype",
                                                                           "connect4")}
     assert (f"a9a {walls['a9a']:,.0f} s, covtype {walls['covtype']:,.0f} s, connect-4 "
             f"{walls['connect4']:,.0f} s") in text
+
+
+def test_wll_prose__the_redundant_feature_claims_follow_the_files():
+    from oslr.experiments import doc_tables as dt
+    from oslr.stats import paired
+
+    text = _page("wll-results.md")
+    tuned = pd.read_csv(FIGURES / "wll-redundant-a9a-tuned.csv")
+    held = pd.read_csv(FIGURES / "wll-redundant-a9a-held.csv")
+    assert set(tuned["runs"]) == set(held["runs"]) == {50}
+    assert "a9a, k = 25 (0.2 d_orig), one pass, 50 shuffles" in text
+    loss = {}
+    for label, step, learner in (("eq1", "wll-redundant-tuned", "ftpsl"),
+                                 ("held", "wll-redundant-held", "ftpsl"),
+                                 ("random", "wll-redundant-held", "ftpl-random-subset")):
+        runs = dt._final_runs(FIGURES, step, "sum_reward")
+        extra = runs["info_n_redundant"].fillna(0)
+        top = dt._runs_of(runs[extra == extra.max()], learner=learner)
+        zero = dt._runs_of(runs[extra == 0], learner=learner)
+        r = paired(zero, top)
+        loss[label] = (r, zero.mean())
+    r, base = loss["eq1"]
+    assert (f"FTPSL loses {100 * r.diff / base:.0f}% of its reward at rho = 1.5 on a9a "
+            f"({_triple(r)}, paired over the 50 shuffles") in text
+    r, base = loss["held"]
+    top = held[(held["learner"] == "ftpsl") & (held["rho"] == held["rho"].max())]["reward_mean"]
+    assert (f"FTPSL loses {100 * r.diff / base:.0f}% ({_triple(r)}: {base:,.0f} -> "
+            f"{top.iloc[0]:,.0f})") in text
+    r, base = loss["random"]
+    assert f"the random subset {100 * r.diff / base:.0f}% ({_triple(r)})" in text
+    half = {n: ((df["reward_ci_high"] - df["reward_ci_low"]) / 2)[df["learner"] == n]
+            for n in ("ftpsl", "ftpl-random-subset") for df in [pd.concat([tuned, held])]}
+    f, rs = half["ftpsl"], half["ftpl-random-subset"]
+    assert (f"(FTPSL's +-{f.min():,.0f}-{f.max():,.0f}, the random subset's "
+            f"+-{rs.min():,.0f}-{rs.max():,.0f})") in text
+    stamps = json.loads((FIGURES / "STAMPS.json").read_text())
+    wall = {kind: f"{stamps[f'wll-redundant-a9a-{kind}.csv']['seconds']:,.0f} s)"
+            for kind in ("tuned", "held")}
+    assert f"`figures/wll-redundant-a9a-tuned.*`; {wall['tuned']}" in text
+    assert f"`figures/wll-redundant-a9a-held.*`, {wall['held']}" in text
+
+
+def test_wll_prose__theorem_3s_term_against_the_best_action_follows_the_files():
+    from oslr.experiments.wll import theorem_3_order
+
+    ratios = []
+    for stem in ("wll-k-a9a-tuned", "wll-k-covtype-tuned", "wll-k-connect4-tuned",
+                 "wll-k-mnist35-tuned", "wll-k-a9a-eq1"):
+        df = pd.read_csv(FIGURES / f"{stem}.csv")
+        ratios += list(theorem_3_order(df["d"], df["k"], df["horizon"])
+                       / df["comparator_reward_mean"])
+    said = f"{min(ratios):.1f}-{max(ratios):.0f} times the best action's reward at these T"
+    assert said in _page("wll-results.md") and said in _page("findings.md")
