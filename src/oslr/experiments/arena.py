@@ -583,17 +583,26 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
                                        f"(factor {r['factor']:g})"
                                        for _, r in capped.iterrows()) if len(capped) else "")
                    + ".\n")
-    if "factor_set_a" in board:
-        ran = board[~_skipped(board) & board["factor_set_a"].notna()
-                    & board["factor_set_b"].notna()]
-        if len(ran):
-            a, b = ran["factor_set_a"].to_numpy(float), ran["factor_set_b"].to_numpy(float)
-            same = np.isclose(a, b)
-            used = same & np.isclose(a, ran["factor"].to_numpy(float))
-            out.append(f"Tuning stability: in {same.sum()} of {len(ran)} cells the two disjoint "
-                       f"sets of tuning runs would each have chosen the same factor ({used.sum()}"
-                       " of them the factor all the tuning runs chose).\n")
+    stable = tuning_stability(board)
+    if len(stable):
+        out.append(f"Tuning stability: in {stable['sets_agree'].sum()} of {len(stable)} cells the "
+                   "two disjoint sets of tuning runs would each have chosen the same factor "
+                   f"({stable['sets_chose_it'].sum()} of them the factor all the tuning runs "
+                   "chose).\n")
     return "\n".join(out)
+
+
+def tuning_stability(board: pd.DataFrame) -> pd.DataFrame:
+    """The board's rows that ran with two sets of tuning runs (`run_entrant`: factor_set_a and
+    factor_set_b not NaN; none for a board without them), with `sets_agree` (A and B chose the
+    same factor) and `sets_chose_it` (both chose the factor used)."""
+    if "factor_set_a" not in board:
+        return board.iloc[:0].assign(sets_agree=False, sets_chose_it=False)
+    ran = board[~_skipped(board) & board["factor_set_a"].notna() & board["factor_set_b"].notna()]
+    a, b = ran["factor_set_a"].to_numpy(float), ran["factor_set_b"].to_numpy(float)
+    same = np.isclose(a, b, rtol=1e-9)
+    return ran.assign(sets_agree=same,
+                      sets_chose_it=same & np.isclose(a, ran["factor"].to_numpy(float), rtol=1e-9))
 
 
 def plot_arena(curves: pd.DataFrame, problem: str, budget: int, path: str | Path | None = None,
@@ -752,4 +761,4 @@ __all__ = ["ARENA_FULL", "ARENA_K", "ARENA_K_SPEC", "ARENA_LONG", "ARENA_LONG_SP
            "ArenaProblem", "Entrant", "extension",
            "RUNS_COLUMNS", "arena", "run_arena", "arena_problem", "check_runs", "final_regrets",
            "leaderboard_markdown", "plot_arena", "rank", "rerank_saved", "vs_best",
-           "run_entrant", "skip_reason"]
+           "run_entrant", "skip_reason", "tuning_stability"]

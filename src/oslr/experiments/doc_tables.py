@@ -227,18 +227,16 @@ def arena_stability(figures: Path, names: Sequence[str] = ("arena", "arena-k",
     many the two disjoint sets of tuning runs (`arena.run_entrant`: the first half, A, and the
     rest, B) would each have chosen the same factor, in how many both chose the factor the
     whole tuning set chose, and the largest ratio between A's and B's factors."""
+    from oslr.experiments.arena import tuning_stability
+
     boards = [_read_board(figures, n) for n in names if (figures / f"{n}.csv").exists()]
-    board = pd.concat(boards, ignore_index=True)
-    board = board[(board["skipped"] == "") & board["factor_set_a"].notna()
-                  & board["factor_set_b"].notna()]
+    board = tuning_stability(pd.concat(boards, ignore_index=True))
     lines = ["| learner | cells | A and B choose the same factor | both choose the factor used "
              "| largest A / B ratio |", "|---|---|---|---|---|"]
     total, agree, both_all, ratio_all = 0, 0, 0, 1.0
     for learner, part in board.groupby("learner", sort=False):
-        a, b, used = (part[c].to_numpy(np.float64) for c in ("factor_set_a", "factor_set_b",
-                                                               "factor"))
-        same = np.isclose(a, b, rtol=1e-9)
-        both = same & np.isclose(a, used, rtol=1e-9)
+        a, b = part["factor_set_a"].to_numpy(float), part["factor_set_b"].to_numpy(float)
+        same, both = part["sets_agree"].to_numpy(), part["sets_chose_it"].to_numpy()
         ratio = np.max(np.maximum(a / b, b / a))
         lines.append(_row(learner, len(part), f"{same.sum()}/{len(part)}",
                           f"{both.sum()}/{len(part)}", f"{ratio:g}"))
