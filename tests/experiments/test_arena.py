@@ -496,6 +496,33 @@ def test_leaderboard_markdown__the_tuning_choices_stability_line():
     assert "stability" not in A.leaderboard_markdown(board.drop(columns=["factor_set_a"]))
 
 
+def test_leaderboard_markdown__the_whole_text_of_a_small_board():
+    row = dict(d=6, k=2, horizon=100, observed=3, tuned="eta=1", metric="regret", exponent=0.5,
+               theory="sqrt T", bound=np.nan, bound_label="", run_rounds_per_s=1e5,
+               reference=False, at_cap=False, factor=1.0, skipped="", runs=4, rank=1,
+               diff_to_best=0.0, diff_low=0.0, diff_high=0.0, tied_with_best=True,
+               worse_runs=0, better_runs=0)
+    board = pd.DataFrame([
+        dict(row, problem="toy", budget=5, learner="a", regret=1.0, ci_low=0.5, ci_high=1.5),
+        dict(row, problem="toy", budget=5, learner="b", regret=2.0, ci_low=1.5, ci_high=2.5,
+             metric="regret_lb_greedy", bound=123.4, bound_label="Thm 1", rank=2,
+             diff_to_best=1.0, diff_low=0.5, diff_high=1.5, tied_with_best=False, worse_runs=4,
+             at_cap=True, factor=3000.0),
+        dict(row, problem="toy", budget=5, learner="c", skipped="too big", regret=np.nan)])
+    assert A.leaderboard_markdown(board) == "\n".join([
+        "### toy (d = 6, k = 2, budget 5, T = 100): \n",
+        "| rank | learner | obs/round | tuned | regret at T (95% CI) | vs best (paired, 95% CI; "
+        "Holm) | exponent (theory) | bound at T | run-rounds/s |",
+        "|---|---|---|---|---|---|---|---|---|",
+        "| 1 | a | 3 | eta=1 | 1.0 (0.5, 1.5) | best | 0.50 (sqrt T) | - | 1e+05 |",
+        "| 2 | b | 3 | eta=1 | 2.0 (1.5, 2.5) (R2 lower bound) | behind: +1.0 (+0.5, +1.5), "
+        "behind in 4/4 runs | 0.50 (sqrt T) | 123 (Thm 1) | 1e+05 |",
+        "| - | c | - | - | not run: too big | | | | |",
+        "",
+        "Tuning: 1 of 2 chosen factors at the cap of the extended grid (one window of 5 factors "
+        "past each edge): b on toy B=5 (factor 3000).\n"])
+
+
 def _arena_curves():
     rows = []
     for label, scale, bound in (("ogd-full", 1.0, np.nan), ("ogd-random-subset", 2.0, np.nan),
