@@ -372,3 +372,21 @@ def test_wll_prose__theorem_3s_term_against_the_best_action_follows_the_files():
                        / df["comparator_reward_mean"])
     said = f"{min(ratios):.1f}-{max(ratios):.0f} times the best action's reward at these T"
     assert said in _page("wll-results.md") and said in _page("findings.md")
+
+
+def test_wll_prose__eq1_as_printed_follows_its_files():
+    import json
+
+    eq1, df = _wll_k("wll-k-a9a-eq1")
+    assert set(df["runs"]) == {50}
+    text, findings = _page("wll-results.md"), _page("findings.md")
+    signs = {round(r, 2): (p, s) for r, p, s in eq1.values()}
+    behind = [r for r, (_, s) in signs.items() if s < 0]
+    assert behind == [0.05] and all(s == 0 for r, (_, s) in signs.items() if r > 0.05)
+    p = signs[0.05][0]
+    assert (f"on a9a FTPSL is behind the random subset at k/d = 0.05 (by {_triple(p, -1)}, both "
+            "tests, 50 shuffles) and indistinguishable from it at 0.1-0.5") in text
+    assert ("on a9a FTPSL is behind the random subset at k/d = 0.05 and indistinguishable from "
+            "it at 0.1-0.5") in findings
+    wall = json.loads((FIGURES / "STAMPS.json").read_text())["wll-k-a9a-eq1.csv"]["seconds"]
+    assert f"At 50 shuffles (rerun 2026-11-29, {wall:.0f} s) the random subset is ahead" in text
