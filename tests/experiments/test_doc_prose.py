@@ -390,3 +390,22 @@ def test_wll_prose__eq1_as_printed_follows_its_files():
             "it at 0.1-0.5") in findings
     wall = json.loads((FIGURES / "STAMPS.json").read_text())["wll-k-a9a-eq1.csv"]["seconds"]
     assert f"At 50 shuffles (rerun 2026-11-29, {wall:.0f} s) the random subset is ahead" in text
+
+
+def test_wll_prose__the_mnist_claims_follow_its_files():
+    cells, df = _wll_k("wll-k-mnist35-tuned")
+    assert set(df["runs"]) == {50}
+    text = _page("wll-results.md")
+    by = {round(r, 2): (p, s) for r, p, s in cells.values()}
+    assert [r for r, (_, s) in by.items() if s > 0] == [0.2, 0.3, 0.5, 0.7]
+    assert [r for r, (_, s) in by.items() if s < 0] == [0.05, 1.0]
+    assert by[0.1][1] == 0 and by[0.1][0].p < 0.05  # the t test alone separates 0.1
+    p = by[0.1][0]
+    assert (f"FTPSL is behind the random subset at k/d = 0.05 (by {_triple(by[0.05][0], -1)}), "
+            f"at 0.1 the tests disagree (t only: {p.diff:+,.0f} ({p.ci_low:,.0f}, "
+            f"{p.ci_high:,.0f}); no claim), and it is ahead from 0.2 to 0.7 (by "
+            f"{_triple(by[0.2][0])} at 0.2)") in text
+    means = df.pivot(index="k", columns="learner", values="reward_mean")
+    share = (means["ftpsl"] / means["ftpl-oracle-subset"])[means.index < max(means.index)]
+    assert f"at {100 * share.min():.0f}-{100 * share.max():.0f}% of the oracle subset" in text
+    assert f"the random subset wins by {_triple(by[1.0][0], -1)}" in text
