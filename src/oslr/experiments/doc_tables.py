@@ -203,20 +203,18 @@ def arena_against(figures: Path, name: str = "arena", against: str = "ogd-random
 
     def cell(r):
         found = tests(r)
-        if r["learner"] == against or (against, r["learner"]) not in found and (
-                r["learner"], against) not in found:
-            return "-"
-        if (r["learner"], against) in found:
+        if (r["learner"], against) in found:  # the pair as it ran, or the other way round
             pr, q_t, q_w = found[(r["learner"], against)]
             diff, low, high = pr.diff, pr.ci_low, pr.ci_high
-        else:
+        elif (against, r["learner"]) in found:
             pr, q_t, q_w = found[(against, r["learner"])]
             diff, low, high = -pr.diff, -pr.ci_high, -pr.ci_low
+        else:  # `against` did not run in this cell
+            return "-"
         text = f"{_signed_regret(diff)} ({_signed_regret(low)}, {_signed_regret(high)})"
-        t_says, w_says = q_t <= 0.05, q_w <= 0.05
-        if t_says and w_says:
+        if _both_sign(pr, q_t, q_w):
             return f"**{text}**"
-        return text + (" (t)" if t_says else " (W)" if w_says else "")
+        return text + (" (t)" if q_t <= 0.05 else " (W)" if q_w <= 0.05 else "")
 
     return _pivot(board[board["learner"] != against], ["learner"], cell)
 
