@@ -750,3 +750,9 @@ def test_arena_against__the_marks_of_each_test_at_the_5_percent_edge(tmp_path, m
     monkeypatch.setattr(dt, "_paired_cells", lambda pairs: {k: (pr, q_t, q_w) for k in pairs})
     row = dt.arena_against(figures).splitlines()[2]
     assert row == f"| x | {want} |"
+
+
+def test_arena_against__a_cell_where_the_reference_did_not_run_shows_a_dash(tmp_path):
+    figures = tmp_path / "figures"
+    _tiny_arena(figures, {"x": np.arange(6.0), "y": np.arange(6.0) + 1.0})
+    assert dt.arena_against(figures).splitlines()[2:] == ["| x | - |", "| y | - |"]
