@@ -137,6 +137,22 @@ def test_rank__ties_by_a_paired_test_on_the_same_runs_not_by_overlapping_interva
     assert "not run: too big" in lines[8]
 
 
+def test_rank__a_tie_unless_wilcoxon_separates_too_as_on_every_docs_table():
+    """Behind the best in all 5 runs by 3 +- 0.1: the t test separates (p ~ 1e-6), Wilcoxon's
+    signed-rank test cannot (its smallest p at 5 runs is 2/32 = 0.0625): indistinguishable."""
+    from scipy.stats import wilcoxon
+
+    rng = np.random.default_rng(3)
+    hard = rng.normal(0, 10, 5)
+    finals = {"a": 100 + hard, "b": 103 + hard + rng.normal(0, 0.1, 5)}
+    out = A.rank(*_board_and_runs(finals)).set_index("learner")
+    assert out.loc["b", "p_holm"] < 1e-4  # one pair: Holm changes nothing
+    assert out.loc["b", "p_free_holm"] == pytest.approx(
+        wilcoxon(finals["b"] - finals["a"]).pvalue) == 0.0625
+    assert out["tied_with_best"].tolist() == [True, True]
+    assert A.vs_best(out.loc["b"]).startswith("indistinguishable: +3.0")
+
+
 @pytest.mark.slow
 def test_tiny_arena__a_row_per_learner_and_problem(tmp_path, monkeypatch):
     kw = dict(problems=("rip", "kegg"), d=6, k=2, budgets=(4,), horizon=40, runs=5,
@@ -456,7 +472,7 @@ def test_rank__adds_exactly_its_columns_and_plain_json_values():
     out = A.rank(board, runs)
     assert list(out.columns) == list(board.columns) + [
         "rank", "tied_with_best", "diff_to_best", "diff_low", "diff_high", "p_holm",
-        "worse_runs", "better_runs"]
+        "p_free_holm", "worse_runs", "better_runs"]
     assert np.isnan(out["worse_runs"].iloc[-1])  # the skipped row keeps the fill
     assert A._plain(np.float32(1.5)) == 1.5 and type(A._plain(np.int64(3))) is int
     assert A._plain(Path("a/b")) == "a/b"
@@ -512,7 +528,7 @@ def test_leaderboard_markdown__the_whole_text_of_a_small_board():
     assert A.leaderboard_markdown(board) == "\n".join([
         "### toy (d = 6, k = 2, budget 5, T = 100): \n",
         "| rank | learner | obs/round | tuned | regret at T (95% CI) | vs best (paired, 95% CI; "
-        "Holm) | exponent (theory) | bound at T | run-rounds/s |",
+        "t and Wilcoxon, Holm) | exponent (theory) | bound at T | run-rounds/s |",
         "|---|---|---|---|---|---|---|---|---|",
         "| 1 | a | 3 | eta=1 | 1.0 (0.5, 1.5) | best | 0.50 (sqrt T) | - | 1e+05 |",
         "| 2 | b | 3 | eta=1 | 2.0 (1.5, 2.5) (R2 lower bound) | behind: +1.0 (+0.5, +1.5), "

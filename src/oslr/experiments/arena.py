@@ -489,14 +489,17 @@ def rank(board: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Rank the entrants of each problem x budget by mean regret (1 = lowest) and compare each
     with the best one on the same runs (`oslr.stats.compare`: paired t on the per-run
     differences, Holm's correction over all pairs of the cell's entrants, a family fixed
-    before the best is picked, family-wise 5%):
-    `tied_with_best` where the difference is not significant (indistinguishable from it),
-    `diff_to_best` with its 95% interval (`diff_low`, `diff_high`, unadjusted), `p_holm`, and
-    `worse_runs` / `better_runs`: the runs where it is behind / ahead of the best."""
+    before the best is picked, family-wise 5%; Wilcoxon's signed-rank test beside it, Holm
+    over the same family):
+    `tied_with_best` unless both tests put it behind the best (indistinguishable from it: the
+    rule of every docs table, where a "win" needs the distribution-free test too),
+    `diff_to_best` with its 95% interval (`diff_low`, `diff_high`, unadjusted), `p_holm` (t),
+    `p_free_holm` (Wilcoxon), and `worse_runs` / `better_runs`: the runs where it is behind /
+    ahead of the best."""
     board = board.copy()
     for col, fill in (("rank", np.nan), ("tied_with_best", False), ("diff_to_best", np.nan),
                       ("diff_low", np.nan), ("diff_high", np.nan), ("p_holm", np.nan),
-                      ("worse_runs", np.nan), ("better_runs", np.nan)):
+                      ("p_free_holm", np.nan), ("worse_runs", np.nan), ("better_runs", np.nan)):
         board[col] = fill
     ran = ~_skipped(board)
     for (problem, budget), part in board[ran].groupby(["problem", "budget"]):
@@ -506,10 +509,12 @@ def rank(board: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
         table = compare({n: finals[n] for n in names}).set_index("name")
         for i, r in part.iterrows():
             t = table.loc[r["learner"]]
-            board.loc[i, ["diff_to_best", "diff_low", "diff_high", "p_holm", "worse_runs",
-                          "better_runs"]] = [t["diff"], t["diff_low"], t["diff_high"],
-                                             t["p_holm"], t["behind"], t["ahead"]]
-            board.loc[i, "tied_with_best"] = t["verdict"] in ("reference", "indistinguishable")
+            board.loc[i, ["diff_to_best", "diff_low", "diff_high", "p_holm", "p_free_holm",
+                          "worse_runs", "better_runs"]] = [
+                t["diff"], t["diff_low"], t["diff_high"], t["p_holm"], t["p_free_holm"],
+                t["behind"], t["ahead"]]
+            board.loc[i, "tied_with_best"] = not (t["verdict"] == "worse"
+                                                  and t["free_verdict"] == "worse")
     return board
 
 
@@ -535,7 +540,8 @@ def rerank_saved(folder: Path, name: str = "arena") -> pd.DataFrame:
 
 def vs_best(r) -> str:
     """The leaderboard's "vs best" cell: the paired difference to the best with its interval and
-    the runs behind it; "indistinguishable" where Holm's test does not separate them."""
+    the runs behind it; "indistinguishable" unless the paired t test and Wilcoxon's test, each
+    after Holm, both put it behind."""
     if r["diff_to_best"] == 0 and r["rank"] == 1:
         return "best"
     n = int(r["runs"])
@@ -557,7 +563,7 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
         out.append(f"### {name} (d = {first['d']}, k = {first['k']}, budget {budget}, "
                    f"T = {int(first['horizon']):,}): {desc}\n")
         out.append("| rank | learner | obs/round | tuned | regret at T (95% CI) | vs best "
-                   "(paired, 95% CI; Holm) | exponent (theory) | bound at T | run-rounds/s |")
+                   "(paired, 95% CI; t and Wilcoxon, Holm) | exponent (theory) | bound at T | run-rounds/s |")
         out.append("|---|---|---|---|---|---|---|---|---|")
         ran = part[~_skipped(part)].sort_values("regret")
         for _, r in ran.iterrows():
