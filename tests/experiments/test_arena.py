@@ -537,6 +537,9 @@ def test_leaderboard_markdown__the_whole_text_of_a_small_board():
         "",
         "Tuning: 1 of 2 chosen factors at the cap of the extended grid (one window of 5 factors "
         "past each edge): b on toy B=5 (factor 3000).\n"])
+    none = A.leaderboard_markdown(board.assign(at_cap=False)).splitlines()[-1]
+    assert none == ("Tuning: 0 of 2 chosen factors at the cap of the extended grid (one window "
+                    "of 5 factors past each edge).")  # no colon and empty list
 
 
 def _arena_curves():
