@@ -708,6 +708,46 @@ def test_arena_against__oriented_whichever_entrant_comes_first(tmp_path):
     assert x.startswith("**-3.0 (-3.") and x.endswith(")**")
 
 
+def test_arena_long__each_row_minus_the_next_below_paired_with_holm_over_the_cell(tmp_path):
+    from oslr.stats import holm, pair_tests
+
+    rng = np.random.default_rng(4)
+    base = rng.normal(100.0, 10.0, 12)
+    # c is listed first but ranks last; a and b differ by noise only
+    finals = {"c": base + 30.0 + rng.normal(0, 1.0, 12), "a": base + rng.normal(0, 1.0, 12),
+              "b": base + 0.3 + rng.normal(0, 1.0, 12)}
+    figures = tmp_path / "figures"
+    _tiny_arena(figures, finals)
+    for f in ("arena.csv", "arena-runs.parquet"):
+        (figures / f).rename(figures / f.replace("arena", "arena-long"))
+    board = pd.read_csv(figures / "arena-long.csv").assign(
+        regret=[v.mean() for v in finals.values()], ci_low=0.0, ci_high=1.0, horizon=100_000,
+        exponent=0.5, theory="sqrt T", tuned="eta=1", run_rounds_per_s=1e5)
+    board.to_csv(figures / "arena-long.csv", index=False)
+    pd.DataFrame([{"learner": n, "n": t, "mean": v.mean() * t / 1e5} for n, v in finals.items()
+                  for t in (100, 1000, 10_000, 100_000)]).to_csv(
+        figures / "arena-long-curves.csv", index=False)
+    lines = dt.arena_long(figures).splitlines()
+    assert lines[0].split(" | ")[4] == "minus the next below (paired)"
+    rows = [line.split(" | ") for line in lines[2:]]
+    assert [r[0].strip("| ") for r in rows] == ["a", "b", "c"]  # by regret
+    names = list(finals)
+    pairs = [(x, y) for i, x in enumerate(names) for y in names[i + 1:]]  # every pair: 3
+    tests = [pair_tests(finals[x], finals[y]) for x, y in pairs]
+    q_t = dict(zip(pairs, holm([t["pair"].p for t in tests])))
+    q_w = dict(zip(pairs, holm([t["p_free"] for t in tests])))
+    for row, (x, y) in zip(rows, (("a", "b"), ("b", "c"))):
+        pr = pair_tests(finals[x], finals[y])["pair"]
+        key = (x, y) if (x, y) in q_t else (y, x)
+        text = (f"{dt._signed_regret(pr.diff)} ({dt._signed_regret(pr.ci_low)}, "
+                f"{dt._signed_regret(pr.ci_high)})")
+        both = q_t[key] <= 0.05 and q_w[key] <= 0.05
+        one = " (t)" if q_t[key] <= 0.05 else " (W)" if q_w[key] <= 0.05 else ""
+        assert row[4] == (f"**{text}**" if both else text + one)
+    assert rows[1][4].startswith("**-") and "**" not in rows[0][4]  # b - c separated, a - b not
+    assert rows[2][4] == "-"  # the last has none below
+
+
 def test_arena_stability__sets_that_agree_and_the_largest_ratio(tmp_path):
     figures = tmp_path / "figures"
     figures.mkdir()

@@ -188,35 +188,43 @@ def arena_against(figures: Path, name: str = "arena", against: str = "ogd-random
     best, so any pair shown here can be claimed). Bold: both tests separate the two (negative:
     lower regret than `against`); "(t)" / "(W)": only the t / only the Wilcoxon test does;
     plain: neither (indistinguishable)."""
-    from oslr.experiments.arena import final_regrets
-
     board = _read_board(figures, name)
     runs = pd.read_parquet(figures / f"{name}-runs.parquet")
     cells: dict = {}
 
-    def tests(r):
+    def cell(r):
         key = (r["problem"], r["budget"], r["k"])
         if key not in cells:
-            finals = final_regrets(runs[runs["k"] == r["k"]], r["problem"], r["budget"])
-            cells[key] = _paired_cells(_every_pair(finals, name=lambda a, b: (a, b)))
-        return cells[key]
-
-    def cell(r):
-        found = tests(r)
-        if (r["learner"], against) in found:  # the pair as it ran, or the other way round
-            pr, q_t, q_w = found[(r["learner"], against)]
-            diff, low, high = pr.diff, pr.ci_low, pr.ci_high
-        elif (against, r["learner"]) in found:
-            pr, q_t, q_w = found[(against, r["learner"])]
-            diff, low, high = -pr.diff, -pr.ci_high, -pr.ci_low
-        else:  # `against` did not run in this cell
-            return "-"
-        text = f"{_signed_regret(diff)} ({_signed_regret(low)}, {_signed_regret(high)})"
-        if _both_sign(pr, q_t, q_w):
-            return f"**{text}**"
-        return text + (" (t)" if q_t <= 0.05 else " (W)" if q_w <= 0.05 else "")
+            cells[key] = _arena_cell_pairs(runs[runs["k"] == r["k"]], r["problem"], r["budget"])
+        return _arena_pair_text(cells[key], r["learner"], against)
 
     return _pivot(board[board["learner"] != against], ["learner"], cell)
+
+
+def _arena_cell_pairs(runs: pd.DataFrame, problem: str, budget: int) -> dict:
+    """(a, b) -> (Paired a - b, Holm t p, Holm Wilcoxon p) for every pair of one arena cell's
+    entrants (the family: all of the cell's pairs, fixed before looking)."""
+    from oslr.experiments.arena import final_regrets
+
+    finals = final_regrets(runs, problem, budget)
+    return _paired_cells(_every_pair(finals, name=lambda a, b: (a, b)))
+
+
+def _arena_pair_text(found: dict, a: str, b: str) -> str:
+    """a - b from `_arena_cell_pairs`: "+2.4 (+1.2, +3.5)", bold where both tests separate
+    them, "(t)" / "(W)" where only one does; "-" where either did not run."""
+    if (a, b) in found:  # the pair as it ran, or the other way round
+        pr, q_t, q_w = found[(a, b)]
+        diff, low, high = pr.diff, pr.ci_low, pr.ci_high
+    elif (b, a) in found:
+        pr, q_t, q_w = found[(b, a)]
+        diff, low, high = -pr.diff, -pr.ci_high, -pr.ci_low
+    else:
+        return "-"
+    text = f"{_signed_regret(diff)} ({_signed_regret(low)}, {_signed_regret(high)})"
+    if _both_sign(pr, q_t, q_w):
+        return f"**{text}**"
+    return text + (" (t)" if q_t <= 0.05 else " (W)" if q_w <= 0.05 else "")
 
 
 def arena_stability(figures: Path, names: Sequence[str] = ("arena", "arena-k",
@@ -281,24 +289,33 @@ def arena_caps(figures: Path, name: str = "arena") -> str:
 
 
 def arena_long(figures: Path) -> str:
-    """arena-long: mean regret at T/100, T/10 and T (95% interval at T), exponents over
-    [T/100, T] and [T/1000, T], the theorem's rate, the tuned constant and run-rounds/s."""
+    """arena-long: mean regret at T/100, T/10 and T (95% interval at T), the paired difference
+    at T to the next learner down the ranking (`_arena_pair_text`: Holm over all the cell's
+    pairs, bold where both tests separate them), exponents over [T/100, T] and [T/1000, T], the
+    theorem's rate, the tuned constant and run-rounds/s."""
     board = _read_board(figures, "arena-long")
     curves = pd.read_csv(figures / "arena-long-curves.csv")
     horizon = int(board["horizon"].max())
     marks = [horizon // 100, horizon // 10]
     lines = [f"| learner | regret at {marks[0]:,} | at {marks[1]:,} | at {horizon:,} (95% interval)"
-             f" | exponent t >= {horizon // 1000:,} | t >= {horizon // 100:,} | theory | tuned "
-             "| run-rounds/s |", "|" + "---|" * 9]
+             " | minus the next below (paired) "
+             f"| exponent t >= {horizon // 1000:,} | t >= {horizon // 100:,} | theory | tuned "
+             "| run-rounds/s |", "|" + "---|" * 10]
     from oslr.report import growth_exponent
 
-    for _, r in board[board["skipped"] == ""].sort_values("regret").iterrows():
+    ran = board[board["skipped"] == ""].sort_values("regret")
+    (problem, budget), = ran[["problem", "budget"]].drop_duplicates().itertuples(index=False)
+    pairs = _arena_cell_pairs(pd.read_parquet(figures / "arena-long-runs.parquet"), problem,
+                              budget)
+    order = ran["learner"].tolist() + [None]
+    for (_, r), below in zip(ran.iterrows(), order[1:]):
         c = curves[curves["learner"] == r["learner"]].sort_values("n")
         n, mean = c["n"].to_numpy(), c["mean"].to_numpy()
         at = [_integer(np.interp(m, n, mean)) for m in marks]
         wide = growth_exponent(n, mean, t_min=horizon / 1000)
+        step = _arena_pair_text(pairs, r["learner"], below) if below else "-"
         lines.append(
-            f"| {r['learner']} | {at[0]} | {at[1]} | {_ci(r, 'regret')} | {wide:.2f} | "
+            f"| {r['learner']} | {at[0]} | {at[1]} | {_ci(r, 'regret')} | {step} | {wide:.2f} | "
             f"{r['exponent']:.2f} | {r['theory']} | {r['tuned']} | {r['run_rounds_per_s']:.2g} |")
     return "\n".join(lines) + "\n"
 
