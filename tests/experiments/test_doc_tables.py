@@ -748,6 +748,38 @@ def test_arena_long__each_row_minus_the_next_below_paired_with_holm_over_the_cel
     assert rows[2][4] == "-"  # the last has none below
 
 
+def test_arena_steps__each_entrant_minus_the_next_below_with_its_rank(tmp_path):
+    from oslr.stats import holm, pair_tests
+
+    rng = np.random.default_rng(6)
+    base = rng.normal(100.0, 10.0, 20)
+    # arena order b, c, a, d; by mean a (1), b (2), c (3), d (4); a and b differ by noise
+    finals = {"b": base + 0.2 + rng.normal(0, 1.0, 20), "c": base + 10 + rng.normal(0, 1, 20),
+              "a": base + rng.normal(0, 1.0, 20), "d": base + 50 + rng.normal(0, 1, 20)}
+    figures = tmp_path / "figures"
+    _tiny_arena(figures, finals)
+    board = pd.read_csv(figures / "arena.csv")
+    board.assign(regret=[v.mean() for v in finals.values()]).to_csv(figures / "arena.csv",
+                                                                     index=False)
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ")[1].strip(" |")
+            for line in dt.arena_steps(figures).splitlines()[2:]}
+    names = list(finals)
+    pairs = [(x, y) for i, x in enumerate(names) for y in names[i + 1:]]  # every pair: 6
+    tests = [pair_tests(finals[x], finals[y]) for x, y in pairs]
+    q_t = dict(zip(pairs, holm([t["pair"].p for t in tests])))
+    q_w = dict(zip(pairs, holm([t["p_free"] for t in tests])))
+    for x, y, rank in (("a", "b", 2), ("b", "c", 3), ("c", "d", 4)):
+        pr = pair_tests(finals[x], finals[y])["pair"]
+        key = (x, y) if (x, y) in q_t else (y, x)
+        text = (f"{dt._signed_regret(pr.diff)} ({dt._signed_regret(pr.ci_low)}, "
+                f"{dt._signed_regret(pr.ci_high)})")
+        one = " (t)" if q_t[key] <= 0.05 else " (W)" if q_w[key] <= 0.05 else ""
+        both = q_t[key] <= 0.05 and q_w[key] <= 0.05
+        assert rows[x] == f"vs ({rank}): " + (f"**{text}**" if both else text + one)
+    assert rows["d"] == "-"
+    assert "**" not in rows["a"] and rows["b"].startswith("vs (3): **-")
+
+
 def test_arena_stability__sets_that_agree_and_the_largest_ratio(tmp_path):
     figures = tmp_path / "figures"
     figures.mkdir()

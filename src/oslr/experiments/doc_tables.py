@@ -145,8 +145,45 @@ def arena_k(figures: Path) -> str:
 
     regret = _pivot(board, ["learner"], _regret_cell, column=column)
     exps = _pivot(board, ["learner"], _exponent_cell(figures, "arena-k"), column=column)
+    steps = _pivot(board, ["learner"], _next_below_cell(figures, "arena-k"), column=column)
     return (regret + "\nGrowth exponents (t >= T/100; 95% bootstrap interval over the runs):\n\n"
-            + exps)
+            + exps + "\nEach learner minus the next below it in its column, whose rank is "
+            "in brackets (paired at T; Holm "
+            "over the column's pairs; bold: the t test and Wilcoxon's test both separate the "
+            "two, \"(t)\" / \"(W)\": one of them only):\n\n" + steps)
+
+
+def arena_steps(figures: Path, name: str = "arena") -> str:
+    """Each entrant minus the next below it in its cell's ranking (`_next_below_cell`), per
+    problem and budget: the ranking's steps, each with its paired test."""
+    board = _read_board(figures, name)
+    return _pivot(board, ["learner"], _next_below_cell(figures, name))
+
+
+def _next_below_cell(figures: Path, name: str) -> Callable[[pd.Series], str]:
+    """A `_pivot` cell: the learner's final regret minus that of the next learner below it in
+    its cell (problem, budget, k; by mean), paired on the cell's runs (`_arena_pair_text`: Holm
+    over every pair of the cell), after that learner's rank: "vs (3): **-6.1 (-6.6, -5.6)**";
+    "-" for the last of a cell."""
+    board = _read_board(figures, name)
+    runs = pd.read_parquet(figures / f"{name}-runs.parquet")
+    cells: dict = {}
+
+    def cell(r: pd.Series) -> str:
+        key = (r["problem"], r["budget"], r["k"])
+        if key not in cells:
+            part = board[(board["problem"] == r["problem"]) & (board["budget"] == r["budget"])
+                         & (board["k"] == r["k"]) & (board["skipped"] == "")]
+            order = part.sort_values("regret", kind="stable")["learner"].tolist()
+            pairs = _arena_cell_pairs(runs[runs["k"] == r["k"]], r["problem"], r["budget"])
+            cells[key] = {a: (b, i + 2) for i, (a, b) in enumerate(zip(order, order[1:]))}, pairs
+        below, pairs = cells[key]
+        if r["learner"] not in below:
+            return "-"
+        name, rank = below[r["learner"]]
+        return f"vs ({rank}): {_arena_pair_text(pairs, r['learner'], name)}"
+
+    return cell
 
 
 def _exponent_cell(figures: Path, name: str) -> Callable[[pd.Series], str]:
@@ -1030,6 +1067,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "arena-vs-random-subset": arena_against,
     "arena-vs-dual-averaging": lambda figures: arena_against(figures,
                                                              against="ito-dual-averaging"),
+    "arena-steps": arena_steps,
     "arena-stability": arena_stability,
     "arena-caps": arena_caps,
     "arena-long": arena_long,
