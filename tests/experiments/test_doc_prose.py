@@ -409,3 +409,138 @@ def test_wll_prose__the_mnist_claims_follow_its_files():
     share = (means["ftpsl"] / means["ftpl-oracle-subset"])[means.index < max(means.index)]
     assert f"at {100 * share.min():.0f}-{100 * share.max():.0f}% of the oracle subset" in text
     assert f"the random subset wins by {_triple(by[1.0][0], -1)}" in text
+
+
+def _arena(name: str, k: int | None = None):
+    """The board of arena NAME (one k) by learner, and a function (a, b) -> (a - b: mean,
+    low, high; both tests separate, t only, Wilcoxon only) paired on the cell's runs, Holm
+    over the cell's pairs (one problem and budget)."""
+    from oslr.experiments.doc_tables import _arena_cell_pairs
+
+    board = pd.read_csv(FIGURES / f"{name}.csv")
+    runs = pd.read_parquet(FIGURES / f"{name}-runs.parquet")
+    if k is not None:
+        board, runs = board[board["k"] == k], runs[runs["k"] == k]
+    (problem, budget), = board[["problem", "budget"]].drop_duplicates().itertuples(index=False)
+    found = _arena_cell_pairs(runs, problem, budget)
+
+    def pair(a, b):
+        pr, q_t, q_w = found[(a, b)] if (a, b) in found else found[(b, a)]
+        s = 1 if (a, b) in found else -1
+        low, high = sorted((s * pr.ci_low, s * pr.ci_high))
+        t, w = q_t <= 0.05, q_w <= 0.05
+        return s * pr.diff, low, high, t and w, t and not w, w and not t
+
+    return board.set_index("learner"), pair
+
+
+def test_arena_prose__the_arena_long_claims_follow_the_files():
+    text = _page("arena.md")
+    board, pair = _arena("arena-long")
+    order = board.sort_values("regret").index.tolist()
+    assert all(pair(a, b)[3] for a, b in zip(order, order[1:]))  # "a strict ranking"
+    assert order == ["ogd-full", "ito-projection (A = I)", "ito-dual-averaging", "dantzig-poslr",
+                     "foster-hedge", "online-greedy", "ito-projection (Gaussian A)",
+                     "ogd-random-subset", "ito-block-bandit"]
+    r = board["regret"]
+    d, lo, hi, *_ = pair("ito-dual-averaging", "ito-projection (A = I)")
+    assert (f"`ogd-full` ({r['ogd-full']:.1f}), Alg. 3 with A = I "
+            f"({r['ito-projection (A = I)']:.0f}, ahead of Alg. 2 by {d:.1f} ({lo:.1f}, "
+            f"{hi:.1f})), Alg. 2 ({r['ito-dual-averaging']:.0f}), the Dantzig selector "
+            f"({r['dantzig-poslr']:.0f}), `foster-hedge` ({r['foster-hedge']:.0f}), "
+            f"`online-greedy` ({r['online-greedy']:,.0f}), the Gaussian Alg. 3 "
+            f"({r['ito-projection (Gaussian A)']:,.0f}), the random subset "
+            f"({r['ogd-random-subset']:,.0f}) and the block bandit "
+            f"({r['ito-block-bandit']:,.0f})") in text
+    curves = pd.read_csv(FIGURES / "arena-long-curves.csv")
+    from oslr.report import growth_exponent
+
+    def wide(name):
+        c = curves[curves["learner"] == name].sort_values("n")
+        return growth_exponent(c["n"].to_numpy(), c["mean"].to_numpy(), t_min=100)
+
+    e = board["exponent"]
+    assert (f"its exponent falls from {wide('foster-hedge'):.2f} over t >= 100 to "
+            f"{e['foster-hedge']:.2f}") in text
+    assert (f"`online-greedy` {wide('online-greedy'):.2f} -> {e['online-greedy']:.2f} and the "
+            f"block bandit {wide('ito-block-bandit'):.2f} -> {e['ito-block-bandit']:.2f}") in text
+    b = board["bound"]
+    assert (f"{r['online-greedy']:,.0f} against {b['online-greedy']:,.0f} and "
+            f"{r['ito-block-bandit']:,.0f} against {b['ito-block-bandit']:,.0f}") in text
+    c = curves[curves["learner"] == "dantzig-poslr"].sort_values("n")
+    at = np.interp(10_000, c["n"], c["mean"])
+    assert (f"({wide('dantzig-poslr'):.2f} -> {e['dantzig-poslr']:.2f}; {at:.0f} at t = 10,000, "
+            f"{r['dantzig-poslr']:.0f} at 1e5)") in text
+    from oslr.experiments.arena import final_regrets
+
+    runs = final_regrets(pd.read_parquet(FIGURES / "arena-long-runs.parquet"), "rip", 5)
+    dz = runs["dantzig-poslr"]
+    assert (f"its {len(dz)} runs are skewed (median {np.median(dz):.0f}, from {dz.min():.0f} to "
+            f"{dz.max():.0f})") in text
+    assert (f"the Gaussian Alg. 3 stay linear ({e['ogd-random-subset']:.2f})" in text
+            and f"{e['ito-projection (Gaussian A)']:.2f}" == f"{e['ogd-random-subset']:.2f}")
+    assert not board["at_cap"].any() and "No choice is at the cap." in text
+    assert f"{int(board['runs'].iloc[0])} evaluation runs" in text
+
+
+def test_arena_prose__the_arena_k_claims_follow_the_files():
+    text = _page("arena.md")
+    boards = {k: _arena("arena-k", k) for k in (1, 2, 4)}
+    r = {k: b["regret"] for k, (b, _) in boards.items()}
+    e = {k: b["exponent"] for k, (b, _) in boards.items()}
+    b1, pair1 = boards[1]
+    d, lo, hi, both, *_ = pair1("dantzig-poslr", "ogd-full")
+    assert not both and b1["tied_with_best"]["dantzig-poslr"]
+    assert (f"({r[1]['dantzig-poslr']:.1f} against {r[1]['ogd-full']:.1f}: {d:+.2f} "
+            f"({lo:+.2f}, {hi:+.2f}), behind in {b1['worse_runs']['dantzig-poslr']:.0f} of "
+            f"{b1['runs'].iloc[0]:.0f} runs)") in text
+    assert f"(exponent {e[1]['dantzig-poslr']:.2f})" in text
+    assert (f"A = I is 3rd ({r[1]['ito-projection (A = I)']:.1f}), `foster-hedge` 4th "
+            f"({r[1]['foster-hedge']:.0f})") in text
+    assert b1.loc[["ito-projection (A = I)", "foster-hedge"], "rank"].tolist() == [3, 4]
+    # the steps the tests cannot order (every other step separated by both)
+    loose = {}
+    for k, (b, pair) in boards.items():
+        order = b.sort_values("regret").index.tolist()
+        for a, c in zip(order, order[1:]):
+            d, lo, hi, both, t_only, w_only = pair(a, c)
+            if not both:
+                loose[(k, a, c)] = (d, lo, hi, t_only, w_only)
+    assert set(loose) == {(1, "ogd-full", "dantzig-poslr"),
+                          (2, "dantzig-poslr", "ito-projection (A = I)"),
+                          (2, "ito-projection (Gaussian A)", "online-greedy"),
+                          (4, "ito-dual-averaging", "ito-projection (A = I)"),
+                          (4, "ito-projection (Gaussian A)", "ogd-random-subset")}
+    for (k, a, c), (d, lo, hi, t_only, w_only) in loose.items():
+        if k == 1:
+            continue
+        if w_only:
+            assert k == 4 and a == "ito-projection (Gaussian A)"
+            assert (f"at k = 4 the Gaussian Alg. 3 is below the random subset "
+                    f"({r[4][a]:.0f} against {r[4][c]:.0f}) by Wilcoxon's test only") in text
+            continue
+        assert not t_only
+        fmt = ".0f" if r[k][a] > 100 else ".1f"
+        assert (f"({r[k][a]:{fmt}} and {r[k][c]:{fmt}}: {d:.1f} ({lo:.1f}, {hi:+.1f}))"
+                in text), (k, a, c)
+    fh, dz = [r[k]["foster-hedge"] for k in (1, 2, 4)], [r[k]["dantzig-poslr"] for k in (1, 4)]
+    assert (f"`foster-hedge` grows from {fh[0]:.0f} to {fh[1]:.0f} to {fh[2]:.0f} and its "
+            f"exponent from " + " to ".join(f"{e[k]['foster-hedge']:.2f}" for k in (1, 2, 4))
+            ) in text
+    assert (f"Dantzig selector from {dz[0]:.1f} to {dz[1]:.0f} (k0 = B - k shrinks from 9 to 6; "
+            f"exponent {e[1]['dantzig-poslr']:.2f} -> {e[4]['dantzig-poslr']:.2f})") in text
+    assert (f"`online-greedy`'s exponent {e[1]['online-greedy']:.2f} -> "
+            f"{e[4]['online-greedy']:.2f}") in text
+    bb = [e[k]["ito-block-bandit"] for k in (1, 2, 4)]
+    assert f"the block bandit stays linear ({min(bb):.2f}-{max(bb):.2f})" in text
+    da = [r[k]["ito-dual-averaging"] for k in (1, 2, 4)]
+    assert f"(18 -> 13 -> 9.3; 2nd at k = 4" in text and [f"{x:.2g}" for x in da] == [
+        "18", "13", "9.3"] and boards[4][0]["rank"]["ito-dual-averaging"] == 2
+    full = [r[k]["ogd-full"] for k in (1, 2, 4)]
+    rs = [r[k]["ogd-random-subset"] for k in (1, 2, 4)]
+    assert (f"`ogd-full` {min(full):.1f}-{max(full):.1f}, the random subset "
+            + " -> ".join(f"{x:.0f}" for x in rs)) in text
+    capped = pd.read_csv(FIGURES / "arena-k.csv").query("at_cap")
+    assert sorted(capped["learner"]) == ["ito-projection (A = I)", "ito-projection (Gaussian A)"]
+    assert set(capped["k"]) == {1} and set(capped["factor"]) == {0.0003}
+    assert "Two choices are at the cap, both at k = 1 and lam_scale 0.0003" in text
