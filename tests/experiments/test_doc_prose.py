@@ -534,7 +534,7 @@ def test_arena_prose__the_arena_k_claims_follow_the_files():
     bb = [e[k]["ito-block-bandit"] for k in (1, 2, 4)]
     assert f"the block bandit stays linear ({min(bb):.2f}-{max(bb):.2f})" in text
     da = [r[k]["ito-dual-averaging"] for k in (1, 2, 4)]
-    assert f"(18 -> 13 -> 9.3; 2nd at k = 4" in text and [f"{x:.2g}" for x in da] == [
+    assert "(18 -> 13 -> 9.3; 2nd at k = 4" in text and [f"{x:.2g}" for x in da] == [
         "18", "13", "9.3"] and boards[4][0]["rank"]["ito-dual-averaging"] == 2
     full = [r[k]["ogd-full"] for k in (1, 2, 4)]
     rs = [r[k]["ogd-random-subset"] for k in (1, 2, 4)]
@@ -544,3 +544,285 @@ def test_arena_prose__the_arena_k_claims_follow_the_files():
     assert sorted(capped["learner"]) == ["ito-projection (A = I)", "ito-projection (Gaussian A)"]
     assert set(capped["k"]) == {1} and set(capped["factor"]) == {0.0003}
     assert "Two choices are at the cap, both at k = 1 and lam_scale 0.0003" in text
+    # "the k = 2 column repeats the main table's `rip 10`: the same numbers"
+    main = pd.read_csv(FIGURES / "arena.csv").query("problem == 'rip' and budget == 10")
+    k2 = r[2].sort_index()
+    np.testing.assert_array_equal(k2, main.set_index("learner")["regret"].sort_index())
+    assert "k = 2 column repeats the main table's `rip 10`: the same numbers" in text
+
+
+def _arena_main():
+    """The main arena's board indexed by (problem, budget, learner), and pair(problem, budget,
+    a, b) as `_arena`'s (a - b, paired on the cell's runs, Holm over the cell's pairs)."""
+    from oslr.experiments.doc_tables import _arena_cell_pairs
+
+    board = pd.read_csv(FIGURES / "arena.csv")
+    runs = pd.read_parquet(FIGURES / "arena-runs.parquet")
+    cells: dict = {}
+
+    def pair(problem, budget, a, b):
+        if (problem, budget) not in cells:
+            cells[(problem, budget)] = _arena_cell_pairs(runs, problem, budget)
+        found = cells[(problem, budget)]
+        pr, q_t, q_w = found[(a, b)] if (a, b) in found else found[(b, a)]
+        s = 1 if (a, b) in found else -1
+        low, high = sorted((s * pr.ci_low, s * pr.ci_high))
+        t, w = q_t <= 0.05, q_w <= 0.05
+        return s * pr.diff, low, high, t and w, t and not w, w and not t
+
+    ran = board[board["skipped"].isna()].set_index(["problem", "budget", "learner"]).sort_index()
+    return ran, pair
+
+
+_SYNTH = [(p, b) for p in ("rip", "agnostic", "drifting", "correlated") for b in (5, 10)]
+_ALL = _SYNTH + [("kegg", 6), ("kegg", 13), ("a9a", 31), ("a9a", 62)]
+A2, A3, G3, RS = ("ito-dual-averaging", "ito-projection (A = I)",
+                  "ito-projection (Gaussian A)", "ogd-random-subset")
+
+
+def _by(d, lo, hi, fmt):
+    """"2.6 (1.2, 4.0)" for a claim "ahead by" / "behind by" (the magnitude, low to high)."""
+    lo, hi = sorted((abs(lo), abs(hi)))
+    return f"{abs(d):{fmt}} ({lo:{fmt}}, {hi:{fmt}})"
+
+
+def test_arena_prose__the_main_arena_claims_follow_the_files():
+    text = _page("arena.md")
+    ran, pair = _arena_main()
+    r = ran["regret"]
+
+    def verdict(p, b, a, c):  # a - c: "ahead" / "behind" by both tests, "t" / "W", "same"
+        d, _, _, both, t_only, w_only = pair(p, b, a, c)
+        return ("ahead" if d < 0 else "behind") if both else (
+            "t" if t_only else "W" if w_only else "same")
+
+    def by(p, b, a, c, fmt=".1f"):
+        d, lo, hi, *_ = pair(p, b, a, c)
+        return _by(d, lo, hi, fmt)
+
+    # ogd-full best everywhere; only the Dantzig selector on agnostic B = 10 tied with it
+    tied = ran[ran["tied_with_best"]].reset_index()
+    assert sorted(zip(tied["problem"], tied["budget"], tied["learner"])) == sorted(
+        [(p, b, "ogd-full") for p, b in _ALL] + [("agnostic", 10, "dantzig-poslr")])
+    assert (ran.xs("ogd-full", level="learner")["rank"] == 1).all()
+    d, lo, hi, *_ = pair("agnostic", 10, "dantzig-poslr", "ogd-full")
+    worse = ran.loc[("agnostic", 10, "dantzig-poslr"), "worse_runs"]
+    assert (f"(124 against 116: {d:+.1f} ({lo:+.1f}, {hi:+.1f}), behind in {worse:.0f} of 20 "
+            "runs)") in text and f"{r['agnostic', 10, 'dantzig-poslr']:.0f}" == "124"
+    others = ran.drop(index="ogd-full", level="learner").drop(("agnostic", 10, "dantzig-poslr"))
+    assert (others["worse_runs"] == 20).all() and (ran["runs"] == 20).all()
+    # [ITO] Alg. 2 and Alg. 3 (A = I)
+    for p in ("rip", "agnostic", "drifting"):
+        part = ran.loc[(p, 5)]
+        assert set(part.index[part["rank"].isin([2, 3])]) == {A2, A3}
+    assert (f"(`rip`: {r['rip', 5, A2]:.0f} and {r['rip', 5, A3]:.0f} against "
+            f"{r['rip', 5, RS]:.0f} for a random subset") in text
+    for cells, snippet in (((("rip", 5), ("rip", 10)), "on `rip` at both budgets (by {} and {})"),
+                           ((("agnostic", 10),), "on `agnostic` ({})"),
+                           ((("drifting", 10),), "and `drifting` ({})")):
+        assert all(verdict(p, b, A3, A2) == "ahead" for p, b in cells)
+        assert snippet.format(*(by(p, b, A3, A2) for p, b in cells)) in text
+    assert verdict("agnostic", 5, A3, A2) == verdict("drifting", 5, A3, A2) == "same"
+    assert all(verdict(p, b, A3, A2) == "behind" for p, b in _ALL[6:])
+    assert (f"(by {by('correlated', 5, A3, A2, '.0f')} and {by('correlated', 10, A3, A2, '.0f')}"
+            f"), on kegg ({-pair('kegg', 6, A2, A3)[0]:.0f} and {-pair('kegg', 13, A2, A3)[0]:.0f})"
+            f" and on a9a ({-pair('a9a', 31, A2, A3)[0]:,.0f} and "
+            f"{-pair('a9a', 62, A2, A3)[0]:,.0f})") in text
+    assert all(ran.loc[(p, b, A2), "rank"] == 2 for p, b in _ALL[6:])
+    assert (f"correlated design ({r['correlated', 5, A2]:.0f} / {r['correlated', 10, A2]:.0f}), "
+            f"on kegg ({r['kegg', 6, A2]:.0f} / {r['kegg', 13, A2]:.0f}" in text)
+    assert f"a9a ({r['a9a', 31, A2]:,.0f} / {r['a9a', 62, A2]:,.0f})" in text
+    # the Dantzig selector
+    dz = "dantzig-poslr"
+    assert ran.loc[("rip", 5, dz), "rank"] == 4 and ran.loc[("rip", 10, dz), "rank"] == 2
+    assert ran.loc[("agnostic", 10, dz), "rank"] == 2
+    assert verdict("rip", 5, dz, A2) == "behind" and verdict("rip", 10, dz, A2) == "ahead"
+    assert verdict("rip", 10, dz, A3) == "same" and verdict("agnostic", 10, dz, A2) == "ahead"
+    assert (f"4th on `rip` ({r['rip', 5, dz]:.0f}, behind Alg. 2 by {by('rip', 5, dz, A2)})"
+            in text)
+    assert (f"2nd on `rip` ({r['rip', 10, dz]:.1f}, ahead of Alg. 2 by {by('rip', 10, dz, A2)}"
+            in text)
+    assert f"ahead of Alg. 2 by {by('agnostic', 10, dz, A2, '.0f')})" in text
+    assert all(verdict(p, b, dz, A2) == "behind" for p in ("drifting", "correlated")
+               for b in (5, 10))
+    assert (f"`drifting` at both budgets (by {by('drifting', 5, dz, A2, '.0f')} and "
+            f"{by('drifting', 10, dz, A2, '.0f')})") in text
+    assert (f"correlated design at both ({by('correlated', 5, dz, A2, '.0f')} and "
+            f"{by('correlated', 10, dz, A2)})") in text
+    # foster-hedge
+    fh = "foster-hedge"
+    assert {ran.loc[(p, b, fh), "rank"] for p, b in _SYNTH} == {3, 4, 5}
+    assert all(verdict(p, b, fh, RS) == "ahead" for p, b in _SYNTH[:6] + [("correlated", 10)])
+    assert verdict("correlated", 5, fh, RS) == "same" == verdict("agnostic", 10, fh, A2)
+    d, lo, hi, *_ = pair("agnostic", 10, fh, A2)
+    assert f"indistinguishable from dual averaging ({d:+.1f} ({lo:+.1f}, {hi:+.1f}))" in text
+    assert verdict("kegg", 6, fh, RS) == "ahead" and verdict("kegg", 13, fh, RS) == "same"
+    assert f"ahead of the random subset at B = 6 (by {by('kegg', 6, fh, RS, '.0f')})" in text
+    assert ran.loc[("a9a", 31, fh), "rank"] == 3 and verdict("a9a", 31, fh, RS) == "ahead"
+    assert (f"3rd at B = 31 ({r['a9a', 31, fh]:.0f}, ahead of the random subset by "
+            f"{by('a9a', 31, fh, RS, ',.0f')})") in text
+    assert verdict("a9a", 62, fh, RS) == "behind"
+    assert f"behind the random subset at B = 62 (by {by('a9a', 62, fh, RS, '.0f')})" in text
+    # behind the random subset or near it
+    bb, og = "ito-block-bandit", "online-greedy"
+    assert all(verdict(p, b, bb, RS) == "behind" for p, b in _ALL)
+    n_ran = ran.groupby(level=["problem", "budget"]).size()
+    assert all(ran.loc[(p, b, bb), "rank"] == n_ran[(p, b)] for p, b in _ALL)
+    exps = ran.xs(bb, level="learner")["exponent"]
+    assert f"exponent {exps.min():.2f}-{exps.max():.2f})" in text
+    assert all(verdict(p, 10, og, RS) == "behind" for p in ("rip", "agnostic", "drifting",
+                                                               "correlated"))
+    assert all(verdict(p, b, og, RS) == "behind" for p, b in _ALL[7:])
+    assert verdict("agnostic", 5, og, RS) == verdict("drifting", 5, og, RS) == "ahead"
+    assert verdict("rip", 5, og, RS) == "same"
+    assert (f"`agnostic` B = 5 by {by('agnostic', 5, og, RS, '.0f')} and on `drifting` B = 5 "
+            f"by {by('drifting', 5, og, RS)}") in text
+    assert f"{r['rip', 5, G3]:.0f} against {r['rip', 5, A3]:.0f} on `rip` B = 5" in text
+    assert all(verdict(p, 10, G3, RS) == "behind" for p in ("rip", "agnostic", "drifting",
+                                                               "correlated"))
+    assert verdict("kegg", 13, G3, RS) == "behind"
+    assert verdict("rip", 5, G3, RS) == verdict("kegg", 6, G3, RS) == "ahead"
+    assert (f"`rip` (by {by('rip', 5, G3, RS, '.0f')}) and kegg (by "
+            f"{by('kegg', 6, G3, RS, '.0f')})") in text
+    assert verdict("agnostic", 5, G3, RS) == verdict("drifting", 5, G3, RS) == "t"
+    assert pair("agnostic", 5, G3, RS)[0] < 0 and pair("drifting", 5, G3, RS)[0] < 0
+    assert verdict("correlated", 5, G3, RS) == "same"
+    # a9a
+    full = "ogd-full"
+    assert (f"`ogd-full` ({r['a9a', 31, full]:,.0f}) then dual averaging "
+            f"({r['a9a', 31, A2]:,.0f} / {r['a9a', 62, A2]:,.0f}, behind it by "
+            f"{pair('a9a', 31, A2, full)[0]:.0f} and {pair('a9a', 62, A2, full)[0]:.0f} in "
+            "every run)") in text
+    assert ran.loc[("a9a", 31, A2), "worse_runs"] == ran.loc[("a9a", 62, A2), "worse_runs"] == 20
+    assert ran.loc[("a9a", 62, RS), "rank"] == 3 and f"features ({r['a9a', 62, RS]:.0f})" in text
+    assert all(verdict("a9a", 62, RS, x) == "ahead" for x in (fh, dz, A3, og, bb))
+    e3 = ran.xs(A3, level="learner")["exponent"]
+    assert (f"({r['a9a', 31, A3]:,.0f} / {r['a9a', 62, A3]:,.0f}) grows almost linearly here "
+            f"(exponent {min(e3['a9a']):.2f}-{max(e3['a9a']):.2f})") in text
+    # budget
+    assert (f"(Dantzig {r['rip', 5, dz]:.0f} -> {r['rip', 10, dz]:.1f}, Hedge "
+            f"{r['rip', 5, fh]:.0f} -> {r['rip', 10, fh]:.0f}, dual averaging "
+            f"{r['rip', 5, A2]:.0f} -> {r['rip', 10, A2]:.0f} on `rip`)") in text
+    assert (f"`online-greedy` ({r['rip', 5, og]:.0f} -> {r['rip', 10, og]:.0f}) or the "
+            f"Gaussian Alg. 3 ({r['rip', 5, G3]:.0f} -> {r['rip', 10, G3]:.0f})") in text
+
+
+def test_arena_prose__theory_tuning_and_throughput_follow_the_files():
+    text = _page("arena.md")
+    ran, _ = _arena_main()
+    e = ran["exponent"]
+    synth = e[e.index.get_level_values("problem").isin(["rip", "agnostic", "drifting",
+                                                        "correlated"])]
+    sqrt_t = pd.concat([synth.xs(n, level="learner") for n in ("ogd-full", A2)]
+                       + [synth.xs(A3, level="learner").drop(index="correlated")])
+    assert f"(exponents {sqrt_t.min():.2f} to {sqrt_t.max():.2f}, Alg. 3" in text
+    for n in ("ogd-full", A2):
+        x = e.xs(n, level="learner")
+        assert (x[["drifting", "kegg", "a9a"]] < 0).all()
+    c3 = e.xs(A3, level="learner")["correlated"]
+    assert f"correlated design grows at {c3.min():.2f}-{c3.max():.2f}" in text
+    rip5 = ran.loc["rip", 5]
+    assert (f"is {rip5.loc[A2, 'bound']:,.0f} at `rip` B = 5 against a measured "
+            f"{rip5.loc[A2, 'regret']:.0f}") in text and rip5.loc[A2, "tuned"] == "lam_scale=0.3"
+    assert (f"Theorem 8 without its OMP term ({rip5.loc[G3, 'bound']:,.0f} at B = 5) stays above "
+            f"the Gaussian variant ({rip5.loc[G3, 'regret']:.0f})") in text
+    t23 = pd.concat([e.xs(n, level="learner") for n in ("ito-block-bandit", "online-greedy")])
+    assert f"exponents {t23.min():.2f}-{t23.max():.2f}. Their order terms" in text
+    for n in ("ito-block-bandit", "online-greedy"):
+        x = ran.xs(n, level="learner")
+        for p in ("rip", "drifting", "correlated"):
+            assert (x.loc[p, "bound"] > x.loc[p, "regret"]).all()
+        assert (x.loc["agnostic", "bound"] < x.loc["agnostic", "regret"]).all()
+    ag = ran.loc["agnostic", 5]
+    assert (f"({ag.loc['ito-block-bandit', 'regret']:,.0f} and "
+            f"{ag.loc['online-greedy', 'regret']:,.0f} against "
+            f"{ag.loc['ito-block-bandit', 'bound']:,.0f} and "
+            f"{ag.loc['online-greedy', 'bound']:,.0f} at B = 5)") in text
+    dz = e.xs("dantzig-poslr", level="learner")["rip"]
+    assert f"exponents {dz[10]:.2f} (B = 10) and {dz[5]:.2f} (B = 5) on `rip`" in text
+    assert f"Its order term (constant 1) is {rip5.loc['dantzig-poslr', 'bound']:,.0f}" in text
+    fh = synth.xs("foster-hedge", level="learner")
+    assert f"grows at {fh.min():.2f}-{fh.max():.2f} on the synthetic streams" in text
+    assert "(0.65 and 0.80;" in text and [f"{fh['rip', 5]:.2f}", f"{fh['correlated', 5]:.2f}"] \
+        == ["0.65", "0.80"]
+    # tuning
+    board = pd.read_csv(FIGURES / "arena.csv")
+    tuned = board[board["skipped"].isna()]
+    wide = (tuned["tuning_points"] > 5).sum()
+    assert (f"{wide} of the {len(tuned)} tuned cells extended their grid past an edge (10 points "
+            f"tried), {len(tuned) - wide}") in text
+    capped = tuned[tuned["at_cap"]]
+    assert f"{len(capped)} choices ended at the cap" in text
+    assert sorted(zip(capped["learner"], capped["problem"])) == sorted([
+        (G3, "agnostic"), (G3, "agnostic"), (G3, "drifting"), ("foster-hedge", "kegg"),
+        ("ogd-random-subset", "kegg")])
+    log = pd.read_csv(FIGURES / "arena-tuning.csv")
+
+    def plateau_end(problem, budget):
+        t = log[(log["learner"] == G3) & (log["problem"] == problem)
+                & (log["budget"] == budget)].sort_values("factor")
+        same = np.isclose(t["tuning_regret"], t["tuning_regret"].iloc[0], rtol=1e-9, atol=0)
+        return t["factor"][same].max()
+
+    assert plateau_end("agnostic", 5) == plateau_end("agnostic", 10) == 0.03
+    assert plateau_end("drifting", 10) == 0.009
+    for learner, pct in (("ogd-random-subset", "8%"), ("foster-hedge", "43%")):
+        t = log[(log["learner"] == learner) & (log["problem"] == "kegg")].set_index(
+            ["budget", "factor"])["tuning_regret"]
+        budget = int(capped[capped["learner"] == learner]["budget"].iloc[0])
+        gain = 1 - t[(budget, 3000.0)] / t[(budget, 900.0)]
+        assert f"{gain:.0%}" == pct
+    assert "still improve on 900 (by 8% for the random subset, 43% for `foster-hedge`)" in text
+    # tuning stability over the three boards
+    from oslr.experiments.arena import tuning_stability
+
+    st = tuning_stability(pd.concat([pd.read_csv(FIGURES / f"{n}.csv")
+                                     for n in ("arena", "arena-k", "arena-long")]))
+    apart = (~st["sets_agree"]).sum()
+    assert f"in {apart} of the {len(st)} cells the two halves" in text
+    by = st.groupby("learner")["sets_agree"].agg(["size", "sum"])
+    apart_of = by["size"] - by["sum"]
+    assert (f"`online-greedy` ({apart_of['online-greedy']} of 16) and the block bandit "
+            f"({apart_of['ito-block-bandit']} of 16)") in text
+    assert apart_of.sort_values().index[-2:].tolist() == ["ito-block-bandit", "online-greedy"]
+    steady = apart_of[["ogd-full", "ogd-random-subset", A2]]
+    assert f"({steady.min()}-{steady.max()} of 16 apart)" in text
+    assert (st["sets_agree"] == st["sets_chose_it"]).all()  # "agree with the factor ... chose"
+    # throughput
+    rr = tuned.set_index("problem")["run_rounds_per_s"]
+    other, a9a = rr.drop(index="a9a"), rr["a9a"]
+    assert (f"{other.min():.1e}-{other.max():.1e} on the synthetic streams and kegg, "
+            f"{a9a.min():.1e}-{a9a.max():.1e} on a9a").replace("e+0", "e") in text
+
+
+def test_findings__the_arena_paragraph_follows_its_page_files():
+    text = _page("findings.md")
+    ran, pair = _arena_main()
+    r, e = ran["regret"], ran["exponent"]
+    d, lo, hi, *_ = pair("agnostic", 10, "dantzig-poslr", "ogd-full")
+    assert f"indistinguishable from it ({d:+.1f} ({lo:+.1f}, {hi:+.1f}))" in text
+    assert (f"(`rip`: {r['rip', 5, A2]:.0f} and {r['rip', 5, A3]:.0f} against "
+            f"{r['rip', 5, RS]:.0f} for a random subset)") in text
+
+    def behind(learner):
+        cells = [(p, b) for p, b in _ALL if (p, b, learner) in ran.index]
+        out = [pair(p, b, learner, RS) for p, b in cells]
+        return sum(x[3] and x[0] > 0 for x in out), len(cells)
+
+    assert behind("ito-block-bandit") == (12, 12)
+    assert ("`online-greedy` in {} of {} and Gaussian-A Alg. 3 in {} of {}".format(
+        *behind("online-greedy"), *behind(G3))) in text
+    t23 = pd.concat([e.xs(n, level="learner") for n in ("ito-block-bandit", "online-greedy")])
+    long = pd.read_csv(FIGURES / "arena-long.csv").set_index("learner")["exponent"]
+    long23 = long[["ito-block-bandit", "online-greedy"]]
+    assert (f"exponents {t23.min():.2f}-{t23.max():.2f} at T = 2e4 and "
+            f"{long23.min():.2f}-{long23.max():.2f} over the last decades") in text
+    assert f"`foster-hedge` bends to {long['foster-hedge']:.2f} (sqrt T)" in text
+    board = pd.read_csv(FIGURES / "arena.csv")
+    tuned = board[board["skipped"].isna()]
+    assert f"{tuned['at_cap'].sum()} of {len(tuned)} tuning choices end at the cap" in text
+    from oslr.experiments.arena import tuning_stability
+
+    st = tuning_stability(pd.concat([pd.read_csv(FIGURES / f"{n}.csv")
+                                     for n in ("arena", "arena-k", "arena-long")]))
+    assert f"different factors in {(~st['sets_agree']).sum()} of {len(st)} cells" in text

@@ -157,7 +157,9 @@ def test_wll_tables__paired_claims_follow_the_per_run_files(tmp_path):
     runs = pd.read_parquet(figures / "wll-k-a9a-runs.parquet")
     ftpsl = runs[_final_reward(runs, learner="ftpsl", param_k=25)].sort_values("run")
     rand = runs[_final_reward(runs, learner="ftpl-random-subset", param_k=25)].sort_values("run")
-    row = lambda table: next(r for r in table.splitlines() if r.startswith("| 25 (0.20)"))
+    def row(table):
+        return next(r for r in table.splitlines() if r.startswith("| 25 (0.20)"))
+
     before = row(dt.TABLES["wll-k-a9a-tuned"](figures)).split(" | ")
     assert before[1].startswith("**") and not before[2].startswith("**")
     jitter = np.tile([1.0, -1.0], len(ftpsl))[:len(ftpsl)]
@@ -166,7 +168,7 @@ def test_wll_tables__paired_claims_follow_the_per_run_files(tmp_path):
     after = row(dt.TABLES["wll-k-a9a-tuned"](figures)).split(" | ")
     assert not after[1].startswith("**") and after[2].startswith("**")
     n = len(ftpsl)
-    assert after[5].startswith(f"-1,000 (") and f"ahead in 0/{n}" in after[5]
+    assert after[5].startswith("-1,000 (") and f"ahead in 0/{n}" in after[5]
     # ahead by 100 in a fifth of the runs, behind by 1 in the rest: the t test separates the
     # two (mean +19.2), Wilcoxon's ranks do not: no bold, "t only"
     d = np.where(np.arange(n) < n // 5, 100.0, -1.0)
@@ -217,7 +219,8 @@ def test_wll_tables__paired_claims_follow_the_per_run_files(tmp_path):
     extra = r["info_n_redundant"].fillna(0)
     top_rho = r[_final_reward(r, learner="ftpl-random-subset") & (extra == extra.max())]
     zero = r[_final_reward(r, learner="ftpl-random-subset") & (extra == 0)]
-    r.loc[top_rho.sort_values("run").index, "value"] = zero.sort_values("run")["value"].to_numpy() + 3
+    r.loc[top_rho.sort_values("run").index, "value"] = (
+        zero.sort_values("run")["value"].to_numpy() + 3)
     r.to_parquet(figures / "wll-redundant-held-runs.parquet", index=False)
     assert "random subset, held +3 (+3, +3), ahead in" in dt.TABLES["wll-redundant"](figures)
 

@@ -563,7 +563,8 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
         out.append(f"### {name} (d = {first['d']}, k = {first['k']}, budget {budget}, "
                    f"T = {int(first['horizon']):,}): {desc}\n")
         out.append("| rank | learner | obs/round | tuned | regret at T (95% CI) | vs best "
-                   "(paired, 95% CI; t and Wilcoxon, Holm) | exponent (theory) | bound at T | run-rounds/s |")
+                   "(paired, 95% CI; t and Wilcoxon, Holm) | exponent (theory) | bound at T | "
+                   "run-rounds/s |")
         out.append("|---|---|---|---|---|---|---|---|---|")
         ran = part[~_skipped(part)].sort_values("regret")
         for _, r in ran.iterrows():

@@ -282,10 +282,10 @@ def arena_stability(figures: Path, names: Sequence[str] = ("arena", "arena-k",
         same, both = part["sets_agree"].to_numpy(), part["sets_chose_it"].to_numpy()
         ratio = np.max(np.maximum(a / b, b / a))
         lines.append(_row(learner, len(part), f"{same.sum()}/{len(part)}",
-                          f"{both.sum()}/{len(part)}", f"{ratio:g}"))
+                          f"{both.sum()}/{len(part)}", f"{ratio:.3g}"))
         total, agree, both_all = total + len(part), agree + same.sum(), both_all + both.sum()
         ratio_all = max(ratio_all, ratio)
-    lines.append(_row("all", total, f"{agree}/{total}", f"{both_all}/{total}", f"{ratio_all:g}"))
+    lines.append(_row("all", total, f"{agree}/{total}", f"{both_all}/{total}", f"{ratio_all:.3g}"))
     return "\n".join(lines) + "\n"
 
 
