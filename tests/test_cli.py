@@ -445,6 +445,17 @@ def test_run__until_separated_stops_once_decided_and_is_right(tmp_path, capsys):
     captured = capsys.readouterr()
     text = captured.out
     assert "  look 1: 2 runs; undecided: ogd-random-subset\n" in captured.err  # each look said
+
+
+def test_run__until_separated_with_a_variance_bound_uses_the_catoni_sequence(tmp_path):
+    out = tmp_path / "o"
+    assert main(["run", "--d", "6", "--k", "2", "--runs", "2", "--horizon", "100", "--out",
+                 str(out), "--no-progress", "--no-plot", "--until", "separated",
+                 "--max-runs", "2", "--compare-to", "ogd-full", "--variance", "1e6"]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["variance"] == 1e6 and config["bounds"] is None
+    until = pd.read_csv(out / "until.csv")
+    assert until["method"].tolist() == ["catoni"] and until["verdict"].tolist() == ["undecided"]
     until = pd.read_csv(out / "until.csv")
     assert until["decided"].all() and until["verdict"].tolist() == ["worse"]
     assert until["name"].tolist() == ["ogd-random-subset"]
@@ -902,6 +913,17 @@ def test_run__until_separated_stops_at_the_cap_exactly(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "Paired comparison with" not in captured.out
     assert "  look 1: 2 runs; undecided: ogd-random-subset\n" in captured.err  # each look said
+
+
+def test_run__until_separated_with_a_variance_bound_uses_the_catoni_sequence(tmp_path):
+    out = tmp_path / "o"
+    assert main(["run", "--d", "6", "--k", "2", "--runs", "2", "--horizon", "100", "--out",
+                 str(out), "--no-progress", "--no-plot", "--until", "separated",
+                 "--max-runs", "2", "--compare-to", "ogd-full", "--variance", "1e6"]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["variance"] == 1e6 and config["bounds"] is None
+    until = pd.read_csv(out / "until.csv")
+    assert until["method"].tolist() == ["catoni"] and until["verdict"].tolist() == ["undecided"]
 
 
 @pytest.mark.slow  # the seed bounds are pinned in test_checks; this runs a study
@@ -1613,6 +1635,11 @@ if __name__ == "__main__":  # regenerate the pinned help texts
     (["--until", "separated", "--bounds", "5,-5"], "give finite LO < HI"),
     (["--until", "separated", "--bounds", "1,2,3"], "give two numbers LO,HI"),
     (["--until", "separated", "--bounds=-inf,1"], "give finite LO < HI"),
+    (["--variance", "4"], "--variance sets --until separated's intervals"),
+    (["--until", "separated", "--variance", "0"], "give a finite number > 0"),
+    (["--until", "separated", "--variance", "inf"], "give a finite number > 0"),
+    (["--until", "separated", "--variance", "x"], "'x': give a number"),
+    (["--until", "separated", "--variance", "4", "--bounds=-5,5"], "not both"),
 ])
 def test_run__bounds_refused_in_one_line_before_any_simulation(argv, match, capsys, tmp_path):
     try:

@@ -658,7 +658,8 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
                 break
             results = [SimResult.concat_runs(p) for p in parts]
             decision = report.sequential_frame(results, look, compare_to or "best",
-                                               bounds=getattr(args, "bounds", None))
+                                               bounds=getattr(args, "bounds", None),
+                                               variance=getattr(args, "variance", None))
             undecided = decision[~decision["decided"]]
             print(_look_line(look, batch, list(undecided["name"])), file=log)
             if undecided.empty or (look + 1) * batch > cap:
@@ -676,7 +677,7 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
         study = {**study, "until": "separated", "max_runs": cap, "runs": look * batch,
                  "batch_runs": batch, "looks": look,
                  "bounds": None if getattr(args, "bounds", None) is None
-                 else list(args.bounds)}
+                 else list(args.bounds), "variance": getattr(args, "variance", None)}
         # before save_study, whose config.json marks the folder complete
         atomic.write_frame_atomic(out / "until.csv", decision)
         # a fixed-sample test on optionally stopped runs is not valid: under --until only
@@ -977,6 +978,17 @@ def _bounds(text: str) -> tuple[float, float]:
     return lo, hi
 
 
+def _positive_float(text: str) -> float:
+    """--variance V: a finite number > 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number, e.g. 2500") from None
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number > 0")
+    return v
+
+
 def _check_compare(args: argparse.Namespace, study: dict, plans) -> tuple[str | None, int | None]:
     """(--compare-to, --until's cap on the runs) after checking them against the study, before
     any work: a comparison needs two entries and runs to pair; --until needs two runs a batch
@@ -992,9 +1004,13 @@ def _check_compare(args: argparse.Namespace, study: dict, plans) -> tuple[str | 
                                       sorted(names) + ["best"]))
     if args.max_runs is not None and not args.until:
         raise UsageError("--max-runs caps --until separated; add --until separated or drop it.")
-    if getattr(args, "bounds", None) is not None and not args.until:
-        raise UsageError("--bounds sets --until separated's intervals; add --until separated or "
-                         "drop it.")
+    for flag in ("bounds", "variance"):
+        if getattr(args, flag, None) is not None and not args.until:
+            raise UsageError(f"--{flag} sets --until separated's intervals; add --until "
+                             "separated or drop it.")
+    if getattr(args, "bounds", None) is not None and getattr(args, "variance", None) is not None:
+        raise UsageError("give --bounds or --variance, not both: --bounds (a betting sequence) "
+                         "is the tighter where every difference is bounded.")
     if not args.until:
         return compare_to, None
     batch = study["runs"]
@@ -1113,6 +1129,11 @@ def make_parser() -> argparse.ArgumentParser:
                             "(e.g. --bounds=-T,T for losses in [0, 1]); the intervals are then "
                             "distribution-free (a betting confidence sequence) instead of t "
                             "intervals that assume normal differences")
+    p_run.add_argument("--variance", type=_positive_float, metavar="V",
+                       help="--until: an upper bound on the variance of a run's difference of "
+                            "final regrets, for unbounded (e.g. heavy-tailed) ones; the "
+                            "intervals are then distribution-free (a Catoni-style confidence "
+                            "sequence); a bound below the true variance voids them")
     _add_distributed(p_run)
     p_run.set_defaults(func=cmd_run)
 

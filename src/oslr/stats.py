@@ -379,9 +379,71 @@ def betting_sequence(d, bounds: tuple[float, float], level: float = LEVEL,
     return float(lo + (hi - lo) * low), float(lo + (hi - lo) * high)
 
 
+def _catoni_phi(x: np.ndarray) -> np.ndarray:
+    """Catoni's influence function: log(1 + x + x^2/2) for x >= 0, -log(1 - x + x^2/2) below;
+    increasing, and -log(1 - x + x^2/2) <= phi(x) <= log(1 + x + x^2/2) everywhere."""
+    a = np.abs(x)
+    return np.sign(x) * np.log1p(a + 0.5 * a * a)
+
+
+def catoni_sequence(d, variance: float, level: float = LEVEL,
+                    iterations: int = 100) -> tuple[float, float]:
+    """An anytime-valid interval for the mean of differences whose variance is at most
+    `variance`: no bound on the values and no normality (skewed, heavy-tailed), valid at every
+    run however the runs are looked at and whenever the study stops (the Catoni-style
+    confidence sequence of Wang & Ramdas 2023, Stoch. Proc. Appl. 163, with their predictable
+    rates).
+
+    With lam_i = sqrt(2 log(2 / alpha) / (variance i log(1 + i))) and Catoni's phi
+    (`_catoni_phi`), at the true mean mu both prod_i exp(+-phi(lam_i (x_i - mu)) - lam_i^2
+    variance / 2) are nonnegative supermartingales (E exp(+-phi(lam Y)) <= E(1 +- lam Y +
+    lam^2 Y^2 / 2) <= exp(lam^2 variance / 2) for E Y = 0, E Y^2 <= variance), so by Ville's
+    inequality, with probability >= level neither ever reaches 2 / alpha. The interval at n runs
+    is {m : |sum_i phi(lam_i (x_i - m))| <= variance / 2 sum_i lam_i^2 + log(2 / alpha)} (the
+    sum falls as m grows: its two ends by bisection, to `iterations` halvings).
+
+    Args:
+      d: (n,) differences in run order.
+      variance: an upper bound on the differences' variance (> 0, finite): a wrong (too small)
+        bound voids the guarantee.
+
+    Returns:
+      (low, high) in the units of d; (-inf, inf) for no runs.
+    """
+    variance = float(variance)
+    if not (np.isfinite(variance) and variance > 0):
+        raise ValueError(f"variance must be a finite number > 0; got {variance!r}.")
+    d = np.asarray(d, np.float64)
+    if not np.isfinite(d).all():
+        raise ValueError("a difference is NaN or inf: a variance bound cannot hold for it.")
+    if d.size == 0:
+        return -math.inf, math.inf
+    alpha = 1.0 - level
+    i = np.arange(1, d.size + 1)
+    lam = np.sqrt(2.0 * math.log(2.0 / alpha) / (variance * i * np.log1p(i)))
+    cap = 0.5 * variance * np.sum(lam * lam) + math.log(2.0 / alpha)
+
+    def psi(m: float) -> float:  # falls as m grows
+        return float(np.sum(_catoni_phi(lam * (d - m))))
+
+    def solve(target: float) -> float:  # the m where psi(m) = target
+        width = math.sqrt(variance) + float(np.ptp(d)) + 1.0
+        lo, hi = float(d.min()) - width, float(d.max()) + width
+        while psi(lo) < target:
+            lo -= 2 * (hi - lo)
+        while psi(hi) > target:
+            hi += 2 * (hi - lo)
+        for _ in range(iterations):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if psi(mid) > target else (lo, mid)
+        return 0.5 * (lo + hi)
+
+    return solve(cap), solve(-cap)
+
+
 def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: str = "best",
                        level: float = LEVEL, bounds: tuple[float, float] | None = None,
-                       min_runs: int = 10) -> pd.DataFrame:
+                       min_runs: int = 10, variance: float | None = None) -> pd.DataFrame:
     """Look number `look` of a study that adds runs until its comparisons are decided: the
     anytime-valid interval of every entry's mean difference to the reference (lower is
     better), simultaneous over the comparisons by Bonferroni: with a named reference the E - 1
@@ -391,19 +453,25 @@ def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: s
 
     The interval: with `bounds` (lo, hi) that every run's difference respects,
     `betting_sequence` (distribution-free: valid for skewed, discrete and rare-spike
-    differences alike); without, `confidence_sequence` (t intervals spent over looks: valid for
-    normal differences only; undecided before `min_runs` runs and while every difference is
-    equal, where a t interval would have zero width).
+    differences alike); with a bound on their `variance` instead, `catoni_sequence`
+    (distribution-free too: unbounded, skewed and heavy-tailed differences); without either,
+    `confidence_sequence` (t intervals spent over looks: valid for normal differences only;
+    undecided before `min_runs` runs and while every difference is equal, where a t interval
+    would have zero width).
 
     Returns:
       DataFrame, one row per entry other than the reference: name, reference, runs, diff,
       cs_low, cs_high, decided (the interval excludes 0), verdict ("better", "worse",
       "undecided", or "diverged" for an entry with a NaN or inf run, decided at once and never
-      the reference), method ("betting" or "t").
+      the reference), method ("betting", "catoni" or "t").
     """
     names = list(values)
     if len(names) < 2:
         raise ValueError("a sequential comparison needs two entries or more.")
+    if bounds is not None and variance is not None:
+        raise ValueError("give bounds or a variance bound, not both: bounds (betting) are the "
+                         "tighter where the differences are bounded.")
+    method = "betting" if bounds is not None else "catoni" if variance is not None else "t"
     arrays = {n: np.asarray(values[n], np.float64) for n in names}
     diverged = _diverged(arrays)
     if reference == "best":
@@ -425,11 +493,13 @@ def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: s
         if n in diverged:  # known at once: decided, with a verdict of its own
             rows.append({"name": n, "reference": reference, "runs": len(arrays[n]),
                          "diff": np.nan, "cs_low": np.nan, "cs_high": np.nan, "decided": True,
-                         "verdict": "diverged", "method": "t" if bounds is None else "betting"})
+                         "verdict": "diverged", "method": method})
             continue
         d = arrays[n] - arrays[reference]
         if bounds is not None:
             low, high = betting_sequence(d, bounds, share)
+        elif variance is not None:
+            low, high = catoni_sequence(d, variance, share)
         elif len(d) < min_runs or not np.any(d != d[0]):
             low, high = -math.inf, math.inf
         else:
@@ -439,10 +509,10 @@ def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: s
                      "diff": float(np.mean(d)), "cs_low": low, "cs_high": high,
                      "decided": decided,
                      "verdict": "undecided" if not decided else "better" if high < 0 else "worse",
-                     "method": "t" if bounds is None else "betting"})
+                     "method": method})
     return pd.DataFrame(rows)
 
 
-__all__ = ["LEVEL", "Paired", "betting_sequence", "compare", "confidence_sequence", "holm",
+__all__ = ["LEVEL", "Paired", "betting_sequence", "catoni_sequence", "compare", "confidence_sequence", "holm",
            "look_level", "mean_ci", "pair_tests", "paired", "sequential_compare",
            "simultaneous_band", "t_quantile"]
