@@ -445,17 +445,6 @@ def test_run__until_separated_stops_once_decided_and_is_right(tmp_path, capsys):
     captured = capsys.readouterr()
     text = captured.out
     assert "  look 1: 2 runs; undecided: ogd-random-subset\n" in captured.err  # each look said
-
-
-def test_run__until_separated_with_a_variance_bound_uses_the_catoni_sequence(tmp_path):
-    out = tmp_path / "o"
-    assert main(["run", "--d", "6", "--k", "2", "--runs", "2", "--horizon", "100", "--out",
-                 str(out), "--no-progress", "--no-plot", "--until", "separated",
-                 "--max-runs", "2", "--compare-to", "ogd-full", "--variance", "1e6"]) == 0
-    config = json.loads((out / "config.json").read_text())
-    assert config["variance"] == 1e6 and config["bounds"] is None
-    until = pd.read_csv(out / "until.csv")
-    assert until["method"].tolist() == ["catoni"] and until["verdict"].tolist() == ["undecided"]
     until = pd.read_csv(out / "until.csv")
     assert until["decided"].all() and until["verdict"].tolist() == ["worse"]
     assert until["name"].tolist() == ["ogd-random-subset"]

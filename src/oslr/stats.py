@@ -184,8 +184,8 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
       free_verdict (the verdict that companion gives: better or worse by the sign of the median
       difference where p_free_holm <= alpha, else indistinguishable), p_equiv_holm (TOST, NaN
       without a margin) and family (the family's description). Verdicts: "reference",
-      "better", "worse", "equivalent" (within the margin), "indistinguishable" (p_holm > alpha: no evidence
-      either way, not equivalence) or "diverged" (a NaN or inf run: no difference, no p-value,
+      "better", "worse", "equivalent" (within the margin), "indistinguishable" (p_holm >
+      alpha: no evidence either way, not equivalence) or "diverged" (a NaN or inf run: no difference, no p-value,
       outside the family, and never the reference).
     """
     names = list(values)
@@ -513,6 +513,6 @@ def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: s
     return pd.DataFrame(rows)
 
 
-__all__ = ["LEVEL", "Paired", "betting_sequence", "catoni_sequence", "compare", "confidence_sequence", "holm",
-           "look_level", "mean_ci", "pair_tests", "paired", "sequential_compare",
-           "simultaneous_band", "t_quantile"]
+__all__ = ["LEVEL", "Paired", "betting_sequence", "catoni_sequence", "compare",
+           "confidence_sequence", "holm", "look_level", "mean_ci", "pair_tests", "paired",
+           "sequential_compare", "simultaneous_band", "t_quantile"]
