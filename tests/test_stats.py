@@ -477,7 +477,7 @@ def _capital_by_hand(x: np.ndarray, m: float, alpha: float) -> float:
     up = down = 1.0
     best = 0.0
     s, ss = 0.0, 0.0
-    mu_prev, s2_prev = 0.5, 0.25
+    s2_prev = 0.25
     for i, xi in enumerate(x, start=1):
         lam = math.sqrt(2 * math.log(2 / alpha) / (s2_prev * i * math.log(1 + i)))
         up *= 1 + min(lam, 0.5 / m) * (xi - m)
@@ -486,7 +486,7 @@ def _capital_by_hand(x: np.ndarray, m: float, alpha: float) -> float:
         s += xi
         mu = (0.5 + s) / (i + 1)
         ss += (xi - mu) ** 2
-        mu_prev, s2_prev = mu, (0.25 + ss) / (i + 1)
+        s2_prev = (0.25 + ss) / (i + 1)
     return best
 
 

@@ -185,8 +185,8 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
       difference where p_free_holm <= alpha, else indistinguishable), p_equiv_holm (TOST, NaN
       without a margin) and family (the family's description). Verdicts: "reference",
       "better", "worse", "equivalent" (within the margin), "indistinguishable" (p_holm >
-      alpha: no evidence either way, not equivalence) or "diverged" (a NaN or inf run: no difference, no p-value,
-      outside the family, and never the reference).
+      alpha: no evidence either way, not equivalence) or "diverged" (a NaN or inf run: no
+      difference, no p-value, outside the family, and never the reference).
     """
     names = list(values)
     if not names:
