@@ -151,6 +151,10 @@ def test_rank__a_tie_unless_wilcoxon_separates_too_as_on_every_docs_table():
         wilcoxon(finals["b"] - finals["a"]).pvalue) == 0.0625
     assert out["tied_with_best"].tolist() == [True, True]
     assert A.vs_best(out.loc["b"]).startswith("indistinguishable: +3.0")
+    # a diverged run (NaN): never a tie, whatever the tests could not say
+    finals["c"] = np.where(np.arange(5) == 2, np.nan, finals["a"])
+    out = A.rank(*_board_and_runs(finals)).set_index("learner")
+    assert out["tied_with_best"].tolist() == [True, True, False]
 
 
 @pytest.mark.slow

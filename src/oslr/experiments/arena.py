@@ -513,8 +513,9 @@ def rank(board: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
                           "worse_runs", "better_runs"]] = [
                 t["diff"], t["diff_low"], t["diff_high"], t["p_holm"], t["p_free_holm"],
                 t["behind"], t["ahead"]]
-            board.loc[i, "tied_with_best"] = not (t["verdict"] == "worse"
-                                                  and t["free_verdict"] == "worse")
+            # behind only where both tests say so; a diverged run is never a tie
+            board.loc[i, "tied_with_best"] = t["verdict"] in ("reference", "indistinguishable") \
+                or (t["verdict"] == "worse" and t["free_verdict"] != "worse")
     return board
 
 
