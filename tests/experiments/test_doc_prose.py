@@ -826,3 +826,22 @@ def test_findings__the_arena_paragraph_follows_its_page_files():
     st = tuning_stability(pd.concat([pd.read_csv(FIGURES / f"{n}.csv")
                                      for n in ("arena", "arena-k", "arena-long")]))
     assert f"different factors in {(~st['sets_agree']).sum()} of {len(st)} cells" in text
+
+
+def test_ito_prose__against_the_paper_on_5_and_on_100_instances_follows_the_finals():
+    from oslr.experiments.ito import PAPER
+    from oslr.stats import mean_ci
+
+    page, findings = _page("ito-results.md"), _page("findings.md")
+    f = pd.read_csv(FIGURES / "ito-table1-raw-finals.csv")
+    for m, name in (("alg3", "Alg 3"), ("kklp", "KKLP"), ("kklp_a", "KKLP_A")):
+        v = f[(f["k"] == 4) & (f["method"] == m)].sort_values("run")["regret"].to_numpy()
+        mean, _, half = mean_ci(v)
+        paper = PAPER[(10, 2, 4)][m]
+        on100 = (f"{mean / paper - 1:+.1%} ({(mean - half) / paper - 1:+.1%}, "
+                 f"{(mean + half) / paper - 1:+.1%})")
+        five = v[:5].mean()
+        assert (f"{name} {five:,.1f} against {paper:,.1f} ({five / paper - 1:+.1%}; on 100 "
+                f"instances {on100})" if m == "alg3" else f"on 100 {on100}") in page, m
+        assert on100.lstrip("+") in findings or on100 in findings, m
+    assert len(v) == 100
