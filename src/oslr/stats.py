@@ -387,7 +387,7 @@ def _catoni_phi(x: np.ndarray) -> np.ndarray:
 
 
 def catoni_sequence(d, variance: float, level: float = LEVEL,
-                    iterations: int = 100) -> tuple[float, float]:
+                    iterations: int = 64) -> tuple[float, float]:
     """An anytime-valid interval for the mean of differences whose variance is at most
     `variance`: no bound on the values and no normality (skewed, heavy-tailed), valid at every
     run however the runs are looked at and whenever the study stops (the Catoni-style
