@@ -635,6 +635,16 @@ def test_catoni_sequence__the_ends_where_the_capital_reaches_two_over_alpha():
         stats.catoni_sequence([0.0, float("nan")], 1.0)
 
 
+def test_sequential_compare__t_intervals_from_the_tenth_run_by_default():
+    rng = np.random.default_rng(5)
+    v = {"a": np.zeros(10), "b": rng.normal(size=10)}
+    ten = stats.sequential_compare(v, look=1, reference="a").iloc[0]
+    assert np.isfinite([ten["cs_low"], ten["cs_high"]]).all() and ten["method"] == "t"
+    nine = stats.sequential_compare({n: x[:9] for n, x in v.items()}, look=1,
+                                    reference="a").iloc[0]
+    assert (nine["cs_low"], nine["cs_high"]) == (-math.inf, math.inf)
+
+
 def test_sequential_compare__a_variance_bound_uses_the_catoni_sequence():
     rng = np.random.default_rng(4)
     base = rng.normal(size=25)
