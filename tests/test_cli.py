@@ -1624,7 +1624,10 @@ if __name__ == "__main__":  # regenerate the pinned help texts
     (["--until", "separated", "--bounds", "5,-5"], "give finite LO < HI"),
     (["--until", "separated", "--bounds", "1,2,3"], "give two numbers LO,HI"),
     (["--until", "separated", "--bounds=-inf,1"], "give finite LO < HI"),
-    (["--variance", "4"], "--variance sets --until separated's intervals"),
+    (["--variance", "4"], "--variance sets --until separated's intervals; add --until "
+                          "separated or drop it."),
+    (["--compare-to", "best", "--max-runs", "4"], "--max-runs caps --until separated"),
+    (["--compare-to", "ogd-full typo"], "'ogd-full typo'"),
     (["--until", "separated", "--variance", "0"], "give a finite number > 0"),
     (["--until", "separated", "--variance", "inf"], "give a finite number > 0"),
     (["--until", "separated", "--variance", "x"], "'x': give a number"),

@@ -125,6 +125,37 @@ def test_sequential_frame__passes_its_level(swept):
     assert report.sequential_frame([swept], 1)["method"].item() == "t"
 
 
+def test_sequential_frame__hands_its_look_reference_metric_level_and_variance_on(
+        swept, monkeypatch):
+    from oslr import stats
+
+    finals, _ = report.per_run_finals([swept], "regret_wstar")
+    k2, k3 = "ogd-random-subset [k=2]", "ogd-random-subset [k=3]"
+    # a named reference, a metric other than the primary one, a variance bound
+    got = report.sequential_frame([swept], 4, reference=k3, metric="regret_wstar",
+                                  variance=50.0).iloc[0]
+    want = stats.sequential_compare(finals, 4, reference=k3, variance=50.0).iloc[0]
+    assert got["metric"] == "regret_wstar" and got["method"] == "catoni"
+    assert (got["reference"], got["name"]) == (k3, k2)
+    assert (got["cs_low"], got["cs_high"]) == pytest.approx((want["cs_low"], want["cs_high"]),
+                                                            rel=1e-12)
+    # what reaches sequential_compare: the look, the entry a learner's name resolves to, the
+    # default 95% level, the bounds and the variance bound
+    seen, real = {}, stats.sequential_compare
+
+    def spy(values, look, reference, level, bounds, variance=None):
+        seen.update(values=values, look=look, reference=reference, level=level, bounds=bounds,
+                    variance=variance)
+        return real(values, look, reference, level, bounds, variance=variance)
+
+    monkeypatch.setattr(stats, "sequential_compare", spy)
+    one = report.sequential_frame([swept], 7, reference="ogd-random-subset [k=2]",
+                                  bounds=(-1e4, 1e4))
+    assert (seen["look"], seen["reference"], seen["level"], seen["bounds"], seen["variance"]) \
+        == (7, k2, 0.95, (-1e4, 1e4), None)
+    assert set(seen["values"]) == {k2, k3} and one["method"].tolist() == ["betting"]
+
+
 def test_save_study__files_config_and_the_figure(swept, tmp_path):
     files = report.save_study([swept], tmp_path, config={"note": "x"})
     names = ["summary.csv", "summary.json", "curves.csv", "runs.csv", "runs.parquet",
