@@ -845,3 +845,17 @@ def test_ito_prose__against_the_paper_on_5_and_on_100_instances_follows_the_fina
                 f"instances {on100})" if m == "alg3" else f"on 100 {on100}") in page, m
         assert on100.lstrip("+") in findings or on100 in findings, m
     assert len(v) == 100
+
+
+def test_ito_prose__table1_runtimes_follow_the_csv():
+    text = _page("ito-results.md")
+    walls = pd.read_csv(FIGURES / "ito-table1.csv").groupby("method")["wall_s"]
+    lo, hi = walls.min(), walls.max()
+
+    def span(m):
+        a, b = f"{lo[m]:.1f}", f"{hi[m]:.1f}"
+        return f"{a} s" if a == b else f"{a}-{b} s"
+
+    assert (f"Alg 2 {span('alg2')}, Alg 3 {span('alg3')}, KKLP {span('kklp')}, KKLP_A "
+            f"{span('kklp_a')}, Alg 1 {span('alg1')} (on the sphere stream") in text
+    assert f"took {np.floor(lo.min()):.0f}-{np.ceil(hi.max()):.0f} s per method" in text
