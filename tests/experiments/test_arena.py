@@ -379,7 +379,7 @@ def test_arena_sizes__20_evaluation_runs_4_tuning_runs_a_point_in_the_docs_studi
     # (at 10 runs 2 / 1024 x 36 = 0.07 could not); 20 / 5 factors = 4 tuning runs a point, two
     # sets of 2 for the stability of the choice
     assert A.ARENA_FULL["runs"] == A.ARENA_LONG["runs"] == A.ARENA_K["runs"] == 20
-    assert A.ARENA_QUICK["runs"] == 10 and len(A.TUNING_FACTORS) == 5
+    assert A.ARENA_QUICK["runs"] == 20 and len(A.TUNING_FACTORS) == 5  # quick as well
     assert inspect.signature(A.arena).parameters["runs"].default == 20
 
 
@@ -625,7 +625,7 @@ def test_run_arena__writes_every_file_one_arena_per_k(tmp_path, monkeypatch):
     assert sorted((tmp_path / "arena-k-cells").iterdir())  # finished cells kept for a resume
     # the quick sizes: k = 2, d = 10, budget 5, T = 1,000 on rip
     assert A.ARENA_QUICK == dict(problems=("rip",), d=10, k=2, budgets=(5,), horizon=1000,
-                                 runs=10)
+                                 runs=20)
     # sizes without k: the arena's k = 2
     board = A.run_arena(None, 0, tmp_path / "n", False, False, sizes=dict(
         problems=("rip",), d=6, budgets=(4,), horizon=40, runs=5, entrants=OGD[:1]))

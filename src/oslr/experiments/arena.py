@@ -667,14 +667,14 @@ def plot_arena(curves: pd.DataFrame, problem: str, budget: int, path: str | Path
 
 # ----------------------------------------------------------------------------- experiments
 
-#: The arena's sizes: full (docs/arena.md; at 10 runs about an hour and a half on a 2-core CPU;
-#: 20 evaluation runs, so that Wilcoxon's test can decide a pair after Holm over a cell's 36,
-#: and 4 tuning runs a point, two disjoint sets of 2 for the choice's stability), --quick (the
-#: nine entrants on `rip`: under 2 minutes there, most of it compiling, about 10 s a cell; with
-#: kegg too it took 3 min 24 s) and arena-long.
+#: The arena's sizes: full (docs/arena.md; 64 min on a 2-core CPU at 20 evaluation runs, so
+#: that Wilcoxon's test can decide a pair after Holm over a cell's 36, and 4 tuning runs a
+#: point, two disjoint sets of 2 for the choice's stability), --quick (the nine entrants on
+#: `rip`, 20 runs too, since at 10 no pair could be decided: about a minute there, most of it
+#: compiling) and arena-long.
 ARENA_FULL = dict(problems=("rip", "agnostic", "drifting", "correlated", "kegg", "a9a"), d=20,
                   k=2, budgets=(5, 10), horizon=20_000, runs=20)
-ARENA_QUICK = dict(problems=("rip",), d=10, k=2, budgets=(5,), horizon=1000, runs=10)
+ARENA_QUICK = dict(problems=("rip",), d=10, k=2, budgets=(5,), horizon=1000, runs=20)
 ARENA_LONG = dict(problems=("rip",), d=20, k=2, budgets=(5,), horizon=100_000, runs=20)
 #: The k/d grid: one arena per comparator sparsity k (`ks`), k = 2 as in ARENA_FULL.
 ARENA_K = dict(problems=("rip",), d=20, ks=(1, 2, 4), budgets=(10,), horizon=20_000, runs=20)
