@@ -682,7 +682,7 @@ def test_arena_prose__the_main_arena_claims_follow_the_files():
                                                                "correlated"))
     assert verdict("kegg", 13, G3, RS) == "behind"
     assert verdict("rip", 5, G3, RS) == verdict("kegg", 6, G3, RS) == "ahead"
-    assert (f"`rip` (by {by('rip', 5, G3, RS, '.0f')}) and kegg (by "
+    assert (f"`rip` B = 5 (by {by('rip', 5, G3, RS, '.0f')}) and kegg B = 6 (by "
             f"{by('kegg', 6, G3, RS, '.0f')})") in text
     assert verdict("agnostic", 5, G3, RS) == verdict("drifting", 5, G3, RS) == "t"
     assert pair("agnostic", 5, G3, RS)[0] < 0 and pair("drifting", 5, G3, RS)[0] < 0
