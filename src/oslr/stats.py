@@ -386,8 +386,7 @@ def _catoni_phi(x: np.ndarray) -> np.ndarray:
     return np.sign(x) * np.log1p(a + 0.5 * a * a)
 
 
-def catoni_sequence(d, variance: float, level: float = LEVEL,
-                    iterations: int = 64) -> tuple[float, float]:
+def catoni_sequence(d, variance: float, level: float = LEVEL) -> tuple[float, float]:
     """An anytime-valid interval for the mean of differences whose variance is at most
     `variance`: no bound on the values and no normality (skewed, heavy-tailed), valid at every
     run however the runs are looked at and whenever the study stops (the Catoni-style
@@ -400,7 +399,7 @@ def catoni_sequence(d, variance: float, level: float = LEVEL,
     lam^2 Y^2 / 2) <= exp(lam^2 variance / 2) for E Y = 0, E Y^2 <= variance), so by Ville's
     inequality, with probability >= level neither ever reaches 2 / alpha. The interval at n runs
     is {m : |sum_i phi(lam_i (x_i - m))| <= variance / 2 sum_i lam_i^2 + log(2 / alpha)} (the
-    sum falls as m grows: its two ends by bisection, to `iterations` halvings).
+    sum falls as m grows: its two ends by Brent's method, `scipy.optimize.brentq`).
 
     Args:
       d: (n,) differences in run order.
@@ -410,6 +409,8 @@ def catoni_sequence(d, variance: float, level: float = LEVEL,
     Returns:
       (low, high) in the units of d; (-inf, inf) for no runs.
     """
+    from scipy.optimize import brentq
+
     variance = float(variance)
     if not (np.isfinite(variance) and variance > 0):
         raise ValueError(f"variance must be a finite number > 0; got {variance!r}.")
@@ -429,14 +430,11 @@ def catoni_sequence(d, variance: float, level: float = LEVEL,
     def solve(target: float) -> float:  # the m where psi(m) = target
         width = math.sqrt(variance) + float(np.ptp(d)) + 1.0
         lo, hi = float(d.min()) - width, float(d.max()) + width
-        while psi(lo) < target:
+        while psi(lo) < target:  # widen until the bracket holds the root
             lo -= 2 * (hi - lo)
         while psi(hi) > target:
             hi += 2 * (hi - lo)
-        for _ in range(iterations):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if psi(mid) > target else (lo, mid)
-        return 0.5 * (lo + hi)
+        return float(brentq(lambda m: psi(m) - target, lo, hi, xtol=1e-12, rtol=1e-14))
 
     return solve(cap), solve(-cap)
 
