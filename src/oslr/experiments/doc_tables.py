@@ -145,38 +145,46 @@ def arena_k(figures: Path) -> str:
 
     regret = _pivot(board, ["learner"], _regret_cell, column=column)
     exps = _pivot(board, ["learner"], _exponent_cell(figures, "arena-k"), column=column)
-    steps = _pivot(board, ["learner"], _next_below_cell(figures, "arena-k"), column=column)
+    steps = _pivot(board, ["learner"], _next_below_cell(figures, "arena-k", board),
+                   column=column)
     return (regret + "\nGrowth exponents (t >= T/100; 95% bootstrap interval over the runs):\n\n"
             + exps + "\nEach learner minus the next below it in its column, whose rank is "
-            "in brackets (paired at T; Holm "
-            "over the column's pairs; bold: the t test and Wilcoxon's test both separate the "
-            "two, \"(t)\" / \"(W)\": one of them only):\n\n" + steps)
+            "in brackets (paired at T; Holm over the column's pairs; bold: the t test and "
+            "Wilcoxon's test both separate the two, \"(t)\" / \"(W)\": one of them only):\n\n"
+            + steps)
 
 
 def arena_steps(figures: Path, name: str = "arena") -> str:
     """Each entrant minus the next below it in its cell's ranking (`_next_below_cell`), per
     problem and budget: the ranking's steps, each with its paired test."""
     board = _read_board(figures, name)
-    return _pivot(board, ["learner"], _next_below_cell(figures, name))
+    return _pivot(board, ["learner"], _next_below_cell(figures, name, board))
 
 
-def _next_below_cell(figures: Path, name: str) -> Callable[[pd.Series], str]:
-    """A `_pivot` cell: the learner's final regret minus that of the next learner below it in
-    its cell (problem, budget, k; by mean), paired on the cell's runs (`_arena_pair_text`: Holm
-    over every pair of the cell), after that learner's rank: "vs (3): **-6.1 (-6.6, -5.6)**";
-    "-" for the last of a cell."""
-    board = _read_board(figures, name)
+def _ranking_steps(board: pd.DataFrame, runs: pd.DataFrame, problem: str, budget: int,
+                   k: int) -> tuple[dict, dict]:
+    """One arena cell's ranking (by mean regret): learner -> (the next learner below it, that
+    one's rank), and the cell's pairs (`_arena_cell_pairs`)."""
+    part = board[(board["problem"] == problem) & (board["budget"] == budget)
+                 & (board["k"] == k) & (board["skipped"] == "")]
+    order = part.sort_values("regret", kind="stable")["learner"].tolist()
+    pairs = _arena_cell_pairs(runs[runs["k"] == k], problem, budget)
+    return {a: (b, i + 2) for i, (a, b) in enumerate(zip(order, order[1:]))}, pairs
+
+
+def _next_below_cell(figures: Path, name: str,
+                     board: pd.DataFrame) -> Callable[[pd.Series], str]:
+    """A `_pivot` cell over `board` (NAME's): the learner's final regret minus that of the next
+    learner below it in its cell (`_ranking_steps`), paired on the cell's runs
+    (`_arena_pair_text`: Holm over every pair of the cell), after that learner's rank:
+    "vs (3): **-6.1 (-6.6, -5.6)**"; "-" for the last of a cell."""
     runs = pd.read_parquet(figures / f"{name}-runs.parquet")
     cells: dict = {}
 
     def cell(r: pd.Series) -> str:
         key = (r["problem"], r["budget"], r["k"])
         if key not in cells:
-            part = board[(board["problem"] == r["problem"]) & (board["budget"] == r["budget"])
-                         & (board["k"] == r["k"]) & (board["skipped"] == "")]
-            order = part.sort_values("regret", kind="stable")["learner"].tolist()
-            pairs = _arena_cell_pairs(runs[runs["k"] == r["k"]], r["problem"], r["budget"])
-            cells[key] = {a: (b, i + 2) for i, (a, b) in enumerate(zip(order, order[1:]))}, pairs
+            cells[key] = _ranking_steps(board, runs, *key)
         below, pairs = cells[key]
         if r["learner"] not in below:
             return "-"
@@ -340,17 +348,17 @@ def arena_long(figures: Path) -> str:
              "| run-rounds/s |", "|" + "---|" * 10]
     from oslr.report import growth_exponent
 
-    ran = board[board["skipped"] == ""].sort_values("regret")
-    (problem, budget), = ran[["problem", "budget"]].drop_duplicates().itertuples(index=False)
-    pairs = _arena_cell_pairs(pd.read_parquet(figures / "arena-long-runs.parquet"), problem,
-                              budget)
-    order = ran["learner"].tolist() + [None]
-    for (_, r), below in zip(ran.iterrows(), order[1:]):
+    ran = board[board["skipped"] == ""].sort_values("regret", kind="stable")
+    (cell,) = ran[["problem", "budget", "k"]].drop_duplicates().itertuples(index=False)
+    below, pairs = _ranking_steps(board, pd.read_parquet(figures / "arena-long-runs.parquet"),
+                                  *cell)
+    for _, r in ran.iterrows():
         c = curves[curves["learner"] == r["learner"]].sort_values("n")
         n, mean = c["n"].to_numpy(), c["mean"].to_numpy()
         at = [_integer(np.interp(m, n, mean)) for m in marks]
         wide = growth_exponent(n, mean, t_min=horizon / 1000)
-        step = _arena_pair_text(pairs, r["learner"], below) if below else "-"
+        step = (_arena_pair_text(pairs, r["learner"], below[r["learner"]][0])
+                if r["learner"] in below else "-")
         lines.append(
             f"| {r['learner']} | {at[0]} | {at[1]} | {_ci(r, 'regret')} | {step} | {wide:.2f} | "
             f"{r['exponent']:.2f} | {r['theory']} | {r['tuned']} | {r['run_rounds_per_s']:.2g} |")
