@@ -423,15 +423,17 @@ def _arena(name: str, k: int | None = None):
         board, runs = board[board["k"] == k], runs[runs["k"] == k]
     (problem, budget), = board[["problem", "budget"]].drop_duplicates().itertuples(index=False)
     found = _arena_cell_pairs(runs, problem, budget)
+    return board.set_index("learner"), lambda a, b: _oriented(found, a, b)
 
-    def pair(a, b):
-        pr, q_t, q_w = found[(a, b)] if (a, b) in found else found[(b, a)]
-        s = 1 if (a, b) in found else -1
-        low, high = sorted((s * pr.ci_low, s * pr.ci_high))
-        t, w = q_t <= 0.05, q_w <= 0.05
-        return s * pr.diff, low, high, t and w, t and not w, w and not t
 
-    return board.set_index("learner"), pair
+def _oriented(found: dict, a: str, b: str):
+    """a - b from `_arena_cell_pairs`' `found` (stored either way round): mean, low, high; both
+    tests separate, t only, Wilcoxon only."""
+    pr, q_t, q_w = found[(a, b)] if (a, b) in found else found[(b, a)]
+    s = 1 if (a, b) in found else -1
+    low, high = sorted((s * pr.ci_low, s * pr.ci_high))
+    t, w = q_t <= 0.05, q_w <= 0.05
+    return s * pr.diff, low, high, t and w, t and not w, w and not t
 
 
 def test_arena_prose__the_arena_long_claims_follow_the_files():
@@ -563,12 +565,7 @@ def _arena_main():
     def pair(problem, budget, a, b):
         if (problem, budget) not in cells:
             cells[(problem, budget)] = _arena_cell_pairs(runs, problem, budget)
-        found = cells[(problem, budget)]
-        pr, q_t, q_w = found[(a, b)] if (a, b) in found else found[(b, a)]
-        s = 1 if (a, b) in found else -1
-        low, high = sorted((s * pr.ci_low, s * pr.ci_high))
-        t, w = q_t <= 0.05, q_w <= 0.05
-        return s * pr.diff, low, high, t and w, t and not w, w and not t
+        return _oriented(cells[(problem, budget)], a, b)
 
     ran = board[board["skipped"].isna()].set_index(["problem", "budget", "learner"]).sort_index()
     return ran, pair
