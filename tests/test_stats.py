@@ -663,8 +663,11 @@ def test_sequential_compare__a_variance_bound_uses_the_catoni_sequence():
     want = stats.catoni_sequence(v["c"] - v["a"], 5.0, level=1 - 0.05 / 3)
     assert (rows.loc["c", "cs_low"], rows.loc["c", "cs_high"]) == pytest.approx(want, rel=1e-12)
     assert rows.loc["c", "verdict"] == "worse" and (rows["method"] == "catoni").all()
-    with pytest.raises(ValueError, match="not both"):
+    with pytest.raises(ValueError, match="^give bounds or a variance bound, not both: bounds "
+                       r"\(betting\) are the tighter where the differences are bounded\.$"):
         stats.sequential_compare(v, look=1, bounds=(-9, 9), variance=5.0)
+    with pytest.raises(ValueError, match=r"^reference 'z' is not among \['a', 'b', 'c'\]\.$"):
+        stats.sequential_compare(v, look=1, reference="z")
 
 
 def test_stats__edges_a_mutant_would_move(monkeypatch):
