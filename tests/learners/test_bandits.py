@@ -49,21 +49,32 @@ def test_eps_greedy__decaying_exploration_rate_matches_the_reference_with_the_sa
     d, n_arms, eps, alpha = 4, 5, 0.8, 0.5
     problem, pp = oslr.make_problem("linear-bandit", d=d, n_arms=n_arms)
     learner, params = oslr.make("eps-greedy", d=d, eps=eps, alpha=alpha)
-    _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(2), 1, params, pp)
-    exs = stream(problem, pp, 2, 1, T)
-    keys = learner_keys(2, 1, T)
+    episode = jax.jit(episode_fn(learner, problem, T))
     rate = np.minimum(1.0, eps * (np.arange(T) + 1.0) ** -alpha)
     assert rate[[0, 3, 99]] == pytest.approx([0.8, 0.4, 0.08])
+    # the schedule indexed from t instead of t + 1 (max(t, 1)^-alpha): one round late
+    late = np.minimum(1.0, eps * np.maximum(np.arange(T), 1.0) ** -alpha)
 
     def draws(key, p):
         k_coin, k_arm = jax.random.split(key)
         return jax.random.bernoulli(k_coin, p), jax.random.randint(k_arm, (), 0, n_arms)
 
-    explore, random_arm = jax.jit(jax.vmap(draws))(keys, jnp.asarray(rate, jnp.float32))
-    assert 0 < int(np.sum(explore[T // 2:])) < int(np.sum(explore[:T // 2]))  # the rate decays
-    pulled = eps_greedy_reference(exs.arms, exs.rewards, np.asarray(explore),
-                                  np.asarray(random_arm), 1.0)
-    np.testing.assert_array_equal(np.asarray(recs.arm), pulled)
+    draw = jax.jit(jax.vmap(draws))
+    differs = 0
+    for run in range(8):  # eight runs: a schedule one round late changes some run's pulls
+        _, recs = episode(jnp.uint32(2), run, params, pp)
+        exs = stream(problem, pp, 2, run, T)
+        keys = learner_keys(2, run, T)
+        pulls = {}
+        for name, r in (("rate", rate), ("late", late)):
+            explore, random_arm = draw(keys, jnp.asarray(r, jnp.float32))
+            if name == "rate":
+                assert 0 < int(np.sum(explore[T // 2:])) < int(np.sum(explore[:T // 2]))
+            pulls[name] = eps_greedy_reference(exs.arms, exs.rewards, np.asarray(explore),
+                                               np.asarray(random_arm), 1.0)
+        np.testing.assert_array_equal(np.asarray(recs.arm), pulls["rate"])
+        differs += not np.array_equal(pulls["rate"], pulls["late"])
+    assert differs >= 1  # the check tells the two schedules apart
 
 
 def test_eps_greedy__a_rejected_replay_event_leaves_the_state_as_it_was():
