@@ -349,6 +349,14 @@ def test_compare__five_runs_no_distribution_free_verdict_and_tost_equivalence_by
     want = max(st.t.sf((m + 0.5) / se, 39), st.t.cdf((m - 0.5) / se, 39))
     row = stats.compare(values, reference="a", margin=0.5).set_index("name").loc["b"]
     assert row["p_equiv_holm"] == pytest.approx(want, rel=1e-9)
+    # the other sign (d = a - b, mean -0.05): the test of H0 mean <= -margin gives the larger p
+    want = max(st.t.sf((-m + 0.5) / se, 39), st.t.cdf((-m - 0.5) / se, 39))
+    assert want == st.t.sf((-m + 0.5) / se, 39)
+    row = stats.compare(values, reference="b", margin=0.5).set_index("name").loc["a"]
+    assert row["p_equiv_holm"] == pytest.approx(want, rel=1e-9)
+    with pytest.raises(ValueError, match=r"^every entry needs the same runs; got shapes "
+                       r"\[\(3,\), \(40,\)\]\.$"):
+        stats.compare({"a": values["a"], "c": np.zeros(3)})
     assert row["p_holm"] > 0.05 and row["verdict"] == "equivalent"
     # a margin too tight to show equivalence: indistinguishable, not equivalent
     row = stats.compare(values, reference="a", margin=0.02).set_index("name").loc["b"]
@@ -471,9 +479,10 @@ def test_simultaneous_band__coverage_at_least_95_percent(runs):
     assert _band_coverage(True, 600, runs, seed=runs) >= 0.95 - 3 * math.sqrt(0.0475 / 600)
 
 
-def _capital_by_hand(x: np.ndarray, m: float, alpha: float) -> float:
-    """The largest hedged capital against mean m over the runs of x in [0, 1], one run at a
-    time ([WSR23] eq. (26)-(27), predictable plug-in bets capped at 1/2 / m and 1/2 / (1 - m))."""
+def _capital_by_hand(x: np.ndarray, m: float, alpha: float, last: bool = False) -> float:
+    """The largest hedged capital against mean m over the runs of x in [0, 1] (with `last`, the
+    capital after the last run), one run at a time ([WSR23] eq. (26)-(27), predictable plug-in
+    bets capped at 1/2 / m and 1/2 / (1 - m))."""
     up = down = 1.0
     best = 0.0
     s, ss = 0.0, 0.0
@@ -487,7 +496,7 @@ def _capital_by_hand(x: np.ndarray, m: float, alpha: float) -> float:
         mu = (0.5 + s) / (i + 1)
         ss += (xi - mu) ** 2
         s2_prev = (0.25 + ss) / (i + 1)
-    return best
+    return (up + down) / 2 if last else best
 
 
 def test_betting_sequence__rejects_exactly_the_means_whose_capital_reached_one_over_alpha():
@@ -505,6 +514,15 @@ def test_betting_sequence__rejects_exactly_the_means_whose_capital_reached_one_o
                                                                                          400)]
     assert w[0] > w[1] > w[2] > 0
     assert stats.betting_sequence([], (-1, 1)) == (-1.0, 1.0)
+    # a grid so coarse that every candidate is rejected: the one whose capital after the last
+    # run is least survives (here m = 3/4; the run before, the two were tied)
+    d = np.r_[np.zeros(20), 0.6]
+    x = (d + 1.0) / 2.0
+    assert all(_capital_by_hand(x, mi, 0.05) >= 20.0 for mi in (0.25, 0.75))
+    final = [_capital_by_hand(x, mi, 0.05, last=True) for mi in (0.25, 0.75)]
+    before = [_capital_by_hand(x[:-1], mi, 0.05, last=True) for mi in (0.25, 0.75)]
+    assert final[1] < final[0] and before[0] == pytest.approx(before[1], rel=1e-12)
+    assert stats.betting_sequence(d, (-1, 1), grid=2) == pytest.approx((-0.5, 1.0), abs=1e-12)
     with pytest.raises(ValueError, match="outside bounds"):
         stats.betting_sequence([0.5, 2.0], (-1, 1))
     for bad in ((1, 1), (0, float("inf")), (2, 1)):
@@ -635,7 +653,8 @@ def test_catoni_sequence__the_ends_where_the_capital_reaches_two_over_alpha():
     for bad in (0.0, -1.0, float("inf"), float("nan")):
         with pytest.raises(ValueError, match="variance must be a finite number > 0"):
             stats.catoni_sequence([0.0], bad)
-    with pytest.raises(ValueError, match="NaN or inf"):
+    with pytest.raises(ValueError, match=r"^a difference is NaN or inf: a variance bound cannot "
+                       r"hold for it\.$"):
         stats.catoni_sequence([0.0, float("nan")], 1.0)
 
 
