@@ -39,8 +39,9 @@ def _draws(keys, d, n_resamples):
     return {"z": np.asarray(z, np.float64), "u_coin": np.asarray(u_coin, np.float64)}
 
 
-# b = 2 by default; the other norms with -m slow (and in CI)
-@pytest.mark.parametrize("b", [2.0, pytest.param(math.inf, marks=pytest.mark.slow),
+# b = 2 (the default) and b = 3 (a != b: a slip between the two exponents shows) in the default
+# run; the other norms with -m slow
+@pytest.mark.parametrize("b", [2.0, 3.0, pytest.param(math.inf, marks=pytest.mark.slow),
                                pytest.param(1.0, marks=pytest.mark.slow)])
 def test_ftpsl__matches_float64_reference_round_by_round(b):
     d, k, T, M = 8, 3, 200, 4
