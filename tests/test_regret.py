@@ -52,6 +52,16 @@ def test_exact_sparse_ls__norm_bound_matches_projected_gradient():
     assert got > free  # the bound binds here (||w*|| > 1)
 
 
+def test_exact_sparse_ls__a_radius_below_one_hand_computed():
+    # G = I, c = (0.6, 0), s = 1: the free w = (0.6, 0) has ||w||^2 = 0.36, inside a radius of
+    # 0.6 but outside 0.5 (where a test of ||w||^2 <= radius instead of radius^2 would keep it):
+    # loss 1 - 0.36 = 0.64 free, 1 - 2 (0.6)(0.5) + 0.25 = 0.65 at w = (0.5, 0)
+    g, c, s = np.eye(2)[None], np.array([[0.6, 0.0]]), np.array([1.0])
+    assert regret.exact_sparse_ls_loss(g, c, s, 2)[0] == pytest.approx(0.64, rel=1e-12)
+    assert regret.exact_sparse_ls_loss(g, c, s, 2, radius=0.6)[0] == pytest.approx(0.64, rel=1e-9)
+    assert regret.exact_sparse_ls_loss(g, c, s, 2, radius=0.5)[0] == pytest.approx(0.65, rel=1e-9)
+
+
 def test_greedy_sparse_ls__never_below_exact_optimum(rng):
     for _ in range(5):
         x = rng.normal(size=(25, 8))
