@@ -180,6 +180,15 @@ def test_linear_round__asking_more_than_the_budget_is_over_even_with_w_inside_it
     rnd = LinearRound(_example(), budget=3)  # the same request within the budget
     rnd.play(jnp.array([1.0, 0, 0, 0, 0]), support=jnp.array([True, True, True, False, False]))
     assert not bool(rnd._record.over_budget)
+    # w nonzero outside its support: the request is the union (2 + 1), the weight off the
+    # support is not played, and the round is over budget even though 3 <= 3
+    rnd = LinearRound(_example(), budget=3)
+    theta = rnd.play(jnp.array([1.0, 0, 0, 0, 2.0]),
+                     support=jnp.array([True, True, False, False, False]))
+    rec = rnd._record
+    assert int(rec.n_queried) == 3 and bool(rec.over_budget)
+    assert np.asarray(rec.w).tolist() == [1.0, 0, 0, 0, 0]
+    assert np.flatnonzero(np.asarray(theta)).tolist() == [0, 1]
 
 
 def test_linear_round__an_integer_action_is_played_in_the_feedback_dtype():
