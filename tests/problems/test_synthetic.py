@@ -73,12 +73,12 @@ def test_linear_bandit__means_are_arm_features_times_theta():
 def test_switching__w_star_changes_every_period_only():
     problem, pp = oslr.make_problem("switching", d=8, k=2, period=5)
     state = problem.init(jax.random.key(0), pp)
-    ws = []
+    ws = [np.asarray(state.w_star)]  # the first period plays init's w* (no switch at t = 0)
     for t in range(11):
         state, _ = problem.sample(jax.random.key(t + 1), state, jnp.int32(t), pp)
         ws.append(np.asarray(state.w_star))
-    changed = [not np.array_equal(ws[t], ws[t - 1]) for t in range(1, 11)]
-    assert changed == [False] * 4 + [True] + [False] * 4 + [True]
+    changed = [not np.array_equal(ws[t + 1], ws[t]) for t in range(11)]  # at round t
+    assert changed == [False] * 5 + [True] + [False] * 4 + [True]
     assert all((w != 0).sum() == 2 for w in ws)
 
 
