@@ -58,6 +58,15 @@ def test_redundant_features__appended_and_base_stream_unchanged():
     np.testing.assert_array_equal(np.asarray(b.x)[:, :6], np.asarray(a.x))
     np.testing.assert_array_equal(np.asarray(b.y), np.asarray(a.y))
     assert np.abs(np.asarray(b.x)[:, 6:]).max() <= 1.0
+    # each extra feature is N(0, 1) / 4 clipped to [-1, 1], from its own stream of the round key
+    from oslr.problems.synthetic import _REDUNDANT_STREAM
+
+    key = jax.random.key(11)
+    state = wide.init(jax.random.key(0), pp)
+    _, ex = wide.sample(key, state, jnp.int32(0), pp)
+    z = np.asarray(jax.random.normal(jax.random.fold_in(key, _REDUNDANT_STREAM), (4,)))
+    np.testing.assert_array_equal(np.asarray(ex.x)[6:], np.clip(z / 4.0, -1.0, 1.0))
+    assert np.std(np.asarray(b.x)[:, 6:]) == pytest.approx(0.25, abs=0.05)
 
 
 def test_linear_bandit__means_are_arm_features_times_theta():

@@ -210,7 +210,8 @@ def clip_labels(problem: Problem, bound: float = 1.0) -> Problem:
 
 
 def add_redundant_features(problem: Problem, n_extra: int) -> Problem:
-    """Append `n_extra` independent standard-normal features to every example ([WLL] Fig. 1e-f).
+    """Append `n_extra` independent features N(0, 1) / 4, clipped to [-1, 1], to every example
+    ([WLL] Fig. 1e-f; the module docstring says why that scale).
 
     The base stream is unchanged (its key is not touched); the extra block uses its own stream.
     """
