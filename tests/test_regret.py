@@ -62,6 +62,27 @@ def test_exact_sparse_ls__a_radius_below_one_hand_computed():
     assert regret.exact_sparse_ls_loss(g, c, s, 2, radius=0.5)[0] == pytest.approx(0.65, rel=1e-9)
 
 
+def test_exact_sparse_ls__a_singular_gram_with_rounding_in_c_inside_the_radius_is_the_free_loss():
+    # a duplicated feature makes G singular; float32 statistics leave c slightly off G's range
+    # (here 1e-6 on one copy). Inside the radius the comparator is the free (pseudo-inverse)
+    # loss, not the ball's solution, which would ride the null direction that the rounding opened
+    # (0.056% lower at radius 100 here)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(30, 3))
+    x = np.c_[x, x[:, 2]]
+    y = x[:, 0] - x[:, 1] + 0.1 * rng.normal(size=30)
+    g, c, s = x.T @ x, x.T @ y, np.array([y @ y])
+    c[3] += 1e-6
+    free = regret.exact_sparse_ls_loss(g[None], c[None], s, 4)[0]
+    for radius in (5.0, 100.0):
+        got = regret.exact_sparse_ls_loss(g[None], c[None], s, 4, radius=radius)[0]
+        # the two pseudo-inverses (elimination, eigenbasis) drop the 1e-6 differently: 5e-8
+        assert got == pytest.approx(free, rel=1e-6)
+    # the pivot tolerance: a pivot at exactly 1e-12 of the largest diagonal is skipped as zero
+    gain = regret._projected_gain(np.diag([1.0, 1e-12])[None, None], np.array([[[0.5, 1e-7]]]))
+    assert gain[0, 0] == 0.25
+
+
 def test_greedy_sparse_ls__never_below_exact_optimum(rng):
     for _ in range(5):
         x = rng.normal(size=(25, 8))
