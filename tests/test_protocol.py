@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from oslr.protocol import BanditRound, LinearRound, PredictionRound, ProtocolError, play_round
-from oslr.types import PREDICTION, BanditExample, Learner, StreamExample
+from oslr.types import BANDIT, PREDICTION, BanditExample, Learner, StreamExample
 
 
 def _example(d=5):
@@ -61,6 +61,36 @@ def test_play_round__missing_commit_is_an_error():
         play_round(lazy, jax.random.key(0), (), _example(), None)
 
 
+def test_rounds__the_index_is_int32_zero_outside_a_harness_and_the_lookup_reaches_the_round():
+    for rnd in (PredictionRound(_example(), budget=2), LinearRound(_example(), budget=2),
+                BanditRound(BanditExample(arms=jnp.eye(3), rewards=jnp.zeros(3),
+                                          means=jnp.zeros(3)))):
+        assert rnd.t.dtype == jnp.int32 and int(rnd.t) == 0
+    assert int(PredictionRound(_example(), budget=2, t=jnp.int32(4)).t) == 4
+
+    # play_round hands the problem's feature lookup to the bandit round
+    seen = {}
+
+    def step(key, state, rnd, params):
+        seen["x"] = rnd.features(jnp.array([1]))
+        rnd.pull(0)
+        return state
+
+    learner = Learner(init=lambda k, p: (), step=step, family=BANDIT,
+                      budget=lambda p: jnp.int32(1), name="looker")
+    ex = BanditExample(arms=jnp.eye(2), rewards=jnp.zeros(2), means=jnp.zeros(2))
+    play_round(learner, jax.random.key(0), (), ex, None, lookup=lambda ids: 10.0 * ids)
+    assert np.asarray(seen["x"]).tolist() == [10.0]
+
+
+def test_prediction_round__forms_dropped_by_the_budget_are_zero_rows_in_the_record():
+    rnd = PredictionRound(_example(), budget=1)
+    forms = jnp.array([[1.0, 1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 2.0]])
+    rnd.observe(jnp.zeros(5, bool), forms)
+    rnd.commit(0.0)
+    assert np.asarray(rnd._record.forms).tolist() == [[1.0, 1.0, 0.0, 0.0, 0.0], [0.0] * 5]
+
+
 def test_linear_round__feedback_on_support_only_and_w_outside_support_dropped():
     rnd = LinearRound(_example(), budget=2)
     w = jnp.array([0.5, 0.0, -0.5, 0.0, 0.2])
@@ -69,7 +99,7 @@ def test_linear_round__feedback_on_support_only_and_w_outside_support_dropped():
     rec = rnd._record
     assert np.asarray(rec.w).tolist() == [0.5, 0.0, -0.5, 0.0, 0.0]
     assert bool(rec.over_budget)  # w had mass outside its declared support
-    with pytest.raises(ProtocolError):
+    with pytest.raises(ProtocolError, match=r"^play\(\) may be called once per round\.$"):
         rnd.play(w)
 
 
@@ -283,6 +313,10 @@ def test_rounds__observation_counts_are_int32_in_float64_mode_too():
         rnd.observe(jnp.array([True, True, True, False, False]))
         rnd.commit(0.0)
         assert rnd._record.n_queried.dtype == jnp.int32 and int(rnd._record.n_queried) == 3
+        rnd = PredictionRound(_example(), budget=2)  # with linear forms: counted in int32 too
+        rnd.observe(jnp.array([True, False, False, False, False]), jnp.ones((2, 5)))
+        rnd.commit(0.0)
+        assert rnd._record.n_queried.dtype == jnp.int32 and int(rnd._record.n_queried) == 3
         lin = LinearRound(_example(), budget=2)
         lin.play(jnp.array([1.0, 0.0, 2.0, 0.0, 0.0]), jnp.array([True, False, True, True,
                                                                   False]))
@@ -302,6 +336,10 @@ def test_rounds__refusals_name_the_shape_or_the_problem_kind():
     sphere = finite._replace(theta=jnp.ones(3), noise=jnp.float32(0.0), best=jnp.float32(1.0))
     with pytest.raises(ProtocolError, match=r"^play\(\) expects x of shape \(3,\), got \(2,\)\.$"):
         BanditRound(sphere).play(jnp.ones(2))
+    rnd = BanditRound(sphere)
+    rnd.play(jnp.ones(3))
+    with pytest.raises(ProtocolError, match=r"^pull\(\)/play\(\) may be called once per round\.$"):
+        rnd.play(jnp.ones(3))
 
 
 def test_bandit_round__a_pull_in_a_continuous_problem_records_the_arms_features():
