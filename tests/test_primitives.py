@@ -201,6 +201,12 @@ def test_knapsack_fptas__within_one_plus_eps_of_the_optimum(eps, scale):
                              jnp.float32(budget), eps))
         assert c[m].sum() <= budget + 1e-6
         assert v[m].sum() >= _brute_knapsack(v, c, budget) / (1 + eps) - 1e-6
+    # an item the budget cannot afford, worth 1000 times the rest: the rounding unit comes from
+    # the affordable values (from the 1000 every affordable value would round to one unit)
+    v, c = scale * np.array([1000.0, 0.2, 0.3, 1.0]), np.array([10.0, 1.0, 1.0, 1.0])
+    m = np.asarray(fptas(jnp.asarray(v, jnp.float32), jnp.asarray(c, jnp.float32),
+                         jnp.float32(2.0), eps))
+    assert np.flatnonzero(m).tolist() == [2, 3]  # the optimum, 1.3 (x scale)
 
 
 @pytest.mark.parametrize("max_k", [2, 4, 17])  # lax.top_k paths (<= 16) and radix select
