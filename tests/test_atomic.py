@@ -217,6 +217,34 @@ def test_write_atomic__a_failed_folder_flush_names_the_folder(tmp_path, monkeypa
         atomic.write_text_atomic(tmp_path / "f", "x")
     assert e.value.strerror == (f"cannot write {tmp_path} (Input/output error); check the path "
                                 "and run the same command again.")
+    assert e.value.errno == errno.EIO
+
+
+def test_write_atomic__a_stale_temporary_removed_by_another_writer_meanwhile(tmp_path,
+                                                                            monkeypatch):
+    # two writers clean up the same dead writer's temporary: the one that finds it gone goes on
+    from pathlib import Path
+
+    (tmp_path / ".f.tmp").write_bytes(b"")
+    listing = Path.iterdir
+
+    def iterdir(self):
+        out = list(listing(self))
+        (tmp_path / ".f.tmp").unlink(missing_ok=True)  # gone between the listing and unlink
+        return iter(out)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    atomic.write_text_atomic(tmp_path / "f", "new")
+    assert (tmp_path / "f").read_text() == "new"
+
+
+def test_argv__the_program_name_and_arguments_or_python_without_any(monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/oslr", "run", "-n", "3"])
+    assert atomic._argv() == ["oslr", "run", "-n", "3"]
+    monkeypatch.setattr(sys, "argv", [])
+    assert atomic._argv() == ["python"]
 
 
 def test_write_frame_atomic__parquet_drops_a_non_default_index(tmp_path):
