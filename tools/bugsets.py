@@ -31,8 +31,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = ROOT / "tests" / "bugsets"
