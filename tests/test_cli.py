@@ -97,8 +97,9 @@ def test_run__toml_config(tmp_path, capsys):
          "with --set k=K (or the problem's with --k K)."),
         (["--problem", "linear-bandit"], "no learners named, and the default ones (ogd-full, "
          "ogd-random-subset) cannot run on problem 'linear-bandit'"),
-        (["--learners", "ogd-full", "--compare-to", "best"], "this study has one (add "
-         "--learners A,B or a --grid)"),
+        (["--learners", "ogd-full", "--compare-to", "best"], "--compare-to and --until compare "
+         "two learners or grid points or more; this study has one (add --learners A,B or a "
+         "--grid)"),
         (["--compare-to", "ogd-ful"], "unknown learner to compare with 'ogd-ful'; did you mean "
          "'ogd-full'?"),
         (["--until", "separated", "--runs", "1"], "give --runs 2 or more (got 1"),
@@ -536,8 +537,8 @@ def test_run__result_files_are_written_crash_safely_config_last(tmp_path, capsys
     monkeypatch.setattr(shutil, "rmtree", lambda p, **kw: order.append(("rm", Path(p).name))
                         or real_rm(p, **kw))
     out = tmp_path / "d"
-    assert main([*_small("ogd-full,ogd-random-subset"), "--compare-to", "ogd-full", "--out",
-                 str(out)]) == 0
+    tables = [a for a in _small("ogd-full,ogd-random-subset") if a != "--json"]  # printed
+    assert main([*tables, "--compare-to", "ogd-full", "--out", str(out)]) == 0
     results = [o for o in order if isinstance(o, str) and not o.startswith("checkpoint-")
                and o != "study.json"]
     assert results == ["summary.csv", "summary.json", "curves.csv", "runs.csv", "runs.parquet",
@@ -545,6 +546,10 @@ def test_run__result_files_are_written_crash_safely_config_last(tmp_path, capsys
     tail = order[order.index("config.json"):]
     assert tail.index(("fsync", "d")) < tail.index(("rm", ".checkpoints"))
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(results)
+    # the comparison printed as it was written, its numbers to 4 significant digits
+    printed = capsys.readouterr().out.split("Paired comparison with")[1]
+    row = pd.read_csv(out / "compare.csv").set_index("name").loc["ogd-random-subset"]
+    assert f" {row['diff']:.4g} " in printed and f" {row['diff_low']:.4g} " in printed
 
 
 def _oslr(args, **kw):
@@ -1305,13 +1310,60 @@ def test_run__import_loads_the_plugin_before_the_study(tmp_path, monkeypatch, ca
 
 
 def test_prepare__a_static_k_is_a_parameter_of_a_learner_that_takes_it():
-    from oslr.cli import build_study, make_parser, prepare
+    from oslr.cli import UsageError, build_study, make_parser, prepare
 
     study = build_study(make_parser().parse_args(
         ["run", "--learners", "foster-hedge", "--d", "6", "--set", "k=2", "--horizon", "10",
          "--runs", "2"]))
     _, _, plans = prepare(study)  # k is not swept by foster-hedge but is one of its options
     assert [learner.name for learner, _, _ in plans] == ["foster-hedge"]
+    # a static k makes k a parameter, not any other name
+    study["params"] = {"bogus": 1.0}
+    with pytest.raises(UsageError, match="parameter 'bogus' is not a parameter of any chosen "
+                                         r"learner \(foster-hedge\)"):
+        prepare(study)
+
+
+def test_prepare__a_learner_sized_by_the_arm_count_gets_the_problems():
+    from oslr.cli import build_study, make_parser, prepare
+
+    study = build_study(make_parser().parse_args(
+        ["run", "--problem", "linear-bandit", "--learners", "linucb", "--d", "4", "--n-arms",
+         "6", "--horizon", "10", "--runs", "2"]))
+    _, _, plans = prepare(study)
+    assert plans[0][0].options["n_arms"] == 6
+
+
+def test_run__the_study_reaches_simulate(tmp_path, monkeypatch):
+    import oslr
+
+    class Stop(Exception):
+        pass
+
+    seen = {}
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(oslr, "simulate", spy)
+    with pytest.raises(Stop):
+        main(["run", "--learners", "ogd-full", "--horizon", "30", "--runs", "3", "--seed", "5",
+              "--comparator-k", "2", "--out", str(tmp_path / "o"), "--no-progress",
+              "--no-plot"])
+    assert (seen["horizon"], seen["n_runs"], seen["seed"], seen["comparator_k"],
+            seen["run_offset"]) == (30, 3, 5, 2, 0)
+
+
+def test_reproduce__the_progress_flag_reaches_the_steps(tmp_path, monkeypatch):
+    import oslr.experiments.reproduce as rep
+
+    calls = []
+    monkeypatch.setattr(rep, "reproduce", lambda *a: calls.append(a))
+    assert main(["reproduce", "--only", "wll-k-a9a", "--quick", "--out", str(tmp_path),
+                 "--no-progress"]) == 0
+    assert main(["reproduce", "--only", "wll-k-a9a", "--quick", "--out", str(tmp_path)]) == 0
+    assert [c[2:] for c in calls] == [(True, False), (True, True)]
 
 
 def test_study_progress__the_total_grows_with_each_look():
