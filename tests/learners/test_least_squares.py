@@ -244,3 +244,47 @@ def test_refresh__the_periodic_work_of_a_round_without_a_sample():
     idle = svrg.refresh(state, hist, None, jnp.int32(8), params)  # t + 1 = 9
     np.testing.assert_array_equal(np.asarray(idle.snap), np.zeros(3))
     np.testing.assert_array_equal(np.asarray(idle.mu), np.ones(3))
+
+
+def test_svrg__first_step_by_hand_with_a_ridge():
+    # d = 2, x = (1, 2), y = 3, c_lambda = 1, alpha = 0.5, step_scale = 0.5, from zeros at
+    # t = 0: n = 1, mu = g(0) = -(3 - 0) x = (-3, -6), lmax = ||x||^2 = 5, lam_1 = 1,
+    # eta = 0.5 / (5 + 1) = 1/12; the one stored sample is drawn: g = g(0) - g(0) + mu = mu,
+    # theta = -eta (mu + lam 0) = (0.25, 0.5); t + 1 = 1 is a snapshot: snap = theta,
+    # mu = g(theta) = -(3 - 1.25) x = (-1.75, -3.5)
+    params = tracker_defaults("rls-sm", 2, c_lambda=1.0, alpha=0.5, step_scale=0.5)
+    tracker = make_tracker("svrg", 2, capacity=4)
+    x, y = jnp.array([1.0, 2.0]), jnp.float32(3.0)
+    hist = history_add(history_init(4, 2, store_features=True), y, x=x)
+    state = tracker.update(jax.random.key(0), tracker.init(params), x, y, hist, None,
+                           jnp.int32(0), params)
+    np.testing.assert_allclose(np.asarray(state.theta), [0.25, 0.5], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(state.snap), [0.25, 0.5], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(state.mu), [-1.75, -3.5], rtol=1e-6)
+    assert int(state.n_mu) == 1 and float(state.lmax) == 5.0
+
+
+@pytest.mark.parametrize("kind", ["svrg", "sag", "frls-gd"])
+def test_sampling_trackers__arm_ids_with_a_table_equal_stored_features(kind):
+    # id mode (the history keeps arm indices, x rebuilt from the arm table) and feature mode
+    # take the same steps on the same samples
+    rng = np.random.default_rng(2)
+    table = jnp.asarray(rng.normal(size=(5, 3)), jnp.float32)
+    ids = rng.integers(0, 5, 40)
+    ys = jnp.asarray(rng.normal(size=40), jnp.float32)
+    params = tracker_defaults("rls-sm", 3, c_lambda=0.5, step_scale=0.5)
+    tracker = make_tracker(kind, 3, capacity=40, snapshot_every=8)
+
+    def run(store_features):
+        hist, state = history_init(40, 3, store_features), tracker.init(params)
+        for t in range(40):
+            x = table[ids[t]]
+            hist = (history_add(hist, ys[t], x=x) if store_features
+                    else history_add(hist, ys[t], idx=jnp.int32(ids[t])))
+            state = tracker.update(jax.random.key(t), state, x, ys[t], hist,
+                                   None if store_features else table, jnp.int32(t), params)
+        return np.asarray(tracker.theta(state, params))
+
+    by_id = run(False)
+    np.testing.assert_allclose(by_id, run(True), rtol=1e-6, atol=1e-7)
+    assert np.abs(by_id).max() > 0.01  # the tracker moved
