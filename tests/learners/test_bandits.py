@@ -17,8 +17,9 @@ T = 200
 def test_eps_greedy__matches_float64_reference_with_same_draws():
     d, n_arms = 5, 6
     problem, pp = oslr.make_problem("linear-bandit", d=d, n_arms=n_arms)
-    learner, params = oslr.make("eps-greedy", d=d, eps=0.2)
+    learner, params = oslr.make("eps-greedy", d=d, eps=0.2, lam=2.0)  # a ridge other than 1
     assert learner.name == "eps-greedy" and learner.requires.replay  # labels; OBD replay
+    assert int(learner.budget(params)) == 1  # one arm a round
     _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(4), 2, params, pp)
     exs = stream(problem, pp, 4, 2, T)
     keys = learner_keys(4, 2, T)
@@ -29,8 +30,15 @@ def test_eps_greedy__matches_float64_reference_with_same_draws():
 
     explore, random_arm = jax.jit(jax.vmap(draws))(keys)
     pulled = eps_greedy_reference(exs.arms, exs.rewards, np.asarray(explore),
-                                  np.asarray(random_arm), 1.0)
+                                  np.asarray(random_arm), 2.0)
     np.testing.assert_array_equal(np.asarray(recs.arm), pulled)
+    # float64 mode plays the same stream: the same draws, so the same arms
+    from tests.helpers import x64
+
+    with x64():
+        learner, params = oslr.make("eps-greedy", d=d, eps=0.2, lam=2.0)
+        _, recs64 = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(4), 2, params, pp)
+    np.testing.assert_array_equal(np.asarray(recs64.arm), pulled)
 
 
 @pytest.mark.slow
