@@ -139,7 +139,9 @@ def test_dantzig_lp__moderately_ill_conditioned_converges_to_highs():
         assert np.abs(c - g @ w).max() <= 0.05 * (1 + 1e-6)
 
 
-@pytest.mark.parametrize("delta,converged", [(1e-3, False), (5e-5, True)])
+# the tolerance itself, 1e-4 here: 0.5% above it is not converged, 0.5% below it is
+@pytest.mark.parametrize("delta,converged", [(1e-3, False), (5e-5, True), (1.005e-4, False),
+                                             (0.995e-4, True)])
 def test_dantzig_lp__tolerance_is_relative_to_lambda(monkeypatch, delta, converged):
     # G = I, c = (1, 0, 0), lam = 0.01: the optimum is w = (0.99, 0, 0). A solver that says
     # OPTIMAL at w = (0.99 - delta, 0, 0) breaks |c - G w| <= lam by delta: 10% of lam is not
@@ -149,9 +151,11 @@ def test_dantzig_lp__tolerance_is_relative_to_lambda(monkeypatch, delta, converg
 
     import mpax
 
+    made = []
+
     class FakeSolver:
         def __init__(self, **kw):
-            pass
+            made.append(kw)
 
         def optimize(self, lp):
             x = jnp.zeros(6).at[0].set(0.99 - delta)
@@ -162,6 +166,14 @@ def test_dantzig_lp__tolerance_is_relative_to_lambda(monkeypatch, delta, converg
     sol = dantzig_lp(jnp.eye(3), jnp.array([1.0, 0.0, 0.0]), jnp.float32(0.01))
     assert bool(sol.converged) is converged
     assert int(sol.doublings) == 0 and int(sol.status) == OPTIMAL
+    assert made == [{"eps_abs": 1e-4, "eps_rel": 1e-4, "iteration_limit": 20_000,
+                     "verbose": False}]
+    # the batched form hands its options on
+    sol = batched_dantzig_lp(jnp.eye(3)[None], jnp.array([[1.0, 0.0, 0.0]]),
+                             jnp.array([0.01]), eps=1e-3, iteration_limit=50)
+    assert made[-1] == {"eps_abs": 1e-3, "eps_rel": 1e-3, "iteration_limit": 50,
+                        "verbose": False}
+    assert bool(sol.converged[0]) is (delta <= 1e-3)  # 100 eps lam = 1e-3 now
 
 
 def test_dantzig_lp__doublings_stop_at_the_cap_and_a_zero_row_counts_alone():
