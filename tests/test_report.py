@@ -344,11 +344,13 @@ def test_compare_frame__its_level_sets_the_intervals_and_mismatched_runs_are_ref
     other = [n for n in wide.index if wide.loc[n, "verdict"] != "reference"][0]
     assert (narrow.loc[other, "diff_high"] - narrow.loc[other, "diff_low"]
             < wide.loc[other, "diff_high"] - wide.loc[other, "diff_low"])
-    shifted = dataclasses.replace(swept, seed=swept.seed + 1)
-    with pytest.raises(ValueError, match=r"^paired comparisons need the same runs: every result "
-                                         r"must have the same seed, run_offset, runs and "
-                                         r"horizon; got \["):
-        report.compare_frame([swept, shifted])
+    for change in ({"seed": swept.seed + 1}, {"run_offset": swept.run_offset + swept.n_runs},
+                   {"n_runs": swept.n_runs - 1}, {"horizon": swept.horizon + 1}):
+        shifted = dataclasses.replace(swept, **change)
+        with pytest.raises(ValueError, match=r"^paired comparisons need the same runs: every "
+                                             r"result must have the same seed, run_offset, runs "
+                                             r"and horizon; got \["):
+            report.compare_frame([swept, shifted])
 
 
 def test_finish_figure__legend_inside_by_default_right_of_the_axes_when_asked():

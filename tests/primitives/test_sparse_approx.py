@@ -69,6 +69,17 @@ def test_iht__identity_converges_to_the_top_s_entries_and_is_s_sparse():
     assert np.count_nonzero(u) <= 2
     # it reduces the residual far below ||b|| (exact recovery is not guaranteed at this size)
     assert np.linalg.norm(a @ u - a @ w) < 0.5 * np.linalg.norm(a @ w)
+    # the default step is 0.99 / ||A||_2^2: one iteration from 0 with ||A||_2 = 3 is the top 2
+    # entries of (0.99 / 9) A^T b
+    a3 = 3.0 * a
+    b3 = a3 @ w
+    one = np.asarray(iht(jnp.asarray(a3, jnp.float32), jnp.asarray(b3, jnp.float32),
+                         jnp.int32(2), 4, n_iter=1))
+    v = 0.99 / 9.0 * (a3.T @ b3)
+    keep = np.argsort(-np.abs(v))[:2]
+    want = np.zeros(24)
+    want[keep] = v[keep]
+    np.testing.assert_allclose(one, want, rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize("n", [1, 3, 8])
