@@ -158,6 +158,17 @@ def test_oracle_subset__is_top_k_of_the_stream_sum():
     y = np.array([1.0, 1.0, -1.0])
     # sum y x = [2, 0, 0, -1] -> |.| top-2 = {0, 3}
     assert oracle_subset(x, y, 2).tolist() == [True, False, False, True]
+    # ties (binary features: many columns with the same |sum y x|) go to the lower index
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2, (5, 40)).astype(np.float64)
+    y = np.ones(5)
+    theta = np.abs(y @ x)
+    mask = oracle_subset(x, y, 20)
+    cut = np.sort(theta)[::-1][19]  # the 20th largest value: some of its ties are left out
+    assert mask.sum() == 20 and (theta[mask] >= cut).all()
+    tied = np.flatnonzero(theta == cut)
+    assert 0 < mask[tied].sum() < len(tied)
+    assert mask[tied].tolist() == sorted(mask[tied].tolist(), reverse=True)  # lowest first
 
 
 def test_ftpl_baselines__observe_their_fixed_subset_every_round():
@@ -289,6 +300,10 @@ def test_rates__eq1_golden_values_with_natural_logs():
     assert float(eta_inf) == pytest.approx(math.sqrt(2 * math.log(10) / (1e5 * math.log(1000))),
                                            rel=1e-6)
     assert float(capped) == 0.5
+    # d = 2: ln 2 (the max(d, 2) only keeps ln d > 0 at d = 1): k = 1, T = 100,
+    # eta = sqrt(ln 2 / (4 * 100 * ln 100)) = 0.0193988...
+    eta2, _ = rates(build_params(FtpslParams, 2, k=1, horizon=100), 2, 2.0)
+    assert float(eta2) == pytest.approx(math.sqrt(math.log(2) / (400 * math.log(100))), rel=1e-6)
 
 
 def _exact_shared_law(d, k, M):
@@ -353,6 +368,11 @@ def test_knapsack_leader_set__brute_force_over_affordable_subsets(b):
                    if costs[list(sup)].sum() <= budget)
         assert costs[got].sum() <= budget
         assert value(np.flatnonzero(got)) == pytest.approx(best, rel=1e-5)
+        if _ < 3:  # the FPTAS leader: within its 1 + eps of the same optimum, in the budget
+            fast = np.asarray(knapsack_leader_set(jnp.asarray(v), jnp.asarray(costs),
+                                                  jnp.int32(budget), b, budget, "fptas", 0.1))
+            assert costs[fast].sum() <= budget
+            assert value(np.flatnonzero(fast)) >= best / 1.1 - 1e-6
 
 
 def test_ftpl_oracle_subset__check_takes_exactly_k_entries_and_prepare_pads_redundant_features():
@@ -401,3 +421,15 @@ def test_ftpsl_knapsack__the_solver_option_reaches_the_learner():
         learner, _ = oslr.make("ftpsl-knapsack", d=6, horizon=50, solver=solver, eps=0.2)
         assert learner.info["solver"] == learner.options["solver"] == solver
     assert learner.info["eps"] == 0.2
+    # the norm exponent b in [1, inf] and the two solvers, refused otherwise before any tracing
+    from oslr.learners.ftpsl import ftpsl_knapsack
+
+    for b in (1.0, 1.5, math.inf):
+        assert ftpsl_knapsack(6, max_budget=4, b=b).info["b"] == b
+        assert ftpsl(6, b=b).info["b"] == b
+    for make in (lambda: ftpsl_knapsack(6, max_budget=4, b=0.5), lambda: ftpsl(6, b=0.5)):
+        with pytest.raises(ValueError, match=r"^norm exponent b=0.5 must lie in \[1, inf\]\.$"):
+            make()
+    with pytest.raises(ValueError, match=r"^unknown knapsack solver 'lp'; choose 'exact' or "
+                                         r"'fptas'\.$"):
+        ftpsl_knapsack(6, max_budget=4, solver="lp")

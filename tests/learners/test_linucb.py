@@ -224,8 +224,14 @@ def test_flinucb_tracking_error__the_diagnostic_is_the_distance_to_the_regularis
 
     problem, pp = oslr.make_problem("linear-bandit", d=4, n_arms=5)
     learner, params = oslr.make("flinucb-gd", d=4, n_arms=5, horizon=30, track=True)
-    state, _ = jax.jit(episode_fn(learner, problem, 30))(jnp.uint32(1), 0, params, pp)
+    state, recs = jax.jit(episode_fn(learner, problem, 30))(jnp.uint32(1), 0, params, pp)
     assert state.a_sum.shape == (4, 4) and int(state.hist.n) == 30
+    # the sums of the pulled arms and their rewards, recomputed from the stream
+    exs = stream(problem, pp, 1, 0, 30)
+    pulled = np.asarray(exs.arms)[np.arange(30), np.asarray(recs.arm)]
+    reward = np.asarray(exs.rewards)[np.arange(30), np.asarray(recs.arm)]
+    np.testing.assert_allclose(np.asarray(state.a_sum), pulled.T @ pulled, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(state.b_sum), reward @ pulled, rtol=1e-5, atol=1e-6)
     n = 30
     reg = n * float(reg_at(jnp.int32(n), params)) + 1e-6
     a = np.asarray(state.a_sum, np.float64)
@@ -237,8 +243,9 @@ def test_flinucb_tracking_error__the_diagnostic_is_the_distance_to_the_regularis
         plain, pparams = oslr.make(name, d=4, n_arms=5, horizon=30, **kw)
         assert plain.diagnostics is None
         assert plain.init(jax.random.key(0), pparams).a_sum.shape == (0, 0)
-    # the factory's defaults: no Polyak averaging, a history of 10,000 rounds
+    # the factory's defaults: no Polyak averaging, no tracking, a history of 10,000 rounds
     default = linucb(4, 5, variant="flinucb-gd")
+    assert default.diagnostics is None
     explicit = linucb(4, 5, variant="flinucb-gd", average=False)
     ka, kb = (jax.jit(episode_fn(x, problem, 20))(jnp.uint32(2), 0, params, pp)[1].arm
               for x in (default, explicit))
@@ -261,3 +268,23 @@ def test_linucb_specs__history_labels_and_the_alternative_point():
     gd_spec = _spec("flinucb-gd", FLINUCB_GD.description, FLINUCB_GD.reference)
     assert float(gd_spec.alt_params(4).c_gamma) == 0.5
     assert gd_spec.make(4, n_arms=5)[0].requires.capacity == 10_000  # the default horizon
+    # the options as `oslr list` shows them: default, one line, choices
+    options = {o.name: (o.default, o.doc, o.choices) for o in gd_spec.options}
+    assert options["schedule"] == (None, "fRLS-GD step form (power c n^-alpha or kpm "
+                                   "c/(4(c+n)))", (None, "power", "kpm"))
+    assert options["average"] == (False, "Polyak averaging of the fRLS-GD iterates", None)
+    assert options["horizon"][1:] == ("history capacity (rounds)", None)
+    assert gd_spec.make(4, n_arms=5, schedule="kpm")[0].name == "flinucb-gd"
+
+
+@pytest.mark.parametrize("history", ["arm", "features"])  # the fixed-arm and the general form
+def test_linucb__ucb_ties_within_a_relative_1e5_go_to_the_lower_index(history):
+    # first round, A = I: UCB_a = kappa ||x_a||. kappa = 10: arm 0 at 10 (1 - 3e-6) is within
+    # 1e-5 (1 + 10) = 1.1e-4 of arm 1's 10 (a tie: the lower index); at 10 (1 - 2e-5) it is not
+    learner, params = oslr.make("linucb", d=2, n_arms=2, kappa=10.0, lam0=1.0, history=history)
+    state = learner.init(jax.random.key(0), params)
+    for shrink, pulled in ((3e-6, 0), (2e-5, 1)):
+        ex = BanditExample(arms=jnp.array([[1.0 - shrink, 0.0], [0.0, 1.0]], jnp.float32),
+                           rewards=jnp.zeros(2), means=jnp.zeros(2))
+        _, rec = play_round(learner, jax.random.key(1), state, ex, params, jnp.int32(0))
+        assert int(rec.arm) == pulled, shrink
