@@ -92,6 +92,36 @@ def test_rates__golden():
     # n_b = ceil(5000 / 3) = 1667: eta = sqrt(2 ln 210 / (1667 * 210)) = sqrt(3.0546e-5)
     # = 0.0055268
     np.testing.assert_allclose(bandit_rate(p, 210, 3), 0.0055268, rtol=1e-4)
+    # Tsallis-INF: rate 2 eta_scale (eta_n = rate / sqrt(n)), whatever K and the blocks
+    _, p3 = oslr.make("ito-block-bandit", d=10, k=4, horizon=5000, eta_scale=3.0)
+    assert float(bandit_rate(p3, 210, 3, "tsallis")) == 6.0
+    np.testing.assert_allclose(bandit_rate(p3, 210, 3, "exp3"), 3 * 0.0055268, rtol=1e-4)
+
+
+def test_ito_block_bandit__its_bandit_option_reaches_the_rate(monkeypatch):
+    import oslr.learners.ito as ito
+    from oslr.protocol import play_round
+
+    seen = []
+    real = ito.bandit_rate
+    monkeypatch.setattr(ito, "bandit_rate", lambda *a: seen.append(a[3]) or real(*a))
+    for bandit in ("tsallis", "exp3"):
+        learner, params = oslr.make("ito-block-bandit", d=4, k=2, horizon=20, bandit=bandit)
+        problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)
+        ex = stream(problem, pp, 0, 0, 1)
+        ex = jax.tree.map(lambda v: v[0], ex)
+        jax.eval_shape(lambda s: play_round(learner, jax.random.key(0), s, ex, params,
+                                            jnp.int32(0)), learner.init(jax.random.key(1), params))
+        assert seen and set(seen) == {bandit}, (bandit, seen)
+        seen.clear()
+
+
+def test_n_forms__the_projection_options_column_count():
+    from oslr.learners.ito import _n_forms
+
+    assert _n_forms(Ctx(d=6, horizon=10, options={})) == 12  # "gaussian": m = 2 d
+    assert _n_forms(Ctx(d=6, horizon=10, options={"projection": np.ones((6, 9))})) == 9
+    assert _n_forms(Ctx(d=6, horizon=10, options={"projection": None})) == 6
 
 
 def test_ito_dual_averaging__matches_float64_reference_round_by_round():
