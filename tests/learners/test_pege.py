@@ -137,3 +137,10 @@ def test_fpege_gd__tracking_error_diagnostic_and_the_specs():
     assert fast_spec.make(3)[0].requires.capacity == 10_000
     assert float(fast_spec.default_params(3).c_gamma) == 18.0
     assert float(fast_spec.alt_params(3).c_gamma) == 6.0
+    # what `oslr list` shows, the horizon option reaching the history, the info
+    assert pege_spec.description == "PEGE: explore the basis, exploit theta/||theta|| ([RT10])"
+    assert fast_spec.description == ("fPEGE-GD: PEGE with an fOLS-GD estimate ([KPM] Alg. 1), "
+                                     "unit sphere")
+    assert fast_spec.option_names == ("horizon",)
+    assert fast_spec.make(3, horizon=500)[0].requires.capacity == 500
+    assert learner.info == {"action_set": "unit sphere"}
