@@ -186,6 +186,15 @@ def test_knapsack__ties_keep_the_earlier_item(solver):
     assert np.flatnonzero(np.asarray(m)).tolist() == [0]
 
 
+def test_fptas_table_size__levels_of_the_rounded_values():
+    from oslr.primitives.knapsack import fptas_table_size
+
+    # every rounded value is at most ceil(2 d / eps): d of them sum to at most d ceil(2d/eps);
+    # d = 3, eps = 0.5: 3 (12 + 1) + 1 = 40 levels (0..39)
+    assert fptas_table_size(3, 0.5) == 40
+    assert fptas_table_size(10, 0.1) == 10 * 201 + 1
+
+
 @pytest.mark.parametrize("eps", [0.5, 0.1])
 @pytest.mark.parametrize("scale", [1.0, 1e-3, 1e3])  # the rounding unit scales with max v
 def test_knapsack_fptas__within_one_plus_eps_of_the_optimum(eps, scale):
@@ -313,6 +322,23 @@ def test_check_subset_memory__the_limit_in_decimal_gigabytes_and_the_message():
         "needs 14,664,808,114.04 GB (1 float32 per subset plus the (N, k) int32 table), above "
         "memory_limit_gb=4. Lower d or k, or raise memory_limit_gb on a device that has the "
         "memory (runs multiply it).")
+
+
+def test_random_subset_mask__floyd_up_to_max_k_16_then_the_top_k_of_uniforms():
+    # the two paths draw the same law but different subsets from one key: pinned at the switch
+    d, k = 24, 5
+    for i in range(5):
+        key = jax.random.key(i)
+        floyd = np.asarray(random_subset_mask(key, d, jnp.int32(k), 16))
+        j = d - k + np.arange(16)
+        t = np.asarray(jax.random.randint(key, (16,), 0, np.maximum(j + 1, 1), jnp.int32))
+        want = np.zeros(d, bool)
+        for step in range(k):  # Floyd: take t_i, or j_i if t_i is already taken
+            want[j[step] if want[t[step]] else t[step]] = True
+        np.testing.assert_array_equal(floyd, want)
+        wide = np.asarray(random_subset_mask(key, d, jnp.int32(k), 17))
+        uniforms = jax.random.uniform(key, (d,), jnp.float32)
+        np.testing.assert_array_equal(wide, np.asarray(top_k_mask(uniforms, jnp.int32(k), 17)))
 
 
 @pytest.mark.parametrize("max_k", [4, 40])  # Floyd's draws; the top-k of uniforms

@@ -104,7 +104,7 @@ def test_ogd__golden_step_and_projection():
     state, preds = _run(reg, params, jnp.array([[1.0, 0.0], [1.0, 0.0]]), jnp.array([1.0, 0.0]))
     np.testing.assert_allclose(preds, [0.0, 0.5], rtol=1e-6)
     np.testing.assert_allclose(state.w, [0.5 - 0.5 / np.sqrt(2.0), 0.0], rtol=1e-6)
-    assert int(state.t) == 2
+    assert int(state.t) == 2 and state.t.dtype == jnp.int32  # an exact count past 2^24 updates
 
 
 def _assert_a_norm_projection(v, a, radius):
