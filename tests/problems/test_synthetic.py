@@ -67,6 +67,21 @@ def test_redundant_features__appended_and_base_stream_unchanged():
     z = np.asarray(jax.random.normal(jax.random.fold_in(key, _REDUNDANT_STREAM), (4,)))
     np.testing.assert_array_equal(np.asarray(ex.x)[6:], np.clip(z / 4.0, -1.0, 1.0))
     assert np.std(np.asarray(b.x)[:, 6:]) == pytest.approx(0.25, abs=0.05)
+    # clipped at both ends: 200,000 extra features reach |z| > 4 a few times each way
+    from oslr.problems.synthetic import add_redundant_features
+
+    many = add_redundant_features(base, 200_000)
+    extra = np.asarray(many.sample(key, base.init(jax.random.key(0), pp), jnp.int32(0), pp)[1].x)
+    assert extra[6:].max() == 1.0 and extra[6:].min() == -1.0
+    with pytest.raises(ValueError, match=r"^n_extra must be >= 0, got -1\.$"):
+        add_redundant_features(base, -1)
+    # the extra block is float32 in float64 mode too (the streams stay float32)
+    from tests.helpers import x64
+
+    with x64():
+        _, ex64 = wide.sample(key, state, jnp.int32(0), pp)
+    assert ex64.x.dtype == jnp.float32
+    np.testing.assert_array_equal(np.asarray(ex64.x), np.asarray(ex.x))
 
 
 def test_linear_bandit__means_are_arm_features_times_theta():
@@ -88,6 +103,19 @@ def test_switching__w_star_changes_every_period_only():
         ws.append(np.asarray(state.w_star))
     changed = [not np.array_equal(ws[t + 1], ws[t]) for t in range(11)]  # at round t
     assert changed == [False] * 5 + [True] + [False] * 4 + [True]
+    # period 1: a fresh w* every round from round 1 on
+    problem, pp = oslr.make_problem("switching", d=8, k=2, period=1)
+    state = problem.init(jax.random.key(0), pp)
+    ws = [np.asarray(state.w_star)]
+    for t in range(4):
+        state, _ = problem.sample(jax.random.key(t + 1), state, jnp.int32(t), pp)
+        ws.append(np.asarray(state.w_star))
+    assert [not np.array_equal(ws[t + 1], ws[t]) for t in range(4)] == [False, True, True, True]
+    # a zero w* (no support) normalises to zero, not NaN
+    from oslr.problems.synthetic import _normalise
+
+    for norm in ("l1", "l2"):
+        assert np.asarray(_normalise(jnp.zeros(3), norm)).tolist() == [0.0, 0.0, 0.0]
     assert all((w != 0).sum() == 2 for w in ws)
 
 
@@ -235,6 +263,11 @@ def test_factory__defaults_and_every_option_reach_the_problem():
     assert p.max_delay == 3
     _, noiseless = make(d=4, k=2, sigma=0.0)  # sigma = 0 is allowed: a noiseless stream
     assert float(noiseless.sigma) == 0.0
+    from oslr.problems.synthetic import SIGMA_MAX
+
+    assert float(make(d=4, k=2, sigma=SIGMA_MAX)[1].sigma) == SIGMA_MAX  # the bound itself
+    with pytest.raises(ValueError, match=r"^noise sigma=2000000.0 must lie in \[0, 1e\+06\]"):
+        make(d=4, k=2, sigma=2 * SIGMA_MAX)
     p, _ = make(d=6, k=2, n_redundant=2)
     assert p.d == 8 and p.info["n_redundant"] == 2 and p.info["mode"] == "realizable"
 
