@@ -436,3 +436,51 @@ def test_checkpoint__another_runtime_resumes_with_a_one_line_warning(tmp_path, m
                                             r"uninterrupted one only to float rounding"):
         resumed = oslr.simulate(*args, **run, checkpoint_path=folder)
     _assert_same(whole, resumed)
+
+
+
+_SHARDED_RESUME = """
+import glob, json, sys, numpy as np, jax, oslr
+problem, pp = oslr.make_problem("sparse-linear", d=6, k=2)
+learner, params = oslr.make("ogd-random-subset", d=6, k=2)
+study = dict(horizon=60, n_runs=8, chunk_size=20, progress=False)
+folder, mode = sys.argv[1], sys.argv[2]
+
+class Stop(Exception):
+    pass
+
+def stop_after_first_chunk(rounds):
+    raise Stop
+
+out = {"devices": len(jax.devices())}
+if mode == "stop":
+    try:
+        oslr.simulate(learner, problem, params, pp,
+                      **dict(study, progress=stop_after_first_chunk), checkpoint_path=folder)
+    except Stop:
+        pass
+    files = sorted(glob.glob(folder + "/**/checkpoint-*.npz", recursive=True))
+    with np.load(files[-1]) as z:
+        out["rows"] = sorted({name.split("/")[1] for name in z.files if name != "meta"})
+    out["saved"] = [f[-9:-4] for f in files]
+else:
+    whole = oslr.simulate(learner, problem, params, pp, **study)
+    resumed = oslr.simulate(learner, problem, params, pp, **study, checkpoint_path=folder)
+    out["same"] = all(np.array_equal(whole.final[k], resumed.final[k]) for k in whole.final)
+print(json.dumps(out))
+"""
+
+
+def test_checkpoint__saved_on_two_devices_resumes_on_four_bit_identical(tmp_path):
+    # each of two devices saves its runs' blocks (rows 0-4 and 4-8 of every leaf); four devices
+    # resuming read two rows each from inside those blocks (rows 4-6 are rows 0-2 of the second)
+    def run(n_devices, mode):
+        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n_devices}",
+                   JAX_PLATFORMS="cpu",  # the modules this process imports (a mutated copy too)
+                   PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in sys.path if p))
+        out = subprocess.run([sys.executable, "-c", _SHARDED_RESUME, str(tmp_path / "ck"), mode],
+                             env=env, capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    assert run(2, "stop") == {"devices": 2, "rows": ["0-4", "4-8"], "saved": ["00020"]}
+    assert run(4, "resume") == {"devices": 4, "same": True}

@@ -417,3 +417,43 @@ def test_simulate__no_progress_bar_unless_asked(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "ipywidgets", None)
     learner, params, problem, pp = _setup()
     assert oslr.simulate(learner, problem, params, pp, horizon=5, n_runs=2).n_runs == 2
+
+
+def test_available_bytes__the_accelerators_limit_or_the_hosts_memory():
+    import os
+    from types import SimpleNamespace
+
+    gpu = SimpleNamespace(memory_stats=lambda: {"bytes_limit": 123})
+    assert sim._available_bytes(gpu) == 123
+    host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for cpu in (SimpleNamespace(memory_stats=lambda: None), SimpleNamespace()):  # none reported
+        assert sim._available_bytes(cpu) == host
+
+
+def test_simulate__checks_memory_on_the_first_device_of_the_study(monkeypatch):
+    seen = []
+    monkeypatch.setattr(sim, "_check_memory", lambda *a: seen.append(a[-1]))
+    learner, params, problem, pp = _setup()
+    oslr.simulate(learner, problem, params, pp, horizon=5, n_runs=1)
+    assert seen == [jax.devices()[0]]
+
+
+def test_warn_diagnostics__a_diagnostic_missing_from_the_sums_is_zero(recwarn):
+    from types import SimpleNamespace
+
+    learner = SimpleNamespace(name="x", info={"warn_if_nonzero": {"lp_fail": "failed solves"}})
+    sim._warn_diagnostics(learner, {})  # not recorded: nothing to warn about, no error
+    assert not recwarn.list
+    with pytest.warns(RuntimeWarning, match=r"^x: 3 failed solves \(2 of 3 runs; diagnostic "
+                                            r"'lp_fail'\)\.$"):
+        sim._warn_diagnostics(learner, {"lp_fail": np.array([1.0, 0.0, 2.0])})
+
+
+def test_save_checkpoint__an_old_round_already_removed_is_no_error(tmp_path, monkeypatch):
+    # two savers of one folder (or a user) may remove an old round first: the save goes on
+    carry = {"a": jax.numpy.arange(4.0)}
+    real = sim._saved_rounds
+    monkeypatch.setattr(sim, "_saved_rounds", lambda folder: [1, 2, 3] + real(folder))
+    sim._save_checkpoint(tmp_path, carry, 10, "fp")
+    assert [p.name for p in tmp_path.glob("checkpoint-*")] == [sim._checkpoint_file(
+        tmp_path, 10).name]
