@@ -96,6 +96,19 @@ def test_summary_frame__by_hand_from_the_per_run_finals(swept):
 
     over = report.summary_frame([dataclasses.replace(swept, final=final)])
     assert (over["over_budget_rounds"] == 2 * swept.n_runs).all()
+    # the horizon, the runs, and k coordinates queried a round
+    assert (s["horizon"] == 30).all() and (s["n_runs"] == 5).all()
+    assert s.groupby("params")["queries_per_round"].first().to_dict() == {"k=2": 2.0, "k=3": 3.0}
+    # compared with a named entry (the worse one, so not the "best" default): its own difference
+    # is 0, the other's its mean minus the named one's
+    regret = curves["regret"][:, :, -1].astype(np.float64)
+    worse, other = ("k=2", "k=3") if regret[0].mean() > regret[1].mean() else ("k=3", "k=2")
+    vs = report.summary_frame([swept], compare_to=f"ogd-random-subset [{worse}]")
+    prim = vs[vs["primary"]].set_index("params")
+    means = {"k=2": regret[0].mean(), "k=3": regret[1].mean()}
+    assert prim.loc[worse, "diff"] == 0.0
+    assert prim.loc[other, "diff"] == pytest.approx(means[other] - means[worse], rel=1e-12)
+    assert set(prim["reference"]) == {f"ogd-random-subset [{worse}]"}
 
 
 def test_curves_runs_frames__columns_labels_and_values(swept):
@@ -351,6 +364,31 @@ def test_compare_frame__its_level_sets_the_intervals_and_mismatched_runs_are_ref
                                              r"result must have the same seed, run_offset, runs "
                                              r"and horizon; got \["):
             report.compare_frame([swept, shifted])
+
+
+def test_compare_frame__entries_named_as_listed_and_finals_stay_float64(swept):
+    import oslr
+
+    problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)
+    learner, params = oslr.make("ogd-full", d=4)
+    full = oslr.sweep(learner, problem, params, pp, {"eta": [0.1]}, horizon=30, n_runs=5,
+                      chunk_size=30)
+    # a learner of one grid point is named by the learner alone; one of two points has no entry
+    # of its name (naming the learner would not say which point)
+    table = report.compare_frame([swept, full], reference="ogd-full").set_index("name")
+    assert set(table["reference"]) == {"ogd-full"}
+    with pytest.raises(ValueError, match=r"^--compare-to 'ogd-random-subset' names none of the "
+                                         r"entries \['ogd-random-subset \[k=2\]', "
+                                         r"'ogd-random-subset \[k=3\]', 'ogd-full'\]; give one "
+                                         r"of them or 'best'\.$"):
+        report.compare_frame([swept, full], reference="ogd-random-subset")
+    # the paired differences from the float64 per-run finals (no float32 rounding on the way)
+    finals, metric = report.per_run_finals([swept, full])
+    regret = [r.regret_curves()[metric][:, :, -1] for r in (swept, full)]
+    assert finals["ogd-full"].dtype == np.float64
+    np.testing.assert_array_equal(finals["ogd-full"], regret[1][0])
+    want = np.mean(regret[0][1] - regret[1][0])
+    assert table.loc["ogd-random-subset [k=3]", "diff"] == pytest.approx(want, rel=1e-12)
 
 
 def test_finish_figure__legend_inside_by_default_right_of_the_axes_when_asked():

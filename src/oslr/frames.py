@@ -96,14 +96,12 @@ def per_run_finals(results: Sequence[SimResult], metric: str | None = None
 
 
 def _reference(finals: dict, reference: str) -> str:
-    """The entry `reference` names: "best", an entry's name, or a learner with one entry."""
+    """The entry `reference` names: "best" or an entry's name (a learner with one grid point is
+    named by the learner alone, `entry_name`; one with several has no entry of its name)."""
     if reference == "best" or reference in finals:
         return reference
-    matches = [n for n in finals if n.split(" [")[0] == reference]
-    if len(matches) != 1:
-        raise ValueError(f"--compare-to {reference!r} names none of the entries {list(finals)} "
-                         "(or several); give one of them or 'best'.")
-    return matches[0]
+    raise ValueError(f"--compare-to {reference!r} names none of the entries {list(finals)}; give "
+                     "one of them or 'best'.")
 
 
 def compare_frame(results: Sequence[SimResult], reference: str = "best",
