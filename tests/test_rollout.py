@@ -101,7 +101,10 @@ def test_play__the_problem_sees_the_round_index_and_the_learner_its_feature_look
     from oslr.rollout import play
     from oslr.types import BANDIT, BanditExample, Learner, Problem
 
+    seen = {}
+
     def sample(key, state, t, pp):  # the example carries the round index it was drawn for
+        seen["problem"] = jax.random.key_data(key)
         return state, BanditExample(arms=jnp.eye(2), rewards=jnp.zeros(2) + t, means=jnp.zeros(2),
                                     arm_ids=jnp.array([0, 1]))
 
@@ -109,6 +112,7 @@ def test_play__the_problem_sees_the_round_index_and_the_learner_its_feature_look
                       features=lambda pp, ids: pp[ids])
 
     def step(key, state, rnd, params):  # learns the features of global arm 1 from the lookup
+        seen["learner"] = jax.random.key_data(key)
         reward = rnd.pull(0)
         return (reward, rnd.features(jnp.array([1])))
 
@@ -118,6 +122,11 @@ def test_play__the_problem_sees_the_round_index_and_the_learner_its_feature_look
     ls, _, example, record = play(learner, problem, run_keys(0, 0), (), (), jnp.int32(7), None, pp)
     assert float(ls[0]) == 7.0 and np.asarray(ls[1]).tolist() == [[3.0, 4.0]]
     assert int(record.arm) == 0
+    # round 7's keys: each its own stream folded with the round
+    keys = run_keys(0, 0)
+    for who, stream in (("problem", PROBLEM_ROUNDS), ("learner", LEARNER_ROUNDS)):
+        np.testing.assert_array_equal(
+            seen[who], jax.random.key_data(jax.random.fold_in(keys[stream], 7)))
 
 
 def test_episode_fn__n_active_freezes_the_states_after_that_many_rounds():

@@ -145,6 +145,19 @@ def test_merge__more_runs_of_the_same_study_compare_paired_over_seed_and_run(tmp
     with pytest.raises(LoadError, match=r"share runs of a seed \(the same streams twice\); merge "
                                         r"studies of different seeds\.$"):
         merge([a, a], tmp_path / "m2")
+    # one learner, one run, one metric: a single (seed, run) pair twice is refused as well
+    one = SimResult(learner="linucb", problem="linear-bandit", family="bandit", horizon=40,
+                    n_runs=1, seed=0, ckpts=np.array([40]), grid=[{}],
+                    final={n: np.ones((1, 1)) for n in ("pseudo_regret", "reward", "accepted")},
+                    curves={n: np.ones((1, 1, 1)) for n in ("pseudo_regret", "reward",
+                                                            "accepted")},
+                    params=SimpleNamespace(eps=np.array([0.1])))
+    for name in ("o1", "o2"):
+        report.save_study([one], tmp_path / name, config={"problem": "linear-bandit",
+                                                          "horizon": 40, "runs": 1, "seed": 0},
+                          plot=False)
+    with pytest.raises(LoadError, match=r"share runs of a seed"):
+        merge([tmp_path / "o1", tmp_path / "o2"], tmp_path / "m4")
     cfg = json.loads((b / "config.json").read_text())
     (b / "config.json").write_text(json.dumps({**cfg, "horizon": 80}))
     with pytest.raises(LoadError, match=r"another study than .* \(settings \['horizon'\] "
