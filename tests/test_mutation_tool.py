@@ -37,6 +37,9 @@ def test_with_first_look__kept_across_reruns_of_one_sample_new_for_a_new_sample(
     assert mutation.with_first_look(_record(0, 37), None)["first"] == [37, 40]
 
 
-def test_first_cell__counts_and_percent_or_blank():
-    assert mutation._first_cell({"first": [33, 39]}) == "33 of 39 (84.6%)"
-    assert mutation._first_cell({}) == ""
+def test_first_cell__first_kills_over_the_sample_less_its_equivalents_or_blank():
+    # 33 killed at first of 40 with one equivalent then; two more found equivalent since
+    r = {"first": [33, 39], "tested": 40, "equivalent": ["a", "b", "c"]}
+    assert mutation.first_look(r) == (33, 37)
+    assert mutation._first_cell(r) == "33 of 37 (89.2%)"
+    assert mutation._first_cell({"tested": 40, "equivalent": []}) == ""

@@ -313,7 +313,7 @@ def write_table(results: dict) -> None:
                     f"{len(r['equivalent'])} | {100 * r['score']:.1f}% ({r['date']}, "
                     f"{r['commit']}) | {_first_cell(r)} |")
     overall = f"{100 * tot_k / tot_n:.1f}% ({tot_k} of {tot_n})" if tot_n else "n/a"
-    firsts = [results[m]["first"] for m in all_modules()
+    firsts = [first_look(apply_equivalents(results[m], equivalent)) for m in all_modules()
               if m in results and "first" in results[m]]
     f_k, f_n = sum(f[0] for f in firsts), sum(f[1] for f in firsts)
     first_overall = (f"Modules with a first look: {len(firsts)}, {f_k} of {f_n} killed at "
@@ -334,9 +334,10 @@ def write_table(results: dict) -> None:
         "more than the sample size) run against the default run's tests that mirror the module "
         "(`tools/mutation.py`, `tests_for`). *Live* = survived + reached by no selected test;\n"
         "*equivalent* = listed with its reason in `tests/MUTATION-equivalent.toml`. Score = "
-        "killed / (tested - equivalent). *First look* = the score of the same sample at its "
-        "first run, before\nany test was written for its mutants (recorded since seeds were "
-        "kept; blank before): the estimate of how many\nbugs nobody named the tests catch."
+        "killed / (tested - equivalent). *First look* = the mutants of the same sample killed at "
+        "its first run,\nbefore any test was written for them, over the sample less its "
+        "equivalents (recorded since seeds were kept; blank\nbefore): the estimate of how many "
+        "bugs nobody named the tests catch."
         + (f" {first_overall}" if first_overall else "") + "\n\n"
         f"Overall: {overall}.\n\n"
         "| module | mutants tested | killed | live | equivalent | score (date, commit) | "
@@ -348,11 +349,20 @@ def write_table(results: dict) -> None:
            + "\n".join(focused) + "\n" if focused else ""))
 
 
-def _first_cell(r: dict) -> str:
+def first_look(r: dict) -> tuple[int, int] | None:
+    """(killed at the first run, mutants that can be killed): the first run's kills over the
+    sample less the mutants listed as equivalent since (a mutant killed is never one)."""
     if "first" not in r:
+        return None
+    return r["first"][0], r["tested"] - len(r["equivalent"])
+
+
+def _first_cell(r: dict) -> str:
+    got = first_look(r)
+    if got is None or not got[1]:
         return ""
-    k, n = r["first"]
-    return f"{k} of {n} ({100 * k / n:.1f}%)" if n else ""
+    k, n = got
+    return f"{k} of {n} ({100 * k / n:.1f}%)"
 
 
 def show_survivors(module: str) -> None:
