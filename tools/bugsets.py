@@ -108,12 +108,7 @@ def run_bug(bug: dict, workers: int, timeout: int) -> dict:
 
 
 def _commit() -> str:
-    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                         text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "src", "tests",
-                            f":!{RESULTS.relative_to(ROOT)}", f":!{TABLE.relative_to(ROOT)}"],
-                           cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    return sha + ("+changes" if dirty else "")
+    return _mutation_tool()._commit(RESULTS, TABLE)
 
 
 def record(results: dict, name: str, verdicts: dict[int, dict], n_bugs: int) -> dict:

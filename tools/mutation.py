@@ -259,11 +259,13 @@ def _diff(name: str) -> str:
                      if line[:1] in "+-" and not line.startswith(("+++", "---")))
 
 
-def _commit() -> str:
+def _commit(results: Path = RESULTS, table: Path = TABLE) -> str:
+    """HEAD's short hash, with "+changes" when src/ or tests/ differ from it (the tool's own
+    `results` and `table` files aside)."""
     sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                          text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "src", "tests",
-                            f":!{RESULTS.relative_to(ROOT)}", f":!{TABLE.relative_to(ROOT)}"],
+                            f":!{results.relative_to(ROOT)}", f":!{table.relative_to(ROOT)}"],
                            cwd=ROOT, capture_output=True, text=True).stdout.strip()
     return sha + ("+changes" if dirty else "")
 
