@@ -484,3 +484,6 @@ def test_checkpoint__saved_on_two_devices_resumes_on_four_bit_identical(tmp_path
 
     assert run(2, "stop") == {"devices": 2, "rows": ["0-4", "4-8"], "saved": ["00020"]}
     assert run(4, "resume") == {"devices": 4, "same": True}
+    # in this process too (so that the mutation tool maps this test to the loader): a folder
+    # without a checkpoint resumes nothing
+    assert sim._load_checkpoint(tmp_path / "none", {}, "fingerprint", None) is None

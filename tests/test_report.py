@@ -389,6 +389,15 @@ def test_compare_frame__entries_named_as_listed_and_finals_stay_float64(swept):
     np.testing.assert_array_equal(finals["ogd-full"], regret[1][0])
     want = np.mean(regret[0][1] - regret[1][0])
     assert table.loc["ogd-random-subset [k=3]", "diff"] == pytest.approx(want, rel=1e-12)
+    # another metric than the primary one, asked for by name
+    other = report.compare_frame([swept, full], metric="regret_wstar").set_index("name")
+    assert set(other["metric"]) == {"regret_wstar"}
+    wstar = [r.regret_curves()["regret_wstar"][:, :, -1] for r in (swept, full)]
+    assert other.loc["ogd-random-subset [k=2]", "mean"] == pytest.approx(wstar[0][0].mean(),
+                                                                         rel=1e-12)
+    with pytest.raises(ValueError, match=r"^two entries are named 'ogd-full'; compare distinct "
+                                         r"learners or grid points\.$"):
+        report.compare_frame([full, full])
 
 
 def test_finish_figure__legend_inside_by_default_right_of_the_axes_when_asked():
