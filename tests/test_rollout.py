@@ -122,8 +122,17 @@ def test_play__the_problem_sees_the_round_index_and_the_learner_its_feature_look
     ls, _, example, record = play(learner, problem, run_keys(0, 0), (), (), jnp.int32(7), None, pp)
     assert float(ls[0]) == 7.0 and np.asarray(ls[1]).tolist() == [[3.0, 4.0]]
     assert int(record.arm) == 0
-    # round 7's keys: each its own stream folded with the round
+    # the initial states from their own streams, round 7's keys from theirs folded with the round
+    from oslr.rollout import LEARNER_INIT, PROBLEM_INIT, init_run
+
+    inits = {}
+    learner = learner._replace(init=lambda k, p: inits.setdefault("learner", k))
+    problem = problem._replace(init=lambda k, pp: inits.setdefault("problem", k))
     keys = run_keys(0, 0)
+    init_run(learner, problem, keys, (), pp)
+    for who, stream in (("problem", PROBLEM_INIT), ("learner", LEARNER_INIT)):
+        np.testing.assert_array_equal(jax.random.key_data(inits[who]),
+                                      jax.random.key_data(keys[stream]))
     for who, stream in (("problem", PROBLEM_ROUNDS), ("learner", LEARNER_ROUNDS)):
         np.testing.assert_array_equal(
             seen[who], jax.random.key_data(jax.random.fold_in(keys[stream], 7)))

@@ -99,6 +99,11 @@ def test_saved_study__final_against_the_swept_parameter(tmp_path):
             (x.mean(), x.mean() - half, x.mean() + half))
     with pytest.raises(LoadError, match=r"'k' was not swept; swept parameters: \['eps'\]"):
         study.final_vs("k")
+    # its level reaches the intervals
+    narrow = study.final_vs("eps", level=0.5)
+    x = finals["eps-greedy [eps=0.05]"]
+    half = sps.t.ppf(0.75, R - 1) * x.std(ddof=1) / np.sqrt(R)
+    assert narrow["ci_high"].iloc[0] == pytest.approx(x.mean() + half)
 
 
 def test_saved_study__figures_are_written_in_the_suffixs_format(tmp_path):
@@ -158,11 +163,32 @@ def test_merge__more_runs_of_the_same_study_compare_paired_over_seed_and_run(tmp
                           plot=False)
     with pytest.raises(LoadError, match=r"share runs of a seed"):
         merge([tmp_path / "o1", tmp_path / "o2"], tmp_path / "m4")
+    (tmp_path / "o2" / "runs.csv").unlink()
+    (tmp_path / "o2" / "runs.parquet").unlink(missing_ok=True)
+    with pytest.raises(LoadError, match=r"^.*o2 has no per-run files to merge\.$"):
+        merge([tmp_path / "o1", tmp_path / "o2"], tmp_path / "m5")
     cfg = json.loads((b / "config.json").read_text())
     (b / "config.json").write_text(json.dumps({**cfg, "horizon": 80}))
     with pytest.raises(LoadError, match=r"another study than .* \(settings \['horizon'\] "
                                         r"differ\)"):
         merge([a, b], tmp_path / "m3")
+
+
+def test_final_vs__ties_of_the_swept_value_in_grid_order_and_a_one_point_plot(tmp_path):
+    # two grid points share eps = 0.05 (they differ in another parameter): listed in the order
+    # they ran, lam = 2 first; a single point still plots (its metric names the y axis)
+    grid = [{"eps": 0.05, "lam": 2.0}, {"eps": 0.05, "lam": 1.0}]
+    res = _bandit("eps-greedy", [np.full(R, 3.0), np.full(R, 1.0)], grid=grid)
+    report.save_study([res], tmp_path / "t", config={"problem": "linear-bandit", "horizon": 40,
+                                                     "runs": R, "seed": 0}, plot=False)
+    table = load(tmp_path / "t").final_vs("eps")
+    assert table["mean"].tolist() == [3.0, 1.0]
+    one = _bandit("eps-greedy", [np.full(R, 2.0)], grid=[{"eps": 0.05}])
+    report.save_study([one], tmp_path / "one", config={"problem": "linear-bandit",
+                                                       "horizon": 40, "runs": R, "seed": 0},
+                      plot=False)
+    fig = load(tmp_path / "one").plot_final("eps")
+    assert fig.axes[0].get_ylabel() != ""
 
 
 def test_load__refusals_name_the_folder_and_the_fix(tmp_path):
@@ -173,8 +199,17 @@ def test_load__refusals_name_the_folder_and_the_fix(tmp_path):
                                         "`oslr run`: rerun the same command to resume it\\)"):
         load(tmp_path / "u")
     (tmp_path / "u" / "config.json").write_text("{")
-    with pytest.raises(LoadError, match="not valid JSON"):
+    with pytest.raises(LoadError, match=r"^.*config\.json: not valid JSON \(Expecting "):
         load(tmp_path / "u")
+    # another JSON document of a finished study, damaged: named
+    out, _ = _study(tmp_path, name="j")
+    (out / "notes.json").write_text("{")
+    with pytest.raises(LoadError, match=r"^.*notes\.json: not valid JSON \(Expecting "):
+        load(out)
+    # a folder that never held a study: no hint about resuming
+    (tmp_path / "e").mkdir()
+    with pytest.raises(LoadError, match=r"no config\.json: not a finished study[^(]*$"):
+        load(tmp_path / "e")
 
 
 def test_cli__plot_compare_and_merge_saved_folders(tmp_path, capsys):

@@ -56,7 +56,7 @@ EXTRA_TESTS = {
     "oslr.regret": ["tests/test_sim.py", "tests/test_metrics.py"],
     "oslr.result": ["tests/test_report.py", "tests/test_sim.py"],
     "oslr.protocol": ["tests/test_contract.py"],
-    "oslr.rollout": ["tests/test_sim.py", "tests/test_checkpoint.py"],
+    "oslr.rollout": ["tests/test_sim.py", "tests/test_checkpoint.py", "tests/test_prng.py"],
     "oslr.sim": ["tests/test_checkpoint.py", "tests/test_rollout.py"],
     "oslr.prng": ["tests/test_rollout.py"],
     "oslr.spec": ["tests/test_extension.py"],
