@@ -130,12 +130,12 @@ def test_play__the_problem_sees_the_round_index_and_the_learner_its_feature_look
     problem = problem._replace(init=lambda k, pp: inits.setdefault("problem", k))
     keys = run_keys(0, 0)
     init_run(learner, problem, keys, (), pp)
-    for who, stream in (("problem", PROBLEM_INIT), ("learner", LEARNER_INIT)):
+    for who, key_stream in (("problem", PROBLEM_INIT), ("learner", LEARNER_INIT)):
         np.testing.assert_array_equal(jax.random.key_data(inits[who]),
-                                      jax.random.key_data(keys[stream]))
-    for who, stream in (("problem", PROBLEM_ROUNDS), ("learner", LEARNER_ROUNDS)):
+                                      jax.random.key_data(keys[key_stream]))
+    for who, key_stream in (("problem", PROBLEM_ROUNDS), ("learner", LEARNER_ROUNDS)):
         np.testing.assert_array_equal(
-            seen[who], jax.random.key_data(jax.random.fold_in(keys[stream], 7)))
+            seen[who], jax.random.key_data(jax.random.fold_in(keys[key_stream], 7)))
 
 
 def test_episode_fn__n_active_freezes_the_states_after_that_many_rounds():

@@ -237,6 +237,10 @@ def test_foster_hedge__bounds_on_k_and_the_default_query_bound():
 
     learner = foster_hedge(6, k=4)  # k = d - 2 is the largest sparsity (R needs two slots)
     assert learner.name == "foster-hedge"
+    assert foster_hedge(6, k=1).name == "foster-hedge"  # and k = 1 the smallest
+    with pytest.raises(ValueError, match=r"^foster-hedge needs a static sparsity 1 <= k <= d - 2 "
+                       r"= 4 \(its query budget k' >= k \+ 2 must fit in d=6\); got k=0\.$"):
+        foster_hedge(6, k=0)
     with pytest.raises(ValueError, match=r"^foster-hedge needs a static sparsity 1 <= k <= d - 2 "
                        r"= 4"):
         foster_hedge(6, k=5)
