@@ -115,9 +115,26 @@ def test_sparse_oracle__minimiser_does_not_change_when_v_is_scaled(b):
     v = np.random.default_rng(3).normal(size=7)
     w, _ = sparse_oracle(jnp.asarray(v, jnp.float32), jnp.int32(3), 7, b)
     assert np.count_nonzero(np.asarray(w)) == 3
-    for c in (1e-3, 0.5, 40.0):
+    for c in (1e-25, 1e-3, 0.5, 40.0):  # 1e-25: |v|^a would underflow float32 unscaled
         wc, _ = sparse_oracle(jnp.asarray(c * v, jnp.float32), jnp.int32(3), 7, b)
         np.testing.assert_allclose(np.asarray(wc), np.asarray(w), rtol=1e-5, atol=1e-6)
+
+
+def test_batched_draw__one_call_per_noise_vectorised_play_over_the_batch():
+    from oslr.primitives.geometric_resampling import batched_draw
+
+    def noise(key, shape):
+        return (jax.random.normal(key, shape + (3,)), jax.random.uniform(key, shape))
+
+    def play(z, u):  # one draw from its noise slices
+        return jnp.sum(z) * u
+
+    key = jax.random.key(5)
+    z, u = noise(key, (4, 2))
+    got = batched_draw(play, noise)(key, (4, 2))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(jnp.sum(z, -1) * u), rtol=1e-6)
+    assert float(batched_draw(play, noise)(key)) == pytest.approx(
+        float(jnp.sum(noise(key, ())[0]) * noise(key, ())[1]), rel=1e-6)
 
 
 def test_sparse_oracle__zero_vector_gives_zero_action():
