@@ -11,13 +11,20 @@ from oslr.rollout import learner_round_keys as learner_keys  # noqa: F401  (re-u
 from oslr.rollout import stream  # noqa: F401
 
 
-def run_on_host_devices(script: str, n_devices: int) -> dict:
-    """Run `script` in a fresh Python with `n_devices` CPU devices; return the JSON object its
-    last printed line holds."""
-    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n_devices}",
-               JAX_PLATFORMS="cpu")
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
-                         check=True)
+def subprocess_env(**extra: str) -> dict:
+    """The environment for a child Python that imports the modules this process imports (under
+    the mutation tool, the mutated copy), with `extra` variables set."""
+    path = os.pathsep.join(os.path.abspath(p) for p in sys.path if p)
+    return dict(os.environ, PYTHONPATH=path, **extra)
+
+
+def run_on_host_devices(script: str, n_devices: int, *args: str) -> dict:
+    """Run `script` (with `args` as sys.argv[1:]) in a fresh Python with `n_devices` CPU devices;
+    return the JSON object its last printed line holds."""
+    env = subprocess_env(XLA_FLAGS=f"--xla_force_host_platform_device_count={n_devices}",
+                         JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True,
+                         text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

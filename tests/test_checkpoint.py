@@ -19,7 +19,7 @@ import pytest
 
 import oslr
 from oslr import atomic, sim
-from tests.helpers import fake_os
+from tests.helpers import fake_os, run_on_host_devices
 
 # 250 rounds in chunks of 50: the kill comes in the second save (round 100), when the first
 # (round 50) is on disk
@@ -475,12 +475,7 @@ def test_checkpoint__saved_on_two_devices_resumes_on_four_bit_identical(tmp_path
     # each of two devices saves its runs' blocks (rows 0-4 and 4-8 of every leaf); four devices
     # resuming read two rows each from inside those blocks (rows 4-6 are rows 0-2 of the second)
     def run(n_devices, mode):
-        env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n_devices}",
-                   JAX_PLATFORMS="cpu",  # the modules this process imports (a mutated copy too)
-                   PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in sys.path if p))
-        out = subprocess.run([sys.executable, "-c", _SHARDED_RESUME, str(tmp_path / "ck"), mode],
-                             env=env, capture_output=True, text=True, check=True)
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        return run_on_host_devices(_SHARDED_RESUME, n_devices, str(tmp_path / "ck"), mode)
 
     assert run(2, "stop") == {"devices": 2, "rows": ["0-4", "4-8"], "saved": ["00020"]}
     assert run(4, "resume") == {"devices": 4, "same": True}

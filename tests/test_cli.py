@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from oslr.cli import main
+from tests.helpers import subprocess_env
 
 
 def test_list_json__shows_reference_learners_and_problems(capsys):
@@ -555,14 +556,11 @@ def test_run__result_files_are_written_crash_safely_config_last(tmp_path, capsys
 def _oslr(args, **kw):
     """`python -m oslr.cli ARGS` importing the modules this process imports (under the mutation
     tool, the mutated copy)."""
-    import os
     import subprocess
     import sys
 
-    path = os.pathsep.join(os.path.abspath(p) for p in sys.path if p)
-    env = {**os.environ, "PYTHONPATH": path}
     return subprocess.Popen([sys.executable, "-m", "oslr.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, **kw)
+                            stderr=subprocess.PIPE, text=True, env=subprocess_env(), **kw)
 
 
 def _catches(pid: int, signum: int) -> bool:
@@ -628,11 +626,9 @@ def test_oslr_command__a_reader_that_left_is_no_traceback_and_status_141():
 
     read_fd, write_fd = os.pipe()
     os.close(read_fd)
-    path = os.pathsep.join(os.path.abspath(p) for p in sys.path if p)
     try:
         p = subprocess.run([sys.executable, "-m", "oslr.cli", "list"], stdout=write_fd,
-                           stderr=subprocess.PIPE, text=True, timeout=120,
-                           env={**os.environ, "PYTHONPATH": path})
+                           stderr=subprocess.PIPE, text=True, timeout=120, env=subprocess_env())
     finally:
         os.close(write_fd)
     assert p.returncode == 141, p.stderr
@@ -836,14 +832,13 @@ entry()
 @pytest.mark.slow
 def test_experiment__sigkill_at_random_moments_leaves_no_half_file_that_reads_as_complete(
         tmp_path):
-    import os
     import random
     import signal
     import subprocess
     import sys
     import time
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(os.path.abspath(p) for p in sys.path if p)}
+    env = subprocess_env()
 
     def start(out):
         return subprocess.Popen([sys.executable, "-c", _BIG_EXPERIMENT, str(out)], env=env,

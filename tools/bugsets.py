@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import importlib.util
 import json
 import os
@@ -44,7 +45,9 @@ RESULTS = ROOT / "tests" / "BUGSETS.json"
 TABLE = ROOT / "tests" / "BUGSETS.md"
 
 
+@functools.cache
 def _mutation_tool():
+    """tools/mutation.py as a module (loaded once): its `tests_for` and `_commit`."""
     spec = importlib.util.spec_from_file_location("mutation_tool", ROOT / "tools" / "mutation.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -169,11 +172,10 @@ def main(argv=None) -> int:
     only = {int(i) for i in a.bugs.split(",")} if a.bugs else None
     for name in names:
         bugs = load_set(name)
-        verdicts = {}
         for i, bug in enumerate(bugs):
             if only is not None and i not in only:
                 continue
-            verdicts[i] = v = run_bug(bug, a.workers, a.timeout)
+            v = run_bug(bug, a.workers, a.timeout)
             print(f"{name} #{i} {v['module']}: {'caught' if v['caught'] else 'MISSED'} "
                   f"({bug['what']}) {v['failed']}", flush=True)
             results = record(load_results(), name, {i: v}, len(bugs))

@@ -293,7 +293,7 @@ def apply_equivalents(r: dict, equivalent: dict[str, dict]) -> dict:
 
 def write_table(results: dict) -> None:
     rows = []
-    tot_k = tot_n = 0
+    tot_k = tot_n = f_k = f_n = n_first = 0
     equivalent = load_equivalent()
     for m in all_modules():
         r = results.get(m)
@@ -309,16 +309,15 @@ def write_table(results: dict) -> None:
         denom = r["tested"] - len(r["equivalent"])
         tot_k += r["killed"]
         tot_n += denom
+        if (first := first_look(r)) is not None:
+            n_first, f_k, f_n = n_first + 1, f_k + first[0], f_n + first[1]
         sampled = ("" if r["tested"] == r["mutants"]
                    else f" (sample of {r['mutants']}, seed {r.get('seed', 0)})")
         rows.append(f"| `{m}` | {r['tested']}{sampled} | {r['killed']} | {live} | "
                     f"{len(r['equivalent'])} | {100 * r['score']:.1f}% ({r['date']}, "
                     f"{r['commit']}) | {_first_cell(r)} |")
     overall = f"{100 * tot_k / tot_n:.1f}% ({tot_k} of {tot_n})" if tot_n else "n/a"
-    firsts = [first_look(apply_equivalents(results[m], equivalent)) for m in all_modules()
-              if m in results and "first" in results[m]]
-    f_k, f_n = sum(f[0] for f in firsts), sum(f[1] for f in firsts)
-    first_overall = (f"Modules with a first look: {len(firsts)}, {f_k} of {f_n} killed at "
+    first_overall = (f"Modules with a first look: {n_first}, {f_k} of {f_n} killed at "
                      f"first look ({100 * f_k / f_n:.1f}%)." if f_n else "")
     focused = []
     for key in sorted(k for k in results if ":" in k):
