@@ -1,6 +1,7 @@
 """oslr against what a skilled user writes (issue 26's anchors, `benchmarks.anchors`).
 
-`python -m benchmarks.anchor_ratios [--runs ...] [--horizon T] [--repeats N] [--out DIR]` times,
+`python -m benchmarks.anchor_ratios [--runs ...] [--horizon T] [--repeats N] [--sides ...]
+[--out DIR]` times,
 for ogd-full, linucb and ftpsl, the oslr program of the throughput row (the compiled chunk of
 `runs` runs over T rounds, as `oslr.simulate` runs it) and the same study in batched NumPy
 float64 and float32, in numba (float64, `prange` over runs; its compilation is a warm-up call
@@ -31,13 +32,21 @@ from benchmarks.throughput import jax_program, markdown_table, timed_in_turn
 RUNS = {"ogd-full": 256, "linucb": 1024, "ftpsl": 256}
 
 
-def measure(name: str, runs: int, horizon: int, repeats: int) -> dict:
-    """One row: run-rounds/s of oslr and of each anchor (CPU and wall), best and ratio."""
-    calls = {"oslr": jax_program(BY_NAME[name], runs, horizon)["call"],
-             "numpy_f64": anchors.numpy_batched(name, runs, horizon, np.float64),
-             "numpy_f32": anchors.numpy_batched(name, runs, horizon, np.float32)}
-    calls["jax_plain"] = plain_jax.plain_batched(name, runs, horizon)
-    numba_call = anchors.numba_batched(name, runs, horizon)
+#: the sides timed against oslr (`--sides` picks some: on a GPU at 65,536 runs the host's NumPy
+#: and numba sides would take most of a lease)
+SIDES = ("numpy_f64", "numpy_f32", "jax_plain", "numba")
+
+
+def measure(name: str, runs: int, horizon: int, repeats: int,
+            sides: tuple[str, ...] = SIDES) -> dict:
+    """One row: run-rounds/s of oslr and of each of `sides` (CPU and wall), best and ratio."""
+    calls = {"oslr": jax_program(BY_NAME[name], runs, horizon)["call"]}
+    for side, dtype in (("numpy_f64", np.float64), ("numpy_f32", np.float32)):
+        if side in sides:
+            calls[side] = anchors.numpy_batched(name, runs, horizon, dtype)
+    if "jax_plain" in sides:
+        calls["jax_plain"] = plain_jax.plain_batched(name, runs, horizon)
+    numba_call = anchors.numba_batched(name, runs, horizon) if "numba" in sides else None
     if numba_call is not None:
         numba_call()  # compiles
         calls["numba"] = numba_call
@@ -49,7 +58,7 @@ def measure(name: str, runs: int, horizon: int, repeats: int) -> dict:
     for side, t in sec.items():
         row[f"{side}_cpu"] = round(work / t["cpu"])
         row[f"{side}_wall"] = round(work / t["wall"])
-    if numba_call is None:
+    if "numba" in sides and numba_call is None:
         row["note"] = "numba not installed"
     return row
 
@@ -107,6 +116,8 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--runs", type=int, default=None, help="runs of every row")
     parser.add_argument("--horizon", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--sides", default=",".join(SIDES),
+                        help=f"the sides timed against oslr, of {','.join(SIDES)}")
     parser.add_argument("--out", default=None, help="folder for anchors.json and ANCHORS.md")
     parser.add_argument("--render", nargs="+", default=None, metavar="JSON",
                         help="measure nothing: merge the rows of these anchors.json files (one "
@@ -116,9 +127,13 @@ def main(argv=None) -> list[dict]:
         saved = [json.loads(Path(p).read_text()) for p in args.render]
         return write([r for f in saved for r in f["rows"]], saved[0]["machine"],
                      Path(args.out or "."))
+    sides = tuple(args.sides.split(","))
+    unknown = sorted(set(sides) - set(SIDES))
+    if unknown or not sides:
+        parser.error(f"--sides {args.sides}: unknown {unknown}; choose from {','.join(SIDES)}")
     rows = []
     for name in args.learners.split(","):
-        rows.append(measure(name, args.runs or RUNS[name], args.horizon, args.repeats))
+        rows.append(measure(name, args.runs or RUNS[name], args.horizon, args.repeats, sides))
         print(json.dumps(rows[-1]), flush=True)
     if args.out:
         stamp = machine()

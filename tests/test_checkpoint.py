@@ -19,7 +19,7 @@ import pytest
 
 import oslr
 from oslr import atomic, sim
-from tests.helpers import fake_os, run_on_host_devices
+from tests.helpers import assert_same_across_processes, fake_os, run_on_host_devices
 
 # 250 rounds in chunks of 50: the kill comes in the second save (round 100), when the first
 # (round 50) is on disk
@@ -326,8 +326,8 @@ def test_checkpoint__process_killed_right_after_a_rename_resumes_bit_identical(t
     resumed = oslr.simulate(learner, problem, params, pp, horizon=horizon, n_runs=32,
                             chunk_size=100, checkpoint_path=tmp_path / "ck").final
     ref = _uninterrupted(horizon)
-    for key in ref:
-        np.testing.assert_array_equal(resumed[key], ref[key], err_msg=key)
+    for key in ref:  # bit for bit on a CPU (tests/helpers.py says what a GPU promises)
+        assert_same_across_processes(resumed[key], ref[key], err_msg=key)
 
 
 def _newest_round(folder) -> int:
@@ -367,8 +367,8 @@ def test_checkpoint__sigkill_at_random_moments_resumes_bit_identical(tmp_path):
     assert kills >= 3, "too few kills to test anything"
     got = np.load(tmp_path / "result.npz")
     ref = _uninterrupted(horizon)
-    for key in ref:
-        np.testing.assert_array_equal(got[key], ref[key], err_msg=key)
+    for key in ref:  # bit for bit on a CPU (tests/helpers.py says what a GPU promises)
+        assert_same_across_processes(got[key], ref[key], err_msg=key)
 
 
 def _two_rounds(tmp_path):

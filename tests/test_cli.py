@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from oslr.cli import main
-from tests.helpers import subprocess_env
+from tests.helpers import ACROSS_PROCESSES_RTOL, subprocess_env
 
 
 def test_list_json__shows_reference_learners_and_problems(capsys):
@@ -830,6 +830,9 @@ entry()
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(ACROSS_PROCESSES_RTOL != 0.0, reason=(
+    "compares the bytes of files that separate processes computed: the same bits on a CPU only "
+    "(README, 'Randomness and reproducibility')"))
 def test_experiment__sigkill_at_random_moments_leaves_no_half_file_that_reads_as_complete(
         tmp_path):
     import random
