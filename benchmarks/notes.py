@@ -162,7 +162,8 @@ NOTES: dict[str, str] = {
         "bounded by XLA's CPU code for these small batched passes. The 500x river target is "
         "met. The plain JAX scan of the same study (`benchmarks/plain_jax.py`, 2026-11-28) "
         "runs at parity with oslr: 0.94-1.01x in three measurements timed in turn, inside the "
-        "run-to-run spread, so the harness costs nothing measurable against it and the bound "
+        "run-to-run spread (1.15-1.31x in three on 2026-12-01's slower AMD EPYC host, "
+        "ANCHORS.md), so the harness costs nothing measurable against it and the bound "
         "is XLA's CPU code for the update in both. Fix: a fused kernel of the update; a GPU "
         "(1.35x numba on 16 host cores there)."
     ),
