@@ -156,8 +156,16 @@ CASES = {
 }
 
 
+@pytest.fixture(params=["conditional", "select"])
+def write_path(request, monkeypatch):
+    """Both ways of copying the sums into the checkpoint slots (a conditional on a CPU, a select
+    elsewhere): every property below holds for each."""
+    monkeypatch.setattr(metrics, "conditional_writes", lambda: request.param == "conditional")
+    return request.param
+
+
 @pytest.mark.parametrize("case", list(CASES))
-def test_tracker__every_checkpoint_equals_a_float64_prefix_sum(case):
+def test_tracker__every_checkpoint_equals_a_float64_prefix_sum(case, write_path):
     family, draw, stats = CASES[case]
     examples, records, want = draw(np.random.default_rng(len(case)))
     if family == PREDICTION and not stats:
@@ -200,7 +208,32 @@ def checkpoint_list(horizon):
     return metrics.checkpoint_rounds(horizon).tolist()
 
 
-def test_diagnostics__recorded_at_checkpoint_rounds_only_from_state_and_params():
+def test_checkpoint_copies__a_conditional_on_the_cpu_the_same_values_by_either_path(monkeypatch):
+    # on a CPU only the checkpoint rounds copy (a cond on the unbatched round index, kept under
+    # vmap over runs); off it a select each round. Both give the same buffers, to the bit.
+    assert metrics.conditional_writes() == (jax.default_backend() == "cpu")
+    examples, records, _ = _bandit_rounds(np.random.default_rng(3), replay=True)
+    got = {}
+    for path in (True, False):
+        monkeypatch.setattr(metrics, "conditional_writes", lambda path=path: path)
+        got[path] = _track(BANDIT, examples, records, False)
+        ckpts = jnp.asarray(CKPTS, jnp.int32)
+        state = metrics.init(BANDIT, D, len(CKPTS), False)
+        ex0, rec0 = (jax.tree.map(lambda a: jnp.asarray(a)[0], z) for z in (examples, records))
+        jaxpr = jax.make_jaxpr(jax.vmap(
+            lambda m: metrics.update(BANDIT, m, ex0, rec0, jnp.int32(0), ckpts, False)))(
+            jax.tree.map(lambda a: jnp.stack([a, a]), state))
+        assert ("cond[" in str(jaxpr)) == path
+    for part in (0, 1):  # running sums, checkpoint buffers
+        for name in got[True][part]:
+            np.testing.assert_array_equal(got[True][part][name], got[False][part][name],
+                                          err_msg=name)
+
+
+@pytest.mark.parametrize("path", ["conditional", "select"])
+def test_diagnostics__recorded_at_checkpoint_rounds_only_from_state_and_params(path,
+                                                                              monkeypatch):
+    monkeypatch.setattr(metrics, "conditional_writes", lambda: path == "conditional")
     ckpts = jnp.asarray([2, 3, 5], jnp.int32)
 
     def diagnostics(lstate, lparams):
