@@ -133,7 +133,10 @@ NOTES: dict[str, str] = {
         "the idle learner's program (the run-round's keys, the noise draw, the protocol round, "
         "the compensated sums and their 50 checkpoint copies) is 0.057 us: the harness's floor "
         "alone is twice NumPy's whole round. Fix: a cheaper harness (fewer key derivations, "
-        "metrics copied only at checkpoints); a GPU."
+        "metrics copied only at checkpoints); a GPU. The copies are made only at the checkpoints "
+        "on a CPU since 2026-12-01 (`oslr.metrics._write_slot`, a conditional on the round "
+        "index): the row ran 2.8e6 -> 6.7e6 run-rounds/s, timed in turn with the old program "
+        "(256 runs, T = 2,000, process CPU time); not yet rerun in this table."
     ),
     "fpege-gd": (
         _STREAM + "As pege (see there; 0.25x batched NumPy by CPU time): the harness's floor "
