@@ -14,6 +14,8 @@
 #   tests.log        the default test run on the GPU (-n 8), with the GPU-only and the
 #                    cross-process checks of the reproducibility paragraph (README) added
 #   steps.log        each step's exit status and seconds
+# `GPU_CHECK_DRY=1 bash tools/gpu_check.sh` runs the same steps at toy sizes (on a CPU too: a
+# check of the plumbing before a device's minutes are spent on it).
 # Commit what it measured: `python -m benchmarks.anchor_ratios --render ... --out benchmarks`
 # renders the anchors files into ANCHORS-gpu.md; copy hlo_ops-gpu.json beside hlo_ops.json.
 set -uo pipefail
@@ -34,7 +36,7 @@ fi
 OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-if ls .whl/*.whl > /dev/null 2>&1; then
+if [ -z "${GPU_CHECK_DRY:-}" ] && ls .whl/*.whl > /dev/null 2>&1; then  # (cp312 wheels)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl || exit 1
 fi
@@ -50,18 +52,26 @@ step() {  # step NAME SECONDS COMMAND...: run with a time limit, log its status 
 { python3 -c "import jax, jaxlib; print('jax', jax.__version__, jaxlib.__version__, jax.devices())"
   nvidia-smi | head -12; } > "$OUT/devices.txt" 2>&1
 
-step hlo_ops 120 python3 -m benchmarks.hlo_ops --out "$OUT/hlo"
-cp "$OUT"/hlo/hlo_ops-*.json "$OUT/" 2>/dev/null && rm -r "$OUT/hlo"
-for runs in 4096 65536; do
-    step "anchors-$runs" 150 python3 -m benchmarks.anchor_ratios --runs "$runs" --horizon 200 \
-        --repeats 3 --sides jax_plain --out "$OUT/a$runs"
-    for f in "$OUT/a$runs"/anchors-*.json; do
-        [ -e "$f" ] && mv "$f" "$OUT/anchors-$runs-$(basename "$f" | cut -d- -f2)"
+if [ -n "${GPU_CHECK_DRY:-}" ]; then
+    sizes="64 128" horizon=20 tests=(tests/test_metrics.py tests/test_anchors.py) hlo=(--runs 16 --horizon 20)
+else
+    sizes="4096 65536" horizon=200 tests=() hlo=()
+fi
+mkdir -p "$OUT/hlo"
+step hlo_ops 120 python3 -m benchmarks.hlo_ops "${hlo[@]}" --out "$OUT/hlo"
+cp "$OUT"/hlo/hlo_ops*.json "$OUT/" 2>/dev/null; rm -r "$OUT/hlo"
+for runs in $sizes; do
+    mkdir -p "$OUT/a$runs"
+    step "anchors-$runs" 150 python3 -m benchmarks.anchor_ratios --runs "$runs" \
+        --horizon "$horizon" --repeats 3 --sides jax_plain --out "$OUT/a$runs"
+    for f in "$OUT/a$runs"/anchors*.json; do
+        [ -e "$f" ] && mv "$f" "$OUT/$(basename "$f" .json | sed "s/^anchors/anchors-$runs/").json"
     done
     rm -rf "$OUT/a$runs"
 done
 # the default run, then the cross-process checks that live behind -m slow
-step tests 300 python3 -m pytest -q -p no:benchmark -n 8 -p no:cacheprovider > "$OUT/tests.log" 2>&1
+step tests 300 python3 -m pytest -q -p no:benchmark -n 8 -p no:cacheprovider "${tests[@]}" \
+    > "$OUT/tests.log" 2>&1
 step cross-process 120 python3 -m pytest -q -p no:benchmark -n 2 -p no:cacheprovider -m slow \
     tests/test_distributed.py \
     "tests/test_checkpoint.py::test_checkpoint__process_killed_right_after_a_rename_resumes_bit_identical" \
