@@ -9,9 +9,9 @@ import socket
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pandas as pd
-import jax
 import pytest
 
 import oslr

@@ -143,8 +143,9 @@ def _write_slot(bufs: dict, values, i: Array, hit: Array) -> dict:
 
     On a CPU a conditional on `hit` (the round index, not batched over runs, so it stays a
     conditional under vmap): only the checkpoint rounds copy anything, and `values` (a thunk) is
-    computed there only. PEGE's idle-heavy round ran 2.6e6 -> 7.9e6 run-rounds/s and ogd-full
-    1.02e6 -> 1.12e6 (256 runs, T = 2,000, process CPU time, timed in turn, 2026-12-01).
+    computed there only. PEGE's idle-heavy round ran 2.6-2.8e6 -> 6.7-7.9e6 run-rounds/s in two
+    runs, ogd-full and linucb about 1.1x (256 runs, linucb 1,024, T = 2,000, process CPU time,
+    timed in turn with the select, 2026-12-01).
     Elsewhere a select into the slot every round, as before: on a GPU a conditional may cost a
     read of its predicate by the host each round (not measured: no device was lent to the session
     that made this change, issue 36). Both write the same values (tests/test_metrics.py).
