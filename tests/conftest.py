@@ -5,11 +5,21 @@ from pathlib import Path
 
 # Tests compile at XLA's backend optimisation level 0 (set before JAX starts its backend, and
 # inherited by the subprocesses that tests launch): programs compile about twice as fast, which is
-# most of the suite's time. Results differ from an optimised build only in float rounding (e.g.
-# fused multiply-adds), which every comparison with a float64 reference tolerates; bit-for-bit
-# tests compare runs of the same build. Studies, notebooks and benchmarks use the default.
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0"
-                           " --xla_llvm_disable_expensive_passes=true").strip()
+# most of the suite's time. Results differ from an optimised build in float rounding (e.g.
+# fused multiply-adds), which comparisons with a float64 reference tolerate, unless a rounding
+# moves a discrete choice: the optimised build once ranked a top-k entry against an ulp-larger
+# copy of itself, which this build hid (topk.in_top_k; a test now runs under that build,
+# tests/learners/test_ftpsl.py). Bit-for-bit tests compare runs of the same build. Studies,
+# notebooks and benchmarks use the default.
+# OSLR_TEST_BUILD=default runs the suite under the build users get (slower to compile): a result
+# that only the optimised build gets wrong shows there only (topk.in_top_k, 2026-12-01).
+if os.environ.get("OSLR_TEST_BUILD", "fast") not in ("fast", "default"):
+    raise ValueError(f"OSLR_TEST_BUILD={os.environ['OSLR_TEST_BUILD']!r}: 'fast' (the default: "
+                     "XLA optimisation level 0) or 'default' (XLA's own optimised build)")
+if os.environ.get("OSLR_TEST_BUILD", "fast") == "fast":
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                               + " --xla_backend_optimization_level=0"
+                               " --xla_llvm_disable_expensive_passes=true").strip()
 
 # Every hash by JAX's own (rolled) threefry lowering: the same bits (tests/test_prng.py checks the
 # unrolled code against it), programs compile about twice as fast (oslr/prng.py).

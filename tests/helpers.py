@@ -18,6 +18,15 @@ def subprocess_env(**extra: str) -> dict:
     return dict(os.environ, PYTHONPATH=path, **extra)
 
 
+def default_build_env(**extra: str) -> dict:
+    """`subprocess_env` for a child that compiles with XLA's own optimised build, the one users
+    get, not the suite's faster level-0 build (tests/conftest.py, `OSLR_TEST_BUILD`)."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    for flag in ("--xla_backend_optimization_level=0", "--xla_llvm_disable_expensive_passes=true"):
+        flags = flags.replace(flag, "")
+    return subprocess_env(OSLR_TEST_BUILD="default", XLA_FLAGS=" ".join(flags.split()), **extra)
+
+
 #: What numbers computed in another process (a resume in a new process, a study split over
 #: processes) are promised to equal: on a CPU the bits; on a GPU float32 rounding, since each process
 #: compiles and autotunes its own kernels (an H200 resume agreed to 2e-7 relative, 2026-11-28,
@@ -42,8 +51,9 @@ def assert_same_across_processes(got, want, err_msg: str = "") -> None:
 def run_on_host_devices(script: str, n_devices: int, *args: str) -> dict:
     """Run `script` (with `args` as sys.argv[1:]) in a fresh Python with `n_devices` CPU devices;
     return the JSON object its last printed line holds."""
-    env = subprocess_env(XLA_FLAGS=f"--xla_force_host_platform_device_count={n_devices}",
-                         JAX_PLATFORMS="cpu")
+    # the suite's own compile flags (tests/conftest.py) kept: the same build as this process
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={n_devices}"
+    env = subprocess_env(XLA_FLAGS=flags.strip(), JAX_PLATFORMS="cpu")
     out = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True,
                          text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
