@@ -7,8 +7,8 @@ from pathlib import Path
 # inherited by the subprocesses that tests launch): programs compile about twice as fast, which is
 # most of the suite's time. Results differ from an optimised build in float rounding (e.g.
 # fused multiply-adds), which comparisons with a float64 reference tolerate, unless a rounding
-# moves a discrete choice: the optimised build once ranked a top-k entry against an ulp-larger
-# copy of itself, which this build hid (topk.in_top_k; a test now runs under that build,
+# moves a discrete choice: the optimised build once ranked a top-k entry below a copy of
+# itself one ulp apart, which this build hid (topk.in_top_k; a test now runs under that build,
 # tests/learners/test_ftpsl.py). Bit-for-bit tests compare runs of the same build. Studies,
 # notebooks and benchmarks use the default.
 # OSLR_TEST_BUILD=default runs the suite under the build users get (slower to compile): a result

@@ -43,3 +43,12 @@ def test_first_cell__first_kills_over_the_sample_less_its_equivalents_or_blank()
     assert mutation.first_look(r) == (33, 37)
     assert mutation._first_cell(r) == "33 of 37 (89.2%)"
     assert mutation._first_cell({"tested": 40, "equivalent": []}) == ""
+
+
+def test_tests_for__mirrored_files_then_extras_files_or_single_tests():
+    assert mutation.tests_for("oslr.primitives.topk") == [
+        "tests/test_primitives.py",
+        "tests/learners/test_ftpsl.py::"
+        "test_ftpsl__matches_the_reference_under_the_optimised_build_users_get"]
+    assert mutation.tests_for("oslr.metrics") == [
+        "tests/test_metrics.py", "tests/test_sim.py", "tests/test_regret.py"]

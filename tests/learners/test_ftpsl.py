@@ -68,6 +68,11 @@ def test_ftpsl__matches_the_reference_under_the_optimised_build_users_get():
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
                           node], env=default_build_env(), capture_output=True, text=True)
     assert out.returncode == 0 and "1 passed" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
+    # and in this process (so that the mutation tool maps this test to `in_top_k`)
+    from oslr.primitives import in_top_k
+
+    got = in_top_k(jnp.asarray([3.0, 1.0, 2.0, 2.0]), jnp.int32(2), jnp.arange(4))
+    assert np.asarray(got).tolist() == [True, False, True, False]
 
 
 def test_perturbation_noise__laplace_and_uniform_laws_and_independent_signs():
