@@ -24,7 +24,9 @@ def default_build_env(**extra: str) -> dict:
     flags = os.environ.get("XLA_FLAGS", "")
     for flag in ("--xla_backend_optimization_level=0", "--xla_llvm_disable_expensive_passes=true"):
         flags = flags.replace(flag, "")
-    return subprocess_env(OSLR_TEST_BUILD="default", XLA_FLAGS=" ".join(flags.split()), **extra)
+    # not an xdist worker: a child pytest keeps its compilation cache in its own folder
+    return subprocess_env(OSLR_TEST_BUILD="default", XLA_FLAGS=" ".join(flags.split()),
+                          PYTEST_XDIST_WORKER="", **extra)
 
 
 #: What numbers computed in another process (a resume in a new process, a study split over
