@@ -74,8 +74,9 @@ EXTRA_TESTS = {
     "oslr.primitives.history": ["tests/learners/test_least_squares.py"],
     "oslr.types": ["tests/test_contract.py", "tests/test_protocol.py"],
     # the one test of the optimised build users get (a bug only that build showed, 2026-12-01)
-    "oslr.primitives.topk": ["tests/learners/test_ftpsl.py::"
-                             "test_ftpsl__matches_the_reference_under_the_optimised_build_users_get"],
+    "oslr.primitives.topk": [
+        "tests/learners/test_ftpsl.py::"
+        "test_ftpsl__matches_the_reference_under_the_optimised_build_users_get"],
     "oslr.experiments.__init__": ["tests/test_extension.py", "tests/experiments/test_reproduce.py"],
 }
 LEARNER_EXTRAS = ["tests/test_contract.py", "tests/test_x64.py"]
