@@ -3,6 +3,8 @@
 import os
 from pathlib import Path
 
+from tests import FAST_BUILD_FLAGS
+
 # Tests compile at XLA's backend optimisation level 0 (set before JAX starts its backend, and
 # inherited by the subprocesses that tests launch): programs compile about twice as fast, which is
 # most of the suite's time. Results differ from an optimised build in float rounding (e.g.
@@ -13,13 +15,12 @@ from pathlib import Path
 # notebooks and benchmarks use the default.
 # OSLR_TEST_BUILD=default runs the suite under the build users get (slower to compile): a result
 # that only the optimised build gets wrong shows there only (topk.in_top_k, 2026-12-01).
-if os.environ.get("OSLR_TEST_BUILD", "fast") not in ("fast", "default"):
-    raise ValueError(f"OSLR_TEST_BUILD={os.environ['OSLR_TEST_BUILD']!r}: 'fast' (the default: "
-                     "XLA optimisation level 0) or 'default' (XLA's own optimised build)")
-if os.environ.get("OSLR_TEST_BUILD", "fast") == "fast":
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                               + " --xla_backend_optimization_level=0"
-                               " --xla_llvm_disable_expensive_passes=true").strip()
+_BUILD = os.environ.get("OSLR_TEST_BUILD", "fast")
+if _BUILD not in ("fast", "default"):
+    raise ValueError(f"OSLR_TEST_BUILD={_BUILD!r}: 'fast' (the default: XLA optimisation level 0) "
+                     "or 'default' (XLA's own optimised build)")
+if _BUILD == "fast":
+    os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), *FAST_BUILD_FLAGS]).strip()
 
 # Every hash by JAX's own (rolled) threefry lowering: the same bits (tests/test_prng.py checks the
 # unrolled code against it), programs compile about twice as fast (oslr/prng.py).

@@ -9,6 +9,7 @@ import jax
 
 from oslr.rollout import learner_round_keys as learner_keys  # noqa: F401  (re-used by tests)
 from oslr.rollout import stream  # noqa: F401
+from tests import FAST_BUILD_FLAGS
 
 
 def subprocess_env(**extra: str) -> dict:
@@ -22,7 +23,7 @@ def default_build_env(**extra: str) -> dict:
     """`subprocess_env` for a child that compiles with XLA's own optimised build, the one users
     get, not the suite's faster level-0 build (tests/conftest.py, `OSLR_TEST_BUILD`)."""
     flags = os.environ.get("XLA_FLAGS", "")
-    for flag in ("--xla_backend_optimization_level=0", "--xla_llvm_disable_expensive_passes=true"):
+    for flag in FAST_BUILD_FLAGS:
         flags = flags.replace(flag, "")
     # not an xdist worker: a child pytest keeps its compilation cache in its own folder
     return subprocess_env(OSLR_TEST_BUILD="default", XLA_FLAGS=" ".join(flags.split()),
