@@ -6,3 +6,11 @@ FAST_BUILD_FLAGS = (
     "--xla_backend_optimization_level=0",
     "--xla_llvm_disable_expensive_passes=true",
 )
+
+#: XLA's own values of those two options (the build users get): `tests.helpers.users_build`
+#: compiles one program with them in this process (tests/test_helpers.py checks that its bits
+#: equal a child's compiled under the default build).
+USERS_BUILD_OPTIONS = {
+    "xla_backend_optimization_level": 3,
+    "xla_llvm_disable_expensive_passes": False,
+}

@@ -1,9 +1,17 @@
 """Strict JAX flags for the whole suite (STYLE.md: equinox-style strictness)."""
 
 import os
+import sys
 from pathlib import Path
 
 from tests import FAST_BUILD_FLAGS
+
+# Bytecode caches (`__pycache__`, git-ignored) are written even where PYTHONDONTWRITEBYTECODE is
+# set (as on the CI machine): otherwise every xdist worker rewrites the asserts of every test
+# module and every child process (`oslr` commands, scripts) recompiles the package, about 20 s
+# of a 5.5-minute run on 2 cores (2026-12-02). Children inherit it through the environment.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # Tests compile at XLA's backend optimisation level 0 (set before JAX starts its backend, and
 # inherited by the subprocesses that tests launch): programs compile about twice as fast, which is

@@ -9,7 +9,7 @@ import jax
 
 from oslr.rollout import learner_round_keys as learner_keys  # noqa: F401  (re-used by tests)
 from oslr.rollout import stream  # noqa: F401
-from tests import FAST_BUILD_FLAGS
+from tests import FAST_BUILD_FLAGS, USERS_BUILD_OPTIONS
 
 
 def subprocess_env(**extra: str) -> dict:
@@ -35,6 +35,19 @@ def default_build_env(**extra: str) -> dict:
 #: compiles and autotunes its own kernels (an H200 resume agreed to 2e-7 relative, 2026-11-28,
 #: issue 36). README, "Randomness and reproducibility".
 ACROSS_PROCESSES_RTOL = 0.0 if jax.default_backend() == "cpu" else 1e-5
+
+
+def users_build(fn):
+    """`jax.jit(fn)` compiled as XLA's default (optimised) build compiles it, the one users get,
+    in this process whatever the suite's build (`tests.USERS_BUILD_OPTIONS`, per program): a
+    result that only that build gets wrong shows without a child process (topk.in_top_k,
+    2026-12-01). Each call lowers and compiles anew: for a few calls of one program."""
+    jitted = jax.jit(fn)
+
+    def call(*args):
+        return jitted.lower(*args).compile(compiler_options=USERS_BUILD_OPTIONS)(*args)
+
+    return call
 
 
 def assert_same_across_processes(got, want, err_msg: str = "") -> None:

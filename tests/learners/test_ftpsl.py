@@ -3,8 +3,6 @@
 import dataclasses
 import itertools
 import math
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
@@ -24,7 +22,7 @@ from oslr.learners.ftpsl import (
 )
 from oslr.primitives import geometric_resampling, random_subset_mask
 from oslr.testing import episode_fn
-from tests.helpers import default_build_env, learner_keys, stream
+from tests.helpers import learner_keys, stream, users_build
 from tests.reference.ftpsl import ftpsl_reference
 
 
@@ -43,15 +41,13 @@ def _draws(keys, d, n_resamples):
 
 # b = 2 (the default) and b = 3 (a != b: a slip between the two exponents shows) in the default
 # run; the other norms with -m slow
-@pytest.mark.parametrize("b", [2.0, 3.0, pytest.param(math.inf, marks=pytest.mark.slow),
-                               pytest.param(1.0, marks=pytest.mark.slow)])
-def test_ftpsl__matches_float64_reference_round_by_round(b):
+def _check_against_the_reference(b, compile_=jax.jit):
     d, k, T, M = 8, 3, 200, 4
     problem, pp = oslr.make_problem("agnostic", d=d, k=2)
     learner = ftpsl(d, max_k=4, b=b, n_resamples=M)
     # a lively leader
     params = build_params(FtpslParams, d, k=k, horizon=300, eta_scale=30.0, c0=1.0)
-    _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(7), 1, params, pp)
+    _, recs = compile_(episode_fn(learner, problem, T))(jnp.uint32(7), 1, params, pp)
     exs = stream(problem, pp, 7, 1, T)
     draws = _draws(learner_keys(7, 1, T), d, M)
     plays, _ = ftpsl_reference(exs.x, exs.y, draws, k, 300, b, M, eta_scale=30.0)
@@ -60,19 +56,19 @@ def test_ftpsl__matches_float64_reference_round_by_round(b):
     assert 0 < explored < 1  # both branches of eq. (2) were exercised
 
 
+# b = 2 (the default) and b = 3 (a != b: a slip between the two exponents shows) in the default
+# run; the other norms with -m slow
+@pytest.mark.parametrize("b", [2.0, 3.0, pytest.param(math.inf, marks=pytest.mark.slow),
+                               pytest.param(1.0, marks=pytest.mark.slow)])
+def test_ftpsl__matches_float64_reference_round_by_round(b):
+    _check_against_the_reference(b)
+
+
 def test_ftpsl__matches_the_reference_under_the_optimised_build_users_get():
     # the suite compiles at XLA's level 0 (tests/conftest.py); under the default build a
     # resample's membership test (`in_top_k`) once ranked an entry below an ulp-different copy of
     # itself, so counts, estimates and plays left the reference (seed 7, from round 69)
-    node = f"{__file__}::test_ftpsl__matches_float64_reference_round_by_round[2.0]"
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
-                          node], env=default_build_env(), capture_output=True, text=True)
-    assert out.returncode == 0 and "1 passed" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
-    # and in this process (so that the mutation tool maps this test to `in_top_k`)
-    from oslr.primitives import in_top_k
-
-    got = in_top_k(jnp.asarray([3.0, 1.0, 2.0, 2.0]), jnp.int32(2), jnp.arange(4))
-    assert np.asarray(got).tolist() == [True, False, True, False]
+    _check_against_the_reference(2.0, users_build)
 
 
 def test_perturbation_noise__laplace_and_uniform_laws_and_independent_signs():
