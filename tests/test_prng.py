@@ -80,12 +80,16 @@ def test_rolled_mode__read_from_the_environment_and_an_unknown_value_refused_nam
     import sys
 
     assert (prng._unrolled_up_to("unrolled"), prng._unrolled_up_to("rolled")) == (256, 0)
-    code = "import oslr.prng as p; print(p.UNROLLED_UP_TO)"
-    for mode, size in [("unrolled", 256), ("rolled", 0), (None, 256)]:
-        env = {k: v for k, v in os.environ.items() if k != "OSLR_THREEFRY"}
-        env.update({"OSLR_THREEFRY": mode} if mode else {})
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-        assert out.stdout.strip() == str(size), (mode, out.stderr)
+    # one fresh Python imports the module under each setting in turn (the value is read at
+    # import): unrolled, rolled, unset
+    code = ("import importlib, os, oslr.prng as p\n"
+            "for mode in ('unrolled', 'rolled', None):\n"
+            "    os.environ.pop('OSLR_THREEFRY', None)\n"
+            "    os.environ.update({'OSLR_THREEFRY': mode} if mode else {})\n"
+            "    print(importlib.reload(p).UNROLLED_UP_TO)\n")
+    env = {k: v for k, v in os.environ.items() if k != "OSLR_THREEFRY"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["256", "0", "256"], out.stderr
     with pytest.raises(ValueError, match=r"^OSLR_THREEFRY='fast': 'unrolled' \(the default: faster "
                        r"rounds\) or 'rolled' \(JAX's own lowering: faster compiles, the same "
                        r"bits\)$"):

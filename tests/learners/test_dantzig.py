@@ -133,10 +133,22 @@ def test_dantzig_poslr__records_its_committed_w_at_the_checkpoints():
                                   np.count_nonzero(res.final["w"][0], axis=-1))
 
 
-def test_dantzig_poslr__unconverged_solves_are_not_used_counted_and_warned():
-    # 5 PDHG iterations: no solve converges (lam is small, so w = 0 is not the answer either);
-    # the committed w stays 0, every solve is counted in lp_unconverged, none loosened lam, and
-    # simulate warns naming the diagnostic
+def test_dantzig_poslr__unconverged_solves_are_not_used_counted_and_warned(monkeypatch):
+    # an LP solver cut off by its iteration limit (the solver's side: tests/primitives/
+    # test_dantzig.py) whose last iterate is far from 0: the committed w stays 0, every solve
+    # is counted in lp_unconverged, none loosened lam, and simulate warns naming the diagnostic
+    import oslr.learners.dantzig as module
+    from oslr.primitives.dantzig import DantzigSolution
+
+    asked = []
+
+    def cut_off(g, c, lam, **kw):
+        asked.append(kw)
+        return DantzigSolution(w=jnp.ones_like(c), lam=lam, doublings=jnp.int32(0),
+                               status=jnp.int32(6), iterations=jnp.int32(5),
+                               converged=jnp.asarray(False))
+
+    monkeypatch.setattr(module, "dantzig_lp", cut_off)
     d, T = 6, 40
     problem, pp = oslr.make_problem("sparse-linear", d=d, k=2, design="rademacher", sigma=0.1)
     learner, params = oslr.make("dantzig-poslr", d=d, k=2, k0=3, t0=8, c_lambda=0.05,
@@ -144,6 +156,7 @@ def test_dantzig_poslr__unconverged_solves_are_not_used_counted_and_warned():
     with pytest.warns(RuntimeWarning, match=r"dantzig-poslr: 4 LP solves did not converge .*"
                                             r"\(2 of 2 runs; diagnostic 'lp_unconverged'\)"):
         res = oslr.simulate(learner, problem, params, pp, horizon=T, n_runs=2)
+    assert asked and all(kw == {"eps": 1e-4, "iteration_limit": 5} for kw in asked)
     np.testing.assert_array_equal(res.final["lp_unconverged"], [[2.0, 2.0]])  # rounds 16, 32
     np.testing.assert_array_equal(res.final["lp_loosened"], [[0.0, 0.0]])
     np.testing.assert_array_equal(res.final["support"], [[0.0, 0.0]])

@@ -188,10 +188,11 @@ def test_ito_projection__max_k_prime_bounds_omp_without_changing_its_answer():
     for bound in ({}, {"max_k_prime": 2}):
         learner, params = oslr.make("ito-projection", d=8, k=6, k_prime=2, max_observed=6,
                                     projection="identity", **bound)
-        res = oslr.simulate(learner, problem, params, pp, horizon=30, n_runs=3, seed=2)
-        out.append(np.asarray(res.final["loss"]))
+        _, recs = jax.jit(episode_fn(learner, problem, 30))(jnp.uint32(2), 1, params, pp)
+        out.append(np.asarray(recs.prediction))
     assert learner.info["max_k_prime"] == 2
-    np.testing.assert_array_equal(out[0], out[1])
+    np.testing.assert_array_equal(out[0], out[1])  # every round's prediction
+    assert np.all(out[0][1:] != 0)  # every round after the first predicted something
     with pytest.raises(ValueError, match=r"max_k_prime=6 must lie in \[1, max_observed - 1 = 5\]"):
         oslr.make("ito-projection", d=8, max_observed=6, max_k_prime=6)
     learner, params = oslr.make("ito-projection", d=8, k=6, k_prime=3, max_observed=6,
