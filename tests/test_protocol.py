@@ -176,9 +176,11 @@ def test_prediction_round__integer_forms_are_recorded_in_the_features_dtype():
 def test_prediction_round__random_requests_invariants():
     # seeded random masks, forms and budgets: revealed = the first `budget` observations in
     # index order (forms first), n_queried = everything asked, over_budget iff asked > budget
+    # (two sizes of x and of the forms, so that the eager ops compile for 4 shapes, not 24;
+    # forms rows are zeroed at random: 0 to 3 nonzero forms)
     rng = np.random.default_rng(3)
     for _ in range(40):
-        d, m, budget = int(rng.integers(1, 7)), int(rng.integers(0, 4)), int(rng.integers(0, 6))
+        d, m, budget = int(rng.choice([1, 6])), int(rng.choice([0, 3])), int(rng.integers(0, 6))
         x = rng.normal(size=d).astype(np.float32)
         mask = rng.random(d) < 0.5
         forms = (rng.normal(size=(m, d)) * (rng.random((m, 1)) < 0.7)).astype(np.float32)

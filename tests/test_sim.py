@@ -13,6 +13,8 @@ from tests.helpers import run_on_host_devices
 
 
 def _setup(name="ogd-random-subset", d=8):
+    # the studies of horizon 20 and 2 runs of this setup are the programs of
+    # tests/test_checkpoint.py's (the suite's compilation cache compiles them once)
     problem, pp = oslr.make_problem("sparse-linear", d=d, k=2)
     learner, params = oslr.make(name, d=d, **({} if name == "ogd-full" else {"k": 3}))
     return learner, params, problem, pp
@@ -34,11 +36,11 @@ def test_simulate__identical_whatever_the_chunk_size():
 
 
 def test_simulate__partial_last_chunk_stops_at_the_horizon():
-    # 50 = 20 + 20 + 10: the last chunk's program runs 20 rounds and must leave the carry as it
-    # was after round 50 (the only guarded program); one 50-round chunk needs no guard
-    learner, params, problem, pp = _setup("ogd-full")
-    whole, parts = (oslr.simulate(learner, problem, params, pp, horizon=50, n_runs=2,
-                                  chunk_size=c) for c in (50, 20))
+    # 20 = 8 + 8 + 4: the last chunk's program runs 8 rounds and must leave the carry as it
+    # was after round 20 (the only guarded program); one 20-round chunk needs no guard
+    learner, params, problem, pp = _setup()
+    whole, parts = (oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2,
+                                  chunk_size=c) for c in (20, 8))
     for key in whole.final:
         np.testing.assert_allclose(parts.final[key], whole.final[key], rtol=1e-5, atol=1e-6,
                                    err_msg=key)
@@ -61,9 +63,9 @@ def test_simulate__unrolled_loop_agrees_with_the_plain_one():
 
 def test_simulate__identical_however_runs_are_batched():
     learner, params, problem, pp = _setup()
-    whole = oslr.simulate(learner, problem, params, pp, horizon=120, n_runs=4)
-    first = oslr.simulate(learner, problem, params, pp, horizon=120, n_runs=2)
-    rest = oslr.simulate(learner, problem, params, pp, horizon=120, n_runs=2, run_offset=2)
+    whole = oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=4)
+    first = oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2)
+    rest = oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, run_offset=2)
     for key in whole.final:
         np.testing.assert_array_equal(
             whole.final[key], np.concatenate([first.final[key], rest.final[key]], axis=1)
@@ -209,7 +211,7 @@ def test_simulate__arguments_in_the_wrong_order_get_one_clear_line():
 
 def test_simulate__run_offset_at_the_last_allowed_run_is_accepted():
     learner, params, problem, pp = _setup()
-    res = oslr.simulate(learner, problem, params, pp, horizon=5, n_runs=2,
+    res = oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2,
                         run_offset=2**31 - 2)
     assert res.n_runs == 2
 
@@ -416,7 +418,7 @@ def test_simulate__no_progress_bar_unless_asked(monkeypatch):
     monkeypatch.setattr(tqdm, "tqdm", no_bar)
     monkeypatch.setitem(__import__("sys").modules, "ipywidgets", None)
     learner, params, problem, pp = _setup()
-    assert oslr.simulate(learner, problem, params, pp, horizon=5, n_runs=2).n_runs == 2
+    assert oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2).n_runs == 2
 
 
 def test_available_bytes__the_accelerators_limit_or_the_hosts_memory():
@@ -434,7 +436,7 @@ def test_simulate__checks_memory_on_the_first_device_of_the_study(monkeypatch):
     seen = []
     monkeypatch.setattr(sim, "_check_memory", lambda *a: seen.append(a[-1]))
     learner, params, problem, pp = _setup()
-    oslr.simulate(learner, problem, params, pp, horizon=5, n_runs=1)
+    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2)
     assert seen == [jax.devices()[0]]
 
 

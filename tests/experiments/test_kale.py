@@ -64,8 +64,8 @@ def test_slack_ratios__recomputed_in_numpy_from_the_runs_stream_and_subsets():
     masks = np.asarray(jax.jit(jax.vmap(lambda kk: random_subset_mask(kk, d, jnp.int32(k0), d)))(keys))
     x = np.asarray(ex.x, np.float64) * masks * (d / k0)
     y = np.asarray(ex.y, np.float64)
-    w_star = np.asarray(problem.init(run_keys(jnp.uint32(seed), 1)[PROBLEM_INIT], pp).w_star,
-                        np.float64)
+    w_star = np.asarray(jax.jit(problem.init)(run_keys(jnp.uint32(seed), 1)[PROBLEM_INIT],
+                                              pp).w_star, np.float64)
     for j, n in enumerate((1, 3, 7)):
         g = x[:n].T @ x[:n]
         off = (g - np.diag(np.diag(g))) * (k0 * (d - 1) / (d * (k0 - 1)))

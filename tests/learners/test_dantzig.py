@@ -154,6 +154,7 @@ def test_dantzig_poslr__unconverged_solves_are_not_used_counted_and_warned(monke
     learner, params = oslr.make("dantzig-poslr", d=d, k=2, k0=3, t0=8, c_lambda=0.05,
                                 lp_iterations=5)
     with pytest.warns(RuntimeWarning, match=r"dantzig-poslr: 4 LP solves did not converge .*"
+                                            r"raise lp_iterations or lp_eps "
                                             r"\(2 of 2 runs; diagnostic 'lp_unconverged'\)"):
         res = oslr.simulate(learner, problem, params, pp, horizon=T, n_runs=2)
     assert asked and all(kw == {"eps": 1e-4, "iteration_limit": 5} for kw in asked)
@@ -178,6 +179,7 @@ def test_dantzig_poslr__diagnostics_named_and_every_warned_name_is_one_of_them()
     from oslr.learners.dantzig import dantzig_poslr
 
     assert dantzig_poslr(6).info["gram_mode"] == "unbiased"
+    assert dantzig_poslr(6).info["k"] == 2  # the factory's own default (oslr.make sets k)
 
 
 def test_dantzig_poslr__loosened_solves_are_counted_with_their_doublings(monkeypatch):

@@ -191,6 +191,7 @@ def test_ito_projection__max_k_prime_bounds_omp_without_changing_its_answer():
         _, recs = jax.jit(episode_fn(learner, problem, 30))(jnp.uint32(2), 1, params, pp)
         out.append(np.asarray(recs.prediction))
     assert learner.info["max_k_prime"] == 2
+    learner.check(params, 8)  # k_prime = max_k_prime = 2 is allowed (simulate's check)
     np.testing.assert_array_equal(out[0], out[1])  # every round's prediction
     assert np.all(out[0][1:] != 0)  # every round after the first predicted something
     with pytest.raises(ValueError, match=r"max_k_prime=6 must lie in \[1, max_observed - 1 = 5\]"):
@@ -263,6 +264,12 @@ def test_ito_block_bandit__refuses_families_too_large_and_bad_tables():
         oslr.make("ito-block-bandit", d=40, k=10, horizon=1000)
     with pytest.raises(ValueError, match=r"\(K, k, d=6\) table"):
         oslr.make("ito-block-bandit", d=6, family=np.ones((3, 2, 5)), horizon=100)
+    from oslr.learners.ito import ito_block_bandit
+
+    for k in (0, 7, 2.0):
+        with pytest.raises(ValueError, match=rf"^ito-block-bandit: k={k!r} must be an integer "
+                                             r"in \[1, d=6\]\.$"):
+            ito_block_bandit(6, k=k)
 
 
 @pytest.mark.slow  # four contract suites: -m slow keeps the default run under 5 min

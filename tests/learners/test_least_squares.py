@@ -276,13 +276,18 @@ def test_sampling_trackers__arm_ids_with_a_table_equal_stored_features(kind):
     tracker = make_tracker(kind, 3, capacity=40, snapshot_every=8)
 
     def run(store_features):
-        hist, state = history_init(40, 3, store_features), tracker.init(params)
-        for t in range(40):
-            x = table[ids[t]]
-            hist = (history_add(hist, ys[t], x=x) if store_features
-                    else history_add(hist, ys[t], idx=jnp.int32(ids[t])))
-            state = tracker.update(jax.random.key(t), state, x, ys[t], hist,
-                                   None if store_features else table, jnp.int32(t), params)
+        def round_(carry, t):  # round t: arm ids[t], label ys[t], key t
+            hist, state = carry
+            i, y = jnp.asarray(ids, jnp.int32)[t], ys[t]
+            x = table[i]
+            hist = (history_add(hist, y, x=x) if store_features
+                    else history_add(hist, y, idx=i))
+            state = tracker.update(jax.random.key(t), state, x, y, hist,
+                                   None if store_features else table, t, params)
+            return (hist, state), None
+
+        start = (history_init(40, 3, store_features), tracker.init(params))
+        (_, state), _ = jax.jit(lambda c: jax.lax.scan(round_, c, jnp.arange(40)))(start)
         return np.asarray(tracker.theta(state, params))
 
     by_id = run(False)
