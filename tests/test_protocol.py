@@ -280,6 +280,16 @@ def test_rounds__float32_actions_and_forms_are_recorded_in_float64_mode_dtype():
         rnd.observe(jnp.zeros(5, bool), jnp.ones((1, 5), jnp.float32))
         rnd.commit(0.0)
         assert rnd._record.forms.dtype == jnp.float64
+        # a float32 stream in float64 mode: the prediction stays in the stream's dtype and the
+        # counts int32 (a scan carrying records would change dtype otherwise)
+        ex32 = StreamExample(x=jnp.arange(1.0, 6.0, dtype=jnp.float32), y=jnp.float32(7.0),
+                             y_clean=jnp.float32(6.5))
+        rnd = PredictionRound(ex32, budget=2)
+        _, values = rnd.observe(jnp.zeros(5, bool), jnp.ones((1, 5), jnp.float32))
+        rnd.commit(0.5)
+        rec = rnd._record
+        assert (rec.prediction.dtype, rec.n_queried.dtype) == (jnp.float32, jnp.int32)
+        assert values.dtype == jnp.float32
 
 
 def _observe_jaxpr(budget, traced: bool) -> str:

@@ -66,6 +66,9 @@ def test_slack_ratios__recomputed_in_numpy_from_the_runs_stream_and_subsets():
     y = np.asarray(ex.y, np.float64)
     w_star = np.asarray(jax.jit(problem.init)(run_keys(jnp.uint32(seed), 1)[PROBLEM_INIT],
                                               pp).w_star, np.float64)
+    studies = kale._w_star(problem, pp, seed, 2)  # the tables' w* of each run, in float64
+    assert studies.dtype == np.float64
+    np.testing.assert_array_equal(studies[1], w_star)
     for j, n in enumerate((1, 3, 7)):
         g = x[:n].T @ x[:n]
         off = (g - np.diag(np.diag(g))) * (k0 * (d - 1) / (d * (k0 - 1)))
@@ -160,6 +163,7 @@ def test_kale_dantzig__rows_of_each_metric_the_lp_share_and_the_references(monke
     main, idle, subset, full = eng.calls[:4]
     assert main.grid == idle.grid == [{"k0": 3}, {"k0": 5}]
     assert idle.learner.info["t0"] == horizon + 1  # the LP never solved: the share study
+    assert main.learner.info["t0"] == 19  # ceil(k ln d ln T) = ceil(2 ln 12 ln 40) = ceil(18.33)
     assert float(main.params.c_lambda) == pytest.approx(0.7)
     assert subset.grid == [{"k": 5}, {"k": 7}] and subset.learner.options["max_k"] == d
     assert full.grid == [{}]
@@ -210,6 +214,10 @@ def test_kale_greedy__final_regret_rows_the_metric_and_the_exponent(monkeypatch)
     assert eng.calls[0].problem.name == "agnostic"
     greedy = eng.calls[0].learner
     assert (greedy.info["k0"], greedy.options["k"]) == (4, 2)
+    for c in eng.calls[::3]:  # online-greedy's batch and k1 are set from each horizon T
+        want = oslr.make("online-greedy", d=8, horizon=c.horizon, k=2, k0=4)[0].info
+        assert (c.learner.info["batch"], c.learner.info["k1"]) == (want["batch"], want["k1"])
+    assert eng.calls[0].learner.info["batch"] != eng.calls[3].learner.info["batch"]
     assert int(eng.calls[1].params.k) == 4 and eng.calls[1].learner.options["max_k"] == 4
     for (_, row), c, res in zip(df.iterrows(), eng.calls, eng.results):
         mean, half = t_interval(res._regret["regret"][0][:, -1])
@@ -263,7 +271,8 @@ def test_plot_dantzig__three_panels_designs_by_line_style_and_theorem_2(tmp_path
     assert lines[0].get_color() == lines[1].get_color()  # one colour per learner and k0
     assert ax.get_xscale() == "log" and ax.get_yscale() == "linear"
     assert ax.get_title() == "E4 title" and ax.get_ylabel() == "regret R3 against w*"
-    assert ax.get_xlabel() == "round t (log scale)"
+    assert ax.get_xlabel() == "round t (log scale)" and ax.title.get_fontsize() == 9
+    assert ax2.get_xlabel() == "round t"
     # middle: the Rademacher curves only, log-log, Theorem 2 from n > 1
     mid = {ln.get_label(): ln for ln in ax_b.get_lines()}
     assert set(mid) == {"dantzig-poslr, k0=10", "ogd-full",
@@ -300,7 +309,7 @@ def test_plot_greedy__a_panel_per_setting_theorem_9_and_the_guide(tmp_path):
     fig = kale.plot_greedy(pd.DataFrame(rows), tmp_path / "g.png", "agnostic:")
     left, right = fig.axes
     assert (tmp_path / "g.png").stat().st_size > 0
-    assert left.get_title() == "agnostic: d=20, k=2, k0=4"
+    assert left.get_title() == "agnostic: d=20, k=2, k0=4" and left.title.get_fontsize() == 9
     assert left.get_ylabel() == "regret at T" and right.get_ylabel() == "regret_lb_greedy at T"
     assert left.get_yscale() == "log" and right.get_yscale() == "symlog"
     assert left.get_xlabel() == "horizon T (B, k1, eta set from T)"
@@ -317,6 +326,11 @@ def test_plot_greedy__a_panel_per_setting_theorem_9_and_the_guide(tmp_path):
     np.testing.assert_allclose(lines["Thm 9 (order only, constant 1)"].get_ydata(),
                                kale.theorem_9_order(20, 2, 4, np.array([100, 800])))
     assert len(left.collections) == 3
+    # each band spans ci_low .. ci_high: 0.5 r .. 1.5 r with r = 10 .. 40 (rademacher) and
+    # 30 .. 120 (correlated)
+    bands = sorted((float(v[:, 1].min()), float(v[:, 1].max()))
+                   for v in (c.get_paths()[0].vertices for c in left.collections))
+    np.testing.assert_allclose(bands, [(5.0, 60.0), (5.0, 60.0), (15.0, 180.0)], rtol=1e-6)
     plt.close(fig)
 
 
@@ -338,6 +352,11 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
 
     monkeypatch.setattr(kale, "slack_ratios", fake_slack)
     monkeypatch.setattr(kale, "_w_star", lambda problem, pp, seed, runs: np.zeros((runs, 100)))
+    titles = []
+    for plot in ("plot_dantzig", "plot_greedy"):
+        real = getattr(kale, plot)
+        monkeypatch.setattr(kale, plot, lambda df, path, title, real=real: titles.append(title)
+                            or real(df, path, title))
     spec = EXPERIMENTS[name]
     df = spec.run(ExperimentArgs(dataset=None, runs=3, seed=4, out=tmp_path, quick=True,
                                  progress=False))
@@ -361,6 +380,9 @@ def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, mon
     else:
         assert sorted({c.horizon for c in eng.calls}) == [1_000, 3_000]
         assert {c.problem.info["design"] for c in eng.calls} == {"rademacher"}
+        assert {c.seed for c in eng.calls} == {4}
+    if name != "kale-calibrate":  # the figure is drawn with its title
+        assert titles and all(isinstance(t, str) and t for t in titles)
     for f in spec.files:
         assert (tmp_path / f).stat().st_size > 0
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / f"{name}.csv"), df, check_dtype=False)
