@@ -37,6 +37,18 @@ def default_build_env(**extra: str) -> dict:
 ACROSS_PROCESSES_RTOL = 0.0 if jax.default_backend() == "cpu" else 1e-5
 
 
+def study_setup(name="ogd-random-subset", d=8, **options):
+    """(learner, params, problem, problem_params) of the simulator tests' common study: `name`
+    (k = 3 unless ogd-full) on sparse-linear (d, k = 2). tests/test_sim.py and
+    tests/test_checkpoint.py both use it, so their studies of one shape are one program (the
+    suite's compilation cache compiles it once)."""
+    import oslr
+
+    problem, pp = oslr.make_problem("sparse-linear", d=d, k=2)
+    learner, params = oslr.make(name, d=d, **({} if name == "ogd-full" else {"k": 3}), **options)
+    return learner, params, problem, pp
+
+
 def users_build(fn):
     """`jax.jit(fn)` compiled as XLA's default (optimised) build compiles it, the one users get,
     in this process whatever the suite's build (`tests.USERS_BUILD_OPTIONS`, per program): a

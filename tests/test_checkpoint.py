@@ -19,7 +19,8 @@ import pytest
 
 import oslr
 from oslr import atomic, sim
-from tests.helpers import assert_same_across_processes, fake_os, run_on_host_devices
+from tests.helpers import (assert_same_across_processes, fake_os, run_on_host_devices,
+                           study_setup)
 
 # 250 rounds in chunks of 50: the kill comes in the second save (round 100), when the first
 # (round 50) is on disk
@@ -30,10 +31,7 @@ class _Killed(BaseException):
     """A kill: no code of the study runs after it (not an Exception: no handler catches it)."""
 
 
-def _setup(name="ogd-random-subset", d=8, **options):
-    problem, pp = oslr.make_problem("sparse-linear", d=d, k=2)
-    learner, params = oslr.make(name, d=d, **({} if name == "ogd-full" else {"k": 3}), **options)
-    return learner, params, problem, pp
+_setup = study_setup  # test_sim.py's too: one program per study shape
 
 
 def _assert_same(a, b):

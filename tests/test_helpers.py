@@ -13,7 +13,7 @@ from tests.helpers import default_build_env, users_build
 
 # a program whose float32 bits differ between XLA's level-0 and optimised builds (2026-12-02)
 _PROGRAM = """
-import json, sys
+import json
 import jax, jax.numpy as jnp, numpy as np
 
 def f(x):

@@ -9,15 +9,11 @@ import pytest
 
 import oslr
 from oslr import sim
-from tests.helpers import run_on_host_devices
+from tests.helpers import run_on_host_devices, study_setup
 
 
-def _setup(name="ogd-random-subset", d=8):
-    # the studies of horizon 20 and 2 runs of this setup are the programs of
-    # tests/test_checkpoint.py's (the suite's compilation cache compiles them once)
-    problem, pp = oslr.make_problem("sparse-linear", d=d, k=2)
-    learner, params = oslr.make(name, d=d, **({} if name == "ogd-full" else {"k": 3}))
-    return learner, params, problem, pp
+# the studies of horizon 20 and 2 runs of this setup are tests/test_checkpoint.py's programs
+_setup = study_setup
 
 
 def _assert_same(a, b):

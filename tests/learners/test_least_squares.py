@@ -275,10 +275,12 @@ def test_sampling_trackers__arm_ids_with_a_table_equal_stored_features(kind):
     params = tracker_defaults("rls-sm", 3, c_lambda=0.5, step_scale=0.5)
     tracker = make_tracker(kind, 3, capacity=40, snapshot_every=8)
 
+    arms = jnp.asarray(ids, jnp.int32)
+
     def run(store_features):
         def round_(carry, t):  # round t: arm ids[t], label ys[t], key t
             hist, state = carry
-            i, y = jnp.asarray(ids, jnp.int32)[t], ys[t]
+            i, y = arms[t], ys[t]
             x = table[i]
             hist = (history_add(hist, y, x=x) if store_features
                     else history_add(hist, y, idx=i))
