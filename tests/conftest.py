@@ -13,19 +13,22 @@ from tests import FAST_BUILD_FLAGS
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-# Tests compile at XLA's backend optimisation level 0 (set before JAX starts its backend, and
-# inherited by the subprocesses that tests launch): programs compile about twice as fast, which is
-# most of the suite's time. Results differ from an optimised build in float rounding (e.g.
+# Tests compile at XLA's backend optimisation level 0 with XLA:CPU's older fusion emitters
+# (tests.FAST_BUILD_FLAGS; set before JAX starts its backend, and inherited by the subprocesses
+# that tests launch): programs compile two to three times as fast, which is most of the suite's
+# time. Results differ from an optimised build in float rounding (e.g.
 # fused multiply-adds), which comparisons with a float64 reference tolerate, unless a rounding
 # moves a discrete choice: the optimised build once ranked a top-k entry below a copy of
-# itself one ulp apart, which this build hid (topk.in_top_k; a test now runs under that build,
-# tests/learners/test_ftpsl.py). Bit-for-bit tests compare runs of the same build. Studies,
+# itself one ulp apart, which level 0 alone hid and the older emitters showed (topk.in_top_k; a
+# test now runs under that build, tests/learners/test_ftpsl.py). Bit-for-bit tests compare runs
+# of the same program, or compile both programs as users do (tests.helpers.users_build). Studies,
 # notebooks and benchmarks use the default.
 # OSLR_TEST_BUILD=default runs the suite under the build users get (slower to compile): a result
 # that only the optimised build gets wrong shows there only (topk.in_top_k, 2026-12-01).
 _BUILD = os.environ.get("OSLR_TEST_BUILD", "fast")
 if _BUILD not in ("fast", "default"):
-    raise ValueError(f"OSLR_TEST_BUILD={_BUILD!r}: 'fast' (the default: XLA optimisation level 0) "
+    raise ValueError(f"OSLR_TEST_BUILD={_BUILD!r}: 'fast' (the default: XLA optimisation level 0, "
+                     "older fusion emitters) "
                      "or 'default' (XLA's own optimised build)")
 if _BUILD == "fast":
     os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), *FAST_BUILD_FLAGS]).strip()

@@ -13,8 +13,8 @@ of the module as a trampoline, runs the module's tests (`tests_for`: the mirrore
 plus the listed extras) once to learn which test reaches which function, then runs each mutant
 on the tests that reach it (stopping at the first failure), each in a fresh process forked from a
 server that has imported jax, numpy and pandas but started no backend, so a mutant is traced
-and compiled anew. The tests run as in the default run (`-m 'not slow'`, XLA optimisation
-level 0) in one process each (`-n 0`), two mutants at a time on two cores.
+and compiled anew. The tests run as in the default run (`-m 'not slow'`, the suite's fast
+build: tests.FAST_BUILD_FLAGS) in one process each (`-n 0`), two mutants at a time on two cores.
 
 Code that runs at import (module-level specs, factories and closures built when the module is
 imported) is imported once before the mutants fork, so its mutants take effect only where a
