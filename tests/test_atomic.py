@@ -272,7 +272,7 @@ def test_folder_lock__a_holder_that_wrote_nothing_is_another_process(tmp_path):
     import fcntl
 
     tmp_path.joinpath(".oslr.lock").write_text("")
-    fd = os.open(tmp_path / ".oslr.lock", os.O_RDWR)
+    fd = os.open(tmp_path, os.O_RDONLY)  # the lock is on the folder itself
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
         with pytest.raises(atomic.FolderBusy, match=r"folder .* is in use by another process;"):
@@ -326,3 +326,32 @@ def test_folder_lock__the_lock_file_is_readable_by_all_writable_by_its_owner(tmp
     finally:
         os.umask(old)
     assert mode == 0o644
+
+
+def test_folder_lock__deleting_the_lock_file_lets_no_second_writer_in(tmp_path):
+    with atomic.FolderLock(tmp_path / "d", "--out"):
+        (tmp_path / "d" / atomic.FolderLock.NAME).unlink()
+        with pytest.raises(atomic.FolderBusy, match=r"is in use by another process;"):
+            atomic.FolderLock(tmp_path / "d", "--out").acquire()
+    atomic.FolderLock(tmp_path / "d").acquire().release()
+
+
+def test_folder_lock__a_longer_previous_holder_line_leaves_no_tail(tmp_path, monkeypatch):
+    import sys
+
+    (tmp_path / atomic.FolderLock.NAME).write_text("pid 1 on h since then (" + "y" * 300 + ")")
+    monkeypatch.setattr(sys, "argv", ["oslr", "run"])
+    with atomic.FolderLock(tmp_path):
+        holder = (tmp_path / atomic.FolderLock.NAME).read_text()
+    assert holder.startswith(f"pid {os.getpid()} on ") and holder.endswith(" (oslr run)")
+    assert "y" not in holder
+    assert sorted(p.name for p in tmp_path.iterdir()) == [atomic.FolderLock.NAME]
+
+
+def test_folder_lock__a_folder_where_the_lock_file_goes_is_one_line(tmp_path):
+    (tmp_path / atomic.FolderLock.NAME).mkdir()
+    with pytest.raises(atomic.FolderBusy) as e:
+        atomic.FolderLock(tmp_path, "--out").acquire()
+    assert str(e.value) == (f"--out {tmp_path}: {tmp_path / atomic.FolderLock.NAME} is not a "
+                            "file (oslr keeps the name of the lock's holder there); move it "
+                            "away and run the same command again.")

@@ -1,6 +1,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -179,12 +180,13 @@ def test_run__folder_where_no_file_can_be_created_is_refused_before_any_work(cap
 
 
 def test_run__a_study_beyond_memory_is_refused_at_once_with_the_size(tmp_path, capsys):
-    assert main(["run", "--runs", "100000000", "--horizon", "100", "--out", str(tmp_path),
+    out = tmp_path / "o"
+    assert main(["run", "--runs", "100000000", "--horizon", "100", "--out", str(out),
                  "--no-progress"]) == 2  # shapes only: nothing is allocated or compiled
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("oslr run: sparse-linear (d=16)")  # on screen from the start
-    assert err[1].startswith("oslr: error: this study needs about ")
-    assert "GiB on each device for its state (100,000,000 runs" in err[1]
+    assert len(err) == 1 and err[0].startswith("oslr: error: this study needs about ")
+    assert "GiB on each device for its state (100,000,000 runs" in err[0]
+    assert not out.exists()  # refused before --out is made
 
 
 def test_run__one_run_gives_a_result_with_no_interval(tmp_path, capsys):
@@ -223,7 +225,9 @@ def test_run__ctrl_c_says_what_was_saved_and_a_rerun_resumes(tmp_path, capsys, m
     assert "resuming" in cap.err and json.loads(cap.out) == whole
     assert not (out / ".checkpoints").exists()
     assert main([*study, "--out", str(out)]) == 2  # a finished study is not overwritten
-    assert "already holds a finished study" in capsys.readouterr().err
+    assert capsys.readouterr().err == (f"oslr: error: --out {out} already holds a finished "
+                                       "oslr run study; it is never overwritten: give another "
+                                       "--out (a new or an unfinished folder).\n")
 
 
 def test_main__ctrl_c_anywhere_is_one_line_and_exit_130(capsys, monkeypatch):
@@ -542,8 +546,9 @@ def test_run__result_files_are_written_crash_safely_config_last(tmp_path, capsys
     assert main([*tables, "--compare-to", "ogd-full", "--out", str(out)]) == 0
     results = [o for o in order if isinstance(o, str) and not o.startswith("checkpoint-")
                and o != "study.json"]
+    results = [o for o in results if o != ".oslr.lock"]  # the holder's line, first
     assert results == ["summary.csv", "summary.json", "curves.csv", "runs.csv", "runs.parquet",
-                       "compare.csv", "config.json"]
+                       "compare.csv", "manifest.json", "config.json"]
     tail = order[order.index("config.json"):]
     assert tail.index(("fsync", "d")) < tail.index(("rm", ".checkpoints"))
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(results)
@@ -735,7 +740,6 @@ def test_experiment__a_second_writer_is_refused_naming_the_holder(tmp_path, caps
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and f"--out {out} is in use by pid " in err, err
     assert calls == []
-    assert main(argv) == 0 and len(calls) == 1  # released: the experiment runs
 
     def second_writer(*a, **k):  # during the run the folder is held
         with pytest.raises(FolderBusy):
@@ -743,7 +747,7 @@ def test_experiment__a_second_writer_is_refused_naming_the_holder(tmp_path, caps
         return pd.DataFrame({"x": [2]})
 
     monkeypatch.setattr(ex, "run_experiment", second_writer)
-    assert main(argv) == 0
+    assert main(argv) == 0  # released: the experiment runs
 
 
 def test_experiment__a_table_of_curves_shows_its_last_checkpoint(tmp_path, capsys, monkeypatch):
@@ -1123,20 +1127,34 @@ def test_compile_cache__oslr_compile_cache_or_the_users_cache_folder_unless_set_
     assert main(["list"]) == 0 and calls == []  # only the commands that compile
 
 
-def test_experiment__a_rerun_into_a_used_folder_says_its_files_are_replaced(tmp_path, capsys,
-                                                                          monkeypatch):
+def test_experiment__an_unfinished_folder_is_rerun_a_finished_one_refused(tmp_path, capsys,
+                                                                         monkeypatch):
     import oslr.experiments as ex
 
-    monkeypatch.setattr(ex, "run_experiment", lambda *a, **k: pd.DataFrame({"x": [1]}))
+    def run(name, dataset, runs, seed, out, *a, **k):
+        (out / "table.csv").write_text("x\n1\n")
+        return pd.DataFrame({"x": [1]})
+
+    monkeypatch.setattr(ex, "run_experiment", run)
     out = tmp_path / "d"
     argv = ["experiment", "kpm-pege", "--quick", "--no-progress", "--json", "--out", str(out)]
-    assert main(argv) == 0
-    assert "earlier run" not in capsys.readouterr().err  # a new folder: nothing to replace
-    (out / "table.csv").write_text("old")
+    out.mkdir()
+    (out / "table.csv").write_text("old")  # left by a killed run
     assert main(argv) == 0
     assert capsys.readouterr().err == (
-        f"oslr: {out} holds files of an earlier run: each is replaced as this run writes it "
-        "(give another --out to keep them).\n")
+        f"oslr: {out} holds files of an earlier, unfinished run: each is replaced as this run "
+        "writes it (give another --out to keep them).\n")
+    finished = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert main(argv) == 2  # finished now: never overwritten
+    assert capsys.readouterr().err == (
+        f"oslr: error: --out {out} already holds the finished experiment 'kpm-pege'; it is "
+        "never overwritten: give another --out (a new or an unfinished folder).\n")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == finished
+    # a run's unfinished study is not an experiment's folder either
+    (tmp_path / "r" / ".checkpoints").mkdir(parents=True)
+    assert main([*argv[:-1], str(tmp_path / "r")]) == 2
+    assert "holds the unfinished chunks of an oslr run study" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [".checkpoints", ".oslr.lock"]
 
 
 def test_info__versions_backend_devices_x64_and_memory(capsys):
@@ -1558,9 +1576,11 @@ def test_compare_and_plot__printed_columns_and_the_default_figure(tmp_path, caps
     assert len(lines[-1].split()[2].replace(".", "").lstrip("0")) <= 4 and mean > 0
     assert main(["compare", str(out)]) == 0  # without --to: with the best (all pairs)
     assert capsys.readouterr().out.startswith("Holm over all 3 pairs of 3 entries (the best")
-    assert main(["plot", str(out)]) == 0
-    assert capsys.readouterr().out == f"wrote {out / 'regret.png'}\n"
-    assert (out / "regret.png").read_bytes()[:4] == b"\x89PNG"
+    assert main(["plot", str(out)]) == 0  # beside the study's files, named by what it shows
+    assert capsys.readouterr().out == f"wrote {out / 'plot-regret.png'}\n"
+    assert (out / "plot-regret.png").read_bytes()[:4] == b"\x89PNG"
+    assert main(["plot", str(out), "--band", "simultaneous", "--axes", "linear"]) == 0
+    assert capsys.readouterr().out == f"wrote {out / 'plot-regret-simultaneous-linear.png'}\n"
     assert main(["plot", str(out), "--band", "simultaneous", "--out", str(tmp_path / "s.pdf")]) == 0
     assert (tmp_path / "s.pdf").read_bytes()[:4] == b"%PDF"
     capsys.readouterr()
@@ -1706,3 +1726,28 @@ def test_prepare__a_grid_of_k_1_alone_sets_max_k_1_and_an_empty_study_reports_do
     out = io.StringIO()
     StudyProgress("jsonl", out).for_learner("a")(0)  # nothing to do: done
     assert json.loads(out.getvalue())["fraction"] == 1.0
+
+
+def test_plot__never_over_the_studys_files_and_an_unknown_metric_is_one_line(tmp_path, capsys):
+    from oslr import report
+    from tests.test_saved import _bandit
+
+    out = tmp_path / "s"
+    report.save_study([_bandit("eps-greedy", np.ones((2, 6)), grid=[{"eps": 0.05},
+                                                                   {"eps": 0.2}])],
+                      out, config={"horizon": 40})
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert "regret.png" in before
+    for argv in (["--metric", "nonsense"], ["--against", "eps", "--metric", "nonsense"]):
+        assert main(["plot", str(out), *argv]) == 2
+        assert capsys.readouterr().err == (f"oslr: error: {out}: no metric 'nonsense'; it has "
+                                           "['pseudo_regret'].\n")
+    for name in ("regret.png", "summary.csv", "config.json", "manifest.json"):
+        assert main(["plot", str(out), "--out", str(out / name)]) == 2
+        assert capsys.readouterr().err == (f"oslr: error: {out / name} is a file the study "
+                                           "wrote; a figure drawn from it goes beside it under "
+                                           "another name (give another --out).\n")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert main(["plot", str(out), "--band", "simultaneous"]) == 0
+    assert {p.name for p in out.iterdir()} - set(before) == {"plot-regret-simultaneous.png"}
+    assert {n: (out / n).read_bytes() for n in before} == before

@@ -141,8 +141,13 @@ def test_a_toy_experiment_registered_from_outside__runs_and_is_listed(monkeypatc
     # by entry point string, loaded on first use
     oslr.register_experiment("toy-lazy", "tests.test_extension:TOY_LAZY")
     assert main(["experiment", "toy-lazy", "--dataset", "large", "--out", str(tmp_path),
-                 "--no-progress"]) == 0
-    assert (tmp_path / "toy-large.csv").is_file()
+                 "--no-progress"]) == 2  # the folder holds the finished toy-exp
+    assert capsys.readouterr().err == (f"oslr: error: --out {tmp_path} already holds the "
+                                       "finished experiment 'toy-exp'; it is never overwritten: "
+                                       "give another --out (a new or an unfinished folder).\n")
+    assert main(["experiment", "toy-lazy", "--dataset", "large", "--out",
+                 str(tmp_path / "lazy"), "--no-progress"]) == 0
+    assert (tmp_path / "lazy" / "toy-large.csv").is_file()
 
 
 TOY_LAZY = oslr.ExperimentSpec("toy-lazy", "the same, loaded lazily", _toy_run,

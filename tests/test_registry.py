@@ -1,5 +1,6 @@
 """The registry (`oslr.registry`): names to specs, loaded on first use; refusals in one line."""
 
+import dataclasses
 from importlib import metadata
 
 import pytest
@@ -36,9 +37,9 @@ def test_lazy__strings_loaded_once_callables_called_specs_kept_and_names_checked
     with pytest.raises(ValueError, match=r"^learner entry 'via-function' loads a spec named "
                        r"'ogd-full'\.$"):
         table["via-function"]
-    table.add("ogd-full", build)
+    table.add("ogd-full", build, replace=True)
     assert table["ogd-full"] is spec and calls == [1, 1]
-    table.add("ogd-full", spec)  # a spec is callable-free: kept as it is
+    table.add("ogd-full", spec, replace=True)  # a spec is callable-free: kept as it is
     assert table["ogd-full"] is spec and calls == [1, 1]
     with pytest.raises(ValueError, match=r"^unknown learner 'nope'"):
         table["nope"]
@@ -84,3 +85,31 @@ def test_register_and_list__specs_and_entries_refused_otherwise(monkeypatch):
     assert problems["linear-bandit"]["options"]["n_arms"] == 10
     assert registry.spec("ogd-full") is registry.LEARNERS["ogd-full"]
     assert oslr.list_problems() == registry.list_problems()
+
+
+def test_register__a_built_in_name_is_refused_unless_replaced_on_purpose(monkeypatch):
+    for table in (registry.LEARNERS, registry.EXPERIMENTS, registry.PROBLEMS):
+        monkeypatch.setattr(table, "_entries", dict(table._entries))
+    builtin = registry.LEARNERS["ogd-full"]
+    mine = dataclasses.replace(registry.LEARNERS["ogd-random-subset"], name="ogd-full")
+    with pytest.raises(ValueError, match=r"^learner 'ogd-full' is built into oslr; register "
+                       r"yours under another name \(or pass replace=True to replace the "
+                       r"built-in on purpose\)\.$"):
+        registry.register_learner(mine)
+    with pytest.raises(ValueError, match=r"^learner 'ogd-full' is built into oslr"):
+        registry.register_learner("ogd-full", "oslr.learners.ogd:OGD_RANDOM_SUBSET")
+    assert registry.LEARNERS["ogd-full"] is builtin  # untouched
+    from oslr.spec import ProblemSpec
+
+    problem = ProblemSpec("sparse-linear", "stream", "a copy",
+                          registry.PROBLEMS["agnostic"].factory)
+    with pytest.raises(ValueError, match=r"^problem 'sparse-linear' is built into oslr"):
+        registry.register_problem(problem)
+    with pytest.raises(ValueError, match=r"^experiment 'arena' is built into oslr"):
+        registry.register_experiment("arena", "oslr.experiments.arena:ARENA_K_SPEC")
+    registry.register_learner(mine, replace=True)
+    assert registry.LEARNERS["ogd-full"] is mine
+    again = dataclasses.replace(mine, name="my-ogd")
+    registry.register_learner(again)
+    registry.register_learner(again)  # one of the user's own names, registered again
+    assert registry.LEARNERS["my-ogd"] is again

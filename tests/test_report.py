@@ -172,9 +172,22 @@ def test_sequential_frame__hands_its_look_reference_metric_level_and_variance_on
 def test_save_study__files_config_and_the_figure(swept, tmp_path):
     files = report.save_study([swept], tmp_path, config={"note": "x"})
     names = ["summary.csv", "summary.json", "curves.csv", "runs.csv", "runs.parquet",
-             "regret.png", "config.json"]
+             "regret.png", "manifest.json", "config.json"]
     assert sorted(files) == sorted(names)
     assert all(files[n] == tmp_path / n and files[n].is_file() for n in names)
+    # the manifest: every result file but itself and config.json, with its size, hash, rows
+    import hashlib
+
+    import pandas as pd
+
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["format"] == 1 and sorted(manifest["files"]) == sorted(names[:6])
+    for name, record in manifest["files"].items():
+        data = (tmp_path / name).read_bytes()
+        assert record["bytes"] == len(data)
+        assert record["sha256"] == hashlib.sha256(data).hexdigest()
+        read = {".csv": pd.read_csv, ".parquet": pd.read_parquet}.get((tmp_path / name).suffix)
+        assert record.get("rows") == (None if read is None else len(read(tmp_path / name)))
     cfg = json.loads((tmp_path / "config.json").read_text())
     assert cfg["note"] == "x" and set(cfg["results"][0]) == {
         "learner", "problem", "family", "horizon", "n_runs", "seed", "grid", "comparator_k",

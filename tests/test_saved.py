@@ -47,8 +47,8 @@ def _study(tmp_path, seed=0, name="s"):
 
 def test_load__every_file_of_a_run_folder_round_trips(tmp_path):
     out, results = _study(tmp_path)
-    (out / "extra.csv").write_text("a,b\n1,2\n")
-    (out / "fig.svg").write_text("<svg/>")
+    (out / "extra.csv").write_text("a,b\n1,2\n")  # not the study's: named, not read
+    (out / "fig.svg").write_text("<svg/>")  # a figure drawn later: listed
     study = oslr.load(out)
     assert study.kind == "run" and study.config == json.loads((out / "config.json").read_text())
     assert {"reference", "diff", "p_holm", "verdict"} <= set(study.summary)  # compare_to
@@ -57,10 +57,17 @@ def test_load__every_file_of_a_run_folder_round_trips(tmp_path):
         pd.testing.assert_frame_equal(getattr(study, attr), pd.read_csv(out / name))
     pd.testing.assert_frame_equal(study.run_curves, pd.read_parquet(out / "runs.parquet"))
     assert study.until is None
-    pd.testing.assert_frame_equal(study.tables["extra"], pd.DataFrame({"a": [1], "b": [2]}))
+    assert study.tables == {} and study.others == [out / "extra.csv"]
     assert study.figures == [out / "fig.svg"]
     assert study.documents["summary"] == json.loads((out / "summary.json").read_text())
-    assert study.files() == sorted(p.name for p in out.iterdir())  # every file read back
+    assert set(study.manifest) == {"summary.csv", "summary.json", "curves.csv", "runs.csv",
+                                   "runs.parquet", "compare.csv"}
+    assert study.files() == sorted(p.name for p in out.iterdir() if p.name != "extra.csv")
+    (out / "manifest.json").unlink()  # a folder of an older oslr: every file read, unchecked
+    older = oslr.load(out)
+    assert older.manifest is None and older.others == []
+    pd.testing.assert_frame_equal(older.tables["extra"], pd.DataFrame({"a": [1], "b": [2]}))
+    assert older.files() == sorted(p.name for p in out.iterdir())
 
 
 def test_saved_study__finals_and_compare_equal_the_studys_own(tmp_path):
@@ -165,6 +172,10 @@ def test_merge__more_runs_of_the_same_study_compare_paired_over_seed_and_run(tmp
         merge([tmp_path / "o1", tmp_path / "o2"], tmp_path / "m4")
     (tmp_path / "o2" / "runs.csv").unlink()
     (tmp_path / "o2" / "runs.parquet").unlink(missing_ok=True)
+    with pytest.raises(LoadError, match=r"^.*o2/runs\.csv is missing \(manifest\.json lists "
+                                        r"it\): the folder is incomplete; copy it again\.$"):
+        merge([tmp_path / "o1", tmp_path / "o2"], tmp_path / "m5")
+    (tmp_path / "o2" / "manifest.json").unlink()  # an older oslr's folder without them
     with pytest.raises(LoadError, match=r"^.*o2 has no per-run files to merge\.$"):
         merge([tmp_path / "o1", tmp_path / "o2"], tmp_path / "m5")
     cfg = json.loads((b / "config.json").read_text())
@@ -181,8 +192,9 @@ def test_final_vs__ties_of_the_swept_value_in_grid_order_and_a_one_point_plot(tm
     res = _bandit("eps-greedy", [np.full(R, 3.0), np.full(R, 1.0)], grid=grid)
     report.save_study([res], tmp_path / "t", config={"problem": "linear-bandit", "horizon": 40,
                                                      "runs": R, "seed": 0}, plot=False)
-    table = load(tmp_path / "t").final_vs("eps")
-    assert table["mean"].tolist() == [3.0, 1.0]
+    table = load(tmp_path / "t").final_vs("eps")  # the other swept parameter kept apart
+    assert table[["lam", "eps", "mean"]].values.tolist() == [[1.0, 0.05, 1.0],
+                                                              [2.0, 0.05, 3.0]]
     one = _bandit("eps-greedy", [np.full(R, 2.0)], grid=[{"eps": 0.05}])
     report.save_study([one], tmp_path / "one", config={"problem": "linear-bandit",
                                                        "horizon": 40, "runs": R, "seed": 0},
@@ -203,8 +215,12 @@ def test_load__refusals_name_the_folder_and_the_fix(tmp_path):
         load(tmp_path / "u")
     # another JSON document of a finished study, damaged: named
     out, _ = _study(tmp_path, name="j")
-    (out / "notes.json").write_text("{")
-    with pytest.raises(LoadError, match=r"^.*notes\.json: not valid JSON \(Expecting "):
+    (out / "summary.json").write_text("{")
+    with pytest.raises(LoadError, match=r"^.*summary\.json has 1 bytes where manifest\.json "
+                                        r"records \d+: cut short or changed; copy it again\.$"):
+        load(out)
+    (out / "manifest.json").unlink()  # an older oslr's folder: the parse fails instead
+    with pytest.raises(LoadError, match=r"^.*summary\.json: not valid JSON \(Expecting "):
         load(out)
     # a folder that never held a study: no hint about resuming
     (tmp_path / "e").mkdir()
@@ -294,6 +310,7 @@ def test_load_merge_plot_and_cube__the_details_a_reader_meets(tmp_path):
     import matplotlib.pyplot as plt
 
     out, _ = _study(tmp_path)
+    (out / "manifest.json").unlink()  # as an older oslr left it: its files are changed below
     (out / "notes.txt").write_text("seen")
     (out / "sub.csv").mkdir()  # a folder is not a table, whatever its name
     study = load(out)
@@ -305,6 +322,7 @@ def test_load_merge_plot_and_cube__the_details_a_reader_meets(tmp_path):
     two = [_bandit(name, np.ones((2, R)), grid=[{"eps": 0.05}, {"eps": 0.2}])
            for name in ("eps-greedy", "eps-first")]
     report.save_study(two, tmp_path / "two", config={"horizon": 40, "runs": R}, plot=False)
+    (tmp_path / "two" / "manifest.json").unlink()  # runs.csv is changed below
     fig = load(tmp_path / "two").plot_final("eps")
     first, second = (ax.get_position() for ax in fig.axes)
     assert first.x1 < second.x0 and first.y0 == second.y0  # one row of panels
@@ -313,7 +331,9 @@ def test_load_merge_plot_and_cube__the_details_a_reader_meets(tmp_path):
     runs = runs[~((runs["learner"] == "eps-first") & (runs["run"] == 0))]
     runs.to_csv(tmp_path / "two" / "runs.csv", index=False)
     with pytest.raises(LoadError, match=r"the entries ran different runs; a paired comparison "
-                                        r"needs the same \(seed, run\) pairs for every entry\.$"):
+                                        r"needs the same \(seed, run\) pairs for every entry \(an "
+                                        r"experiment: pick studies that did, "
+                                        r"\.select\(studies\)\)\.$"):
         load(tmp_path / "two").finals()
     cfg = json.loads((out / "config.json").read_text())
     (out / "config.json").write_text(json.dumps({k: v for k, v in cfg.items()

@@ -11,8 +11,8 @@ process is removed by the next write to the same path. A write that fails raises
 `AtomicWriteError`, an OSError whose message is one line naming the file and the fix.
 
 `FolderLock` makes a folder single-writer: a second process that asks for it is refused in one
-line naming the holder (the lock is the kernel's `flock`, released when the holder exits, however
-it exits). `write_frame_atomic` writes a pandas frame as CSV, JSON or Parquet through
+line naming the holder (the lock is the kernel's `flock` on the folder itself, released when the
+holder exits, however it exits). `write_frame_atomic` writes a pandas frame as CSV, JSON or Parquet through
 `write_atomic`.
 
 Used for the simulator's checkpoints (`oslr.sim`), a study's result files (`oslr.report`), the
@@ -53,10 +53,10 @@ _FIXES = {
 }
 
 
-def os_error_message(err: OSError, path: str | os.PathLike) -> str:
-    """One line for an OSError on `path`: what failed and what to do."""
+def os_error_message(err: OSError, path: str | os.PathLike, verb: str = "write") -> str:
+    """One line for an OSError on `path`: what failed ("cannot VERB PATH") and what to do."""
     fix = _FIXES.get(err.errno, "check the path and run the same command again")
-    return f"cannot write {path} ({err.strerror or err}); {fix}."
+    return f"cannot {verb} {path} ({err.strerror or err}); {fix}."
 
 
 def _tmp_path(path: Path) -> Path:
@@ -73,9 +73,10 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _remove_stale_temporaries(path: Path) -> None:
+def remove_stale_temporaries(path: str | os.PathLike) -> None:
     """Remove `.NAME.PID.tmp` files beside `path` whose writer is no longer running (left by a
     kill), and the `.NAME.tmp` of older oslr versions."""
+    path = Path(path)
     pattern = re.compile(re.escape(f".{path.name}.") + r"(?:(\d+)\.)?tmp")
     for f in path.parent.iterdir():
         m = pattern.fullmatch(f.name)
@@ -120,7 +121,7 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO[bytes]], Any]) -> 
         raise
     try:
         fsync_dir(path.parent)
-        _remove_stale_temporaries(path)
+        remove_stale_temporaries(path)
     except OSError as err:
         raise AtomicWriteError(err.errno, os_error_message(err, path.parent)) from None
 
@@ -172,8 +173,10 @@ class FolderBusy(ValueError):
 class FolderLock:
     """An exclusive, non-blocking lock on `folder` for as long as the object is held (a
     context manager): a second holder is refused with FolderBusy naming the first (its pid,
-    host, start time and command). The lock is `flock` on `folder/.oslr.lock`, released by the
-    kernel when the holder exits, however it exits (a SIGKILL leaves no stale lock)."""
+    host, start time and command). The lock is `flock` on the folder itself, released by the
+    kernel when the holder exits, however it exits (a SIGKILL leaves no stale lock), and it
+    cannot be taken from under its holder by deleting a file; the holder's line is written to
+    `folder/.oslr.lock` (replaced whole under the lock) for the refusal to quote."""
 
     NAME = ".oslr.lock"
 
@@ -185,23 +188,37 @@ class FolderLock:
     def acquire(self) -> FolderLock:
         self.folder.mkdir(parents=True, exist_ok=True)
         file = self.folder / self.NAME
-        fd = os.open(file, os.O_RDWR | os.O_CREAT, 0o644)
+        if file.exists() and not file.is_file():
+            raise FolderBusy(f"{self.what} {self.folder}: {file} is not a file (oslr keeps the "
+                             "name of the lock's holder there); move it away and run the same "
+                             "command again.")
+        fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "another process"
             os.close(fd)
-            raise FolderBusy(f"{self.what} {self.folder} is in use by {holder}; wait for it to "
-                             "finish (or stop it), or give another folder.") from None
+            raise FolderBusy(f"{self.what} {self.folder} is in use by {self._holder(file)}; "
+                             "wait for it to finish (or stop it), or give another "
+                             "folder.") from None
         except BaseException:
             os.close(fd)
             raise
         me = (f"pid {os.getpid()} on {socket.gethostname()} since "
               f"{time.strftime('%Y-%m-%d %H:%M:%S')} ({' '.join(_argv())[:200]})")
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, me.encode(), 0)
         self.fd = fd
+        try:  # the whole line or the previous holder's, never a mix (write_atomic)
+            write_text_atomic(file, me)
+        except BaseException:
+            self.release()
+            raise
         return self
+
+    @staticmethod
+    def _holder(file: Path) -> str:
+        try:
+            return file.read_text(errors="replace").strip() or "another process"
+        except OSError:
+            return "another process"
 
     def release(self) -> None:
         if self.fd is not None:
@@ -230,5 +247,5 @@ def read_json(path: str | os.PathLike, what: str, fix: str) -> Any:
 
 
 __all__ = ["AtomicWriteError", "FolderBusy", "FolderLock", "copy_atomic", "fsync_dir",
-           "os_error_message", "read_json", "save_figure_atomic", "write_atomic",
+           "os_error_message", "read_json", "remove_stale_temporaries", "save_figure_atomic", "write_atomic",
            "write_frame_atomic", "write_json_atomic", "write_text_atomic"]

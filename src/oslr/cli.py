@@ -11,6 +11,7 @@ the two OGD references, 2000 rounds x 100 runs). Every input is checked before a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -18,10 +19,9 @@ import shlex
 import shutil
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
-
-from oslr.checks import check_seed, unknown_name
 
 DEFAULT_STUDY: dict[str, Any] = {
     "problem": "sparse-linear",
@@ -180,6 +180,7 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
             flag = {"runs": "--runs", "horizon": "--horizon", "chunk": "--chunk"}[key]
             raise UsageError(f"{flag} (or {key} in the config) must be a positive integer, "
                              f"got {value!r}.")
+    _check_sizes(study)
     # the default study's sparsities fit a small d (a k the user gives is checked, not changed)
     d, opts = study["problem_options"].get("d"), study["problem_options"]
     if isinstance(d, int) and d >= 1:
@@ -195,6 +196,27 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(f"{both} both set to one value (--set or [params]) and swept (--grid or "
                          f"[grid]); give each parameter one or the other.")
     return study
+
+
+#: the largest count a compiled program holds (rounds, run ids, dimensions are int32)
+INT32_MAX = 2**31 - 1
+#: each size and the flag that sets it
+_SIZE_FLAGS = {"horizon": "--horizon", "runs": "--runs", "chunk": "--chunk",
+               "comparator_k": "--comparator-k", "d": "--d", "k": "--k", "n_arms": "--n-arms",
+               "n_redundant": "--n-redundant", "max_delay": "--max-delay"}
+
+
+def _check_sizes(study: dict[str, Any]) -> None:
+    """Every count a study compiles is an int32: a larger one is refused in one line, before
+    any folder is made (run ids are int32 too, so the runs at most 2^31)."""
+    values = {**study.get("problem_options", {}), **study}
+    for key, flag in _SIZE_FLAGS.items():
+        value = values.get(key)
+        limit = 2**31 if key == "runs" else INT32_MAX
+        if isinstance(value, int) and not isinstance(value, bool) and value > limit:
+            raise UsageError(f"{flag} {value} (or {key} in the config) is beyond {limit:,}, the "
+                             "largest count the compiled programs hold (int32); give a smaller "
+                             "one (split a larger study in parts).")
 
 
 #: float32's largest finite number (numpy.finfo(numpy.float32).max)
@@ -227,8 +249,9 @@ def _check_grid_labels(key: str, values: list) -> None:
 def prepare(study: dict[str, Any]):
     """Build problem, learners and params for a study; raise ValueError for any bad input."""
     import oslr
+    from oslr.checks import unknown_name
     from oslr.registry import LEARNERS, PROBLEMS
-    from oslr.sim import grid_params, validate
+    from oslr.sim import check_fits, grid_params, validate
 
     name = study["problem"]
     if name not in PROBLEMS:
@@ -297,6 +320,8 @@ def prepare(study: dict[str, Any]):
         try:
             validate(learner, problem, params, pp, study["horizon"], study["runs"],
                      study.get("seed", 0), study.get("comparator_k"))
+            check_fits(learner, problem, params, pp, study["horizon"], study["runs"],
+                       comparator_k=study.get("comparator_k"))
         except ValueError as err:
             raise UsageError(_with_flag_hint(err, study)) from None
         plans.append((learner, labels, params))
@@ -365,14 +390,25 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from oslr.saved import load
 
     study = load(args.folder)
-    default = f"final_vs_{args.against}.png" if args.against else "regret.png"
-    out = Path(args.out) if args.out else study.path / default
+    out = Path(args.out) if args.out else study.path / _plot_name(args)
     if args.against:
         study.plot_final(args.against, out, metric=args.metric)
     else:
         study.plot(out, metric=args.metric, axes=args.axes, band=args.band)
     print(f"wrote {out}")
     return 0
+
+
+def _plot_name(args: argparse.Namespace) -> str:
+    """`oslr plot`'s default file, named by what it shows (never a file the study wrote, e.g.
+    its regret.png): final_vs_PARAM[-METRIC].png, or plot-regret[-METRIC][-BAND][-AXES].png
+    for what differs from the defaults."""
+    metric = [args.metric] if args.metric else []
+    if args.against:
+        return "-".join([f"final_vs_{args.against}", *metric]) + ".png"
+    band = [args.band] if args.band != "pointwise" else []
+    axes = [args.axes] if args.axes != "loglog" else []
+    return "-".join(["plot-regret", *metric, *band, *axes]) + ".png"
 
 
 #: the columns of a printed comparison (compare.csv and --json keep every column)
@@ -494,9 +530,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(study.get("out") or _unfinished_default(study)
                or DEFAULT_OUT / time.strftime("run-%Y%m%d-%H%M%S"))
     saved = out / CHECKPOINTS
-    if (out / "config.json").exists() and not saved.exists():
-        raise UsageError(f"--out {out} already holds a finished study; give another --out (or "
-                         "none: each study then gets its own oslr-results/run-<time> folder).")
+    from oslr import folder
+
+    folder.refuse_finished(out)  # at once; decided again under the lock below
     rank = _start_distributed(args)
     problem, pp, plans = prepare(study)  # every check happens here, before tracing
     study.pop("_default_learners", None)
@@ -504,16 +540,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_out_dir(out)  # made only once the study is known to be valid
     from oslr import atomic
 
-    # one writer per --out (process 0 of a distributed study writes for all)
-    lock = atomic.FolderLock(out, "--out") if rank == 0 else None
-    if lock is not None:
-        lock.acquire()
-    try:
+    # one writer per --out (process 0 of a distributed study writes for all), and what is
+    # there decided under its lock (`_check_same_study`): a study that finished while this
+    # one was being prepared is refused, never overwritten
+    with atomic.FolderLock(out, "--out") if rank == 0 else contextlib.nullcontext():
         return _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
                            until_cap)
-    finally:
-        if lock is not None:
-            lock.release()
 
 
 #: settings that may change between a killed study and its resumption
@@ -555,10 +587,17 @@ def _check_same_study(saved: Path, study: dict) -> bool:
     about to run); a folder of another study is refused naming each setting that differs.
     Returns True when `saved` holds saved chunks (checkpoint files) of this study to resume
     from."""
-    from oslr import atomic
+    from oslr import atomic, folder
 
+    folder.refuse_finished(saved.parent)  # under the lock: decided on what is there now
     mine = _settings(study)
     file = saved / "study.json"
+    if saved.exists() and not saved.is_dir():
+        raise UsageError(f"--out {saved.parent}: {saved} is not a folder (oslr keeps an "
+                         "unfinished study's chunks there); move it away and run the same "
+                         "command again.")
+    if saved.is_dir():  # a temporary of study.json left by a killed writer is no chunk
+        atomic.remove_stale_temporaries(file)
     if file.exists():
         theirs = atomic.read_json(file, "study settings", f"delete {saved} to start afresh")
         theirs = {k: v for k, v in theirs.items() if k not in _RESUMABLE_CHANGES}
@@ -618,7 +657,7 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
                 until_cap) -> int:
 
     import oslr
-    from oslr import atomic, report
+    from oslr import report
     from oslr.result import SimResult
     log = sys.stderr if rank == 0 else _Silent()
     print(f"oslr run: {problem.name} (d={problem.d}), {len(plans)} learner(s), "
@@ -678,18 +717,14 @@ def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
                  "batch_runs": batch, "looks": look,
                  "bounds": None if getattr(args, "bounds", None) is None
                  else list(args.bounds), "variance": getattr(args, "variance", None)}
-        # before save_study, whose config.json marks the folder complete
-        atomic.write_frame_atomic(out / "until.csv", decision)
         # a fixed-sample test on optionally stopped runs is not valid: under --until only
         # until.csv's anytime-valid verdicts are written (no compare.csv, no verdict columns)
         compare_to = None
     files = report.save_study(results, out, config={**study, "command": args.command_line},
-                              plot=not args.no_plot, axes=args.axes, compare_to=compare_to)
-    if decision is not None:
-        files["until.csv"] = out / "until.csv"
-    # every file is on disk (each written crash-safely, config.json last): only now may the
-    # checkpoints go, so a crash or a power loss never leaves neither
-    atomic.fsync_dir(out)
+                              plot=not args.no_plot, axes=args.axes, compare_to=compare_to,
+                              until=decision)
+    # every file is on disk (each written crash-safely, config.json last, the folder flushed):
+    # only now may the checkpoints go, so a crash or a power loss never leaves neither
     shutil.rmtree(saved, ignore_errors=True)  # the study is complete: its files say it all
     summary = report.summary_frame(results, compare_to=compare_to)
     _note_wstar_only(results, log)
@@ -805,6 +840,7 @@ def _print_until(decision, look: int, batch: int, cap: int) -> None:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
+    from oslr.checks import check_seed, unknown_name
     from oslr.experiments import EXPERIMENTS, run_experiment
     from oslr.registry import LEARNERS
 
@@ -831,8 +867,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         _check_run_count(args.runs)
     check_seed(args.seed)  # before any folder is made or anything compiled
     dataset = spec.check_dataset(args.dataset)
-    out = Path(args.out or Path("oslr-results") / (
-        args.name if dataset is None else f"{args.name}-{dataset}"))
+    out = Path(args.out) if args.out else _experiment_default_out(args.name, dataset)
     options = _parse_assignments(args.set, multi=False)
     if args.hold_rates:
         if "hold_rates" not in spec.extra_options:
@@ -842,6 +877,9 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a folder; give a folder (new or one "
                          "this experiment wrote before).")
+    from oslr import atomic, folder
+
+    folder.refuse_finished(out)  # at once; decided again under the lock below
     rank = _start_distributed(args)
     if rank != 0:
         # the same work in lockstep with process 0 (resumable cells included) into a scratch
@@ -851,16 +889,17 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                        False, **options)
         shutil.rmtree(scratch, ignore_errors=True)
         return 0
-    from oslr import atomic
-
-    # one writer per --out; each file is replaced whole (a kill leaves none half-written) and
-    # a rerun makes every file again (only the arena's finished cells are kept and reused)
+    # one writer per --out, deciding under its lock; each file is replaced whole (a kill leaves
+    # none half-written) and a rerun of an unfinished folder makes every file again (only the
+    # arena's finished cells are kept and reused)
     made = not out.exists()
-    if not made and any(p.name != atomic.FolderLock.NAME for p in out.iterdir()):
-        print(f"oslr: {out} holds files of an earlier run: each is replaced as this run writes "
-              "it (give another --out to keep them).", file=sys.stderr)
     try:
-        with atomic.FolderLock(out, "--out"):
+        with folder.claim(out):
+            _refuse_a_runs_chunks(out)
+            if not made and folder.result_files(out):
+                print(f"oslr: {out} holds files of an earlier, unfinished run: each is replaced "
+                      "as this run writes it (give another --out to keep them).",
+                      file=sys.stderr)
             df = run_experiment(args.name, dataset, args.runs, args.seed, out, args.quick,
                                 not args.no_progress, **options)
             from oslr.provenance import stamp
@@ -868,8 +907,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             config = {"experiment": args.name, "dataset": dataset, "runs": args.runs,
                       "seed": args.seed, "quick": args.quick, "options": options,
                       "command": args.command_line, **stamp()}
-            atomic.write_text_atomic(out / "config.json", json.dumps(config, indent=1,
-                                                                     default=str))
+            folder.finish(out, folder.result_files(out), config)
     except ValueError:  # UsageError too
         # refused by the experiment's own checks before it wrote anything: the folder made
         # for the lock goes again, as if it had never been made
@@ -891,6 +929,25 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     files = ", ".join([*(f.format(dataset=dataset) for f in spec.all_files), "config.json"])
     print(f"\nwrote {files} to {out}")
     return 0
+
+
+def _experiment_default_out(name: str, dataset: str | None) -> Path:
+    """oslr-results/NAME[-DATASET], where an unfinished run of it resumes; once that holds a
+    finished experiment, a folder of its own named by the time."""
+    base = DEFAULT_OUT / (name if dataset is None else f"{name}-{dataset}")
+    from oslr import folder
+
+    if folder.is_finished(base):
+        return base.with_name(f"{base.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    return base
+
+
+def _refuse_a_runs_chunks(out: Path) -> None:
+    """An experiment is not written into a folder holding an unfinished `oslr run` study."""
+    if (out / CHECKPOINTS).exists():
+        raise UsageError(f"--out {out} holds the unfinished chunks of an oslr run study "
+                         f"({out / CHECKPOINTS}); give another --out (rerun that study to "
+                         "finish it).")
 
 
 #: the columns `oslr experiment` prints, when a result has them, in this order
@@ -993,6 +1050,8 @@ def _check_compare(args: argparse.Namespace, study: dict, plans) -> tuple[str | 
     """(--compare-to, --until's cap on the runs) after checking them against the study, before
     any work: a comparison needs two entries and runs to pair; --until needs two runs a batch
     (each look's interval needs a spread)."""
+    from oslr.checks import unknown_name
+
     entries = sum(len(labels) for _, labels, _ in plans)
     names = {learner.name for learner, _, _ in plans}
     compare_to = args.compare_to
@@ -1018,6 +1077,9 @@ def _check_compare(args: argparse.Namespace, study: dict, plans) -> tuple[str | 
         raise UsageError(f"--until separated adds batches of --runs runs; give --runs 2 or more "
                          f"(got {batch}; 10 is a good batch).")
     cap = args.max_runs if args.max_runs is not None else 10 * batch
+    if cap > 2**31:
+        raise UsageError(f"--max-runs {cap} is beyond 2^31 runs (run ids are int32); lower it "
+                         "(or --runs, whose 10 batches it defaults to).")
     if cap < batch:
         raise UsageError(f"--max-runs {cap} is below one batch of --runs {batch}; raise it.")
     return compare_to, cap
@@ -1049,7 +1111,7 @@ def make_parser() -> argparse.ArgumentParser:
 
     p_plot = sub.add_parser("plot", help="plot a saved study (regret against t, or the regret "
                                          "at T against a swept parameter)")
-    p_plot.add_argument("folder", help="a folder written by oslr run")
+    p_plot.add_argument("folder", help="a folder written by oslr run, merge or experiment")
     p_plot.add_argument("--against", metavar="PARAM",
                         help="the regret at T against this swept parameter, a panel per learner")
     p_plot.add_argument("--metric", help="regret quantity (default: the primary one)")
@@ -1057,7 +1119,8 @@ def make_parser() -> argparse.ArgumentParser:
     p_plot.add_argument("--band", choices=["pointwise", "simultaneous"], default="pointwise",
                         help="95%% bands at each checkpoint (default) or covering each whole "
                              "curve at once (bootstrap-t max band)")
-    p_plot.add_argument("--out", help="figure file, .png/.pdf/.svg (default: in the folder)")
+    p_plot.add_argument("--out", help="figure file, .png/.pdf/.svg (default: in the folder, "
+                                      "named by what it shows, never over the study's files)")
     p_plot.set_defaults(func=cmd_plot)
 
     p_cmp = sub.add_parser("compare", help="paired comparison of a saved study's learners")
@@ -1074,7 +1137,8 @@ def make_parser() -> argparse.ArgumentParser:
     p_merge = sub.add_parser("merge", help="join saved studies of the same settings run with "
                                            "other seeds (more runs later)")
     p_merge.add_argument("folders", nargs="+", help="folders written by oslr run")
-    p_merge.add_argument("--out", required=True, help="folder for the merged per-run files")
+    p_merge.add_argument("--out", required=True, help="a new folder for the merged per-run files "
+                                                       "(a finished study there is refused)")
     p_merge.set_defaults(func=cmd_merge)
 
     p_run = sub.add_parser("run", help="run a regret study (a small default one without flags)")
@@ -1184,27 +1248,44 @@ def main(argv: list[str] | None = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
     args.command_line = shlex.join(["oslr", *(sys.argv[1:] if argv is None else argv)])
-    from oslr.atomic import AtomicWriteError
     from oslr.problems.datasets import DataError
 
+    warnings.formatwarning = _one_line_warning
     try:
         _import_plugins(getattr(args, "imports", None))
         # (not before jax.distributed.initialize, which must come before any backend use)
-        if (args.func in (cmd_run, cmd_experiment, cmd_reproduce)
+        if (args.func in (cmd_run, cmd_experiment, cmd_reproduce, cmd_info)
                 and not getattr(args, "distributed", False)):
             _check_backend()
+        if args.func in (cmd_run, cmd_experiment, cmd_reproduce):
             _use_compile_cache()
         return args.func(args)
-    except (ValueError, KeyError, DataError, AtomicWriteError) as err:
-        # bad input or a file that cannot be written: a clear message, no traceback
-        msg = err.args[0] if err.args else str(err)
-        if isinstance(err, AtomicWriteError):
-            msg = err.strerror or str(err)
-        print(f"oslr: error: {msg}", file=sys.stderr)
+    except BrokenPipeError:  # the reader left: `_quiet_when_the_reader_leaves`
+        raise
+    except (ValueError, KeyError, DataError, OSError) as err:
+        # bad input or a file that cannot be written or read: a clear message, no traceback
+        print(f"oslr: error: {_one_line(err)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # one line, not JAX's stack
         print("\noslr: interrupted. " + _RESUME_NOTE, file=sys.stderr)
         return 130
+
+
+def _one_line(err: BaseException) -> str:
+    """The message of an input or OS error, on one line."""
+    from oslr.atomic import AtomicWriteError, os_error_message
+
+    if isinstance(err, AtomicWriteError):
+        return err.strerror or str(err)
+    if isinstance(err, OSError):
+        where = err.filename if err.filename is not None else "a file"
+        return os_error_message(err, where, verb="use")
+    return str(err.args[0] if err.args else err)
+
+
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    """`warnings`' format for the command: `oslr: warning: MESSAGE`, with no source line."""
+    return f"oslr: warning: {message}\n"
 
 
 def _check_backend() -> None:

@@ -100,6 +100,7 @@ class _Lazy(Mapping):
     def __init__(self, kind: str, entries: dict[str, Any], group: str | None = None):
         self.kind = kind
         self._entries = dict(entries)
+        self._builtin = frozenset(entries)
         self._group = group
         self._scanned = group is None
 
@@ -110,7 +111,13 @@ class _Lazy(Mapping):
         for ep in metadata.entry_points(group=self._group):
             self._entries.setdefault(ep.name, ep)
 
-    def add(self, name: str, entry: Any) -> None:
+    def add(self, name: str, entry: Any, replace: bool = False) -> None:
+        """Register `entry` under `name`; a built-in's name only with `replace` (a study would
+        otherwise report the user's numbers under the built-in's name without a word)."""
+        if name in self._builtin and not replace:
+            raise ValueError(f"{self.kind} {name!r} is built into oslr; register yours under "
+                             f"another name (or pass replace=True to replace the built-in on "
+                             "purpose).")
         self._entries[name] = entry
 
     def __getitem__(self, name: str):
@@ -152,36 +159,41 @@ def _unknown(kind: str, name: str, table) -> ValueError:
     return ValueError(unknown_name(kind, name, table))
 
 
-def _register(table, cls: type, what: str, spec, entry: str | None) -> None:
+def _register(table, cls: type, what: str, spec, entry: str | None, replace: bool) -> None:
     if isinstance(spec, cls):
-        table.add(spec.name, spec)
+        table.add(spec.name, spec, replace)
     elif isinstance(spec, str) and isinstance(entry, str) and ":" in entry:
-        table.add(spec, entry)
+        table.add(spec, entry, replace)
     else:
         raise TypeError(f"register_{what} takes a {cls.__name__}, or a name and a "
                         "'module:attribute' entry.")
 
 
-def register_learner(spec: LearnerSpec | str, entry: str | None = None) -> None:
+def register_learner(spec: LearnerSpec | str, entry: str | None = None, *,
+                     replace: bool = False) -> None:
     """Register a learner: a `LearnerSpec`, or a name and a lazy "module:attribute" entry.
+    A built-in learner's name is refused (ValueError) unless `replace=True`; registering one of
+    your own names again replaces it (a notebook cell run twice).
 
     Example:
       oslr.register_learner(MY_SPEC)                       # from user code
       oslr.register_learner("my-ogd", "my_pkg.ogd:SPEC")   # loaded on first use
     """
-    _register(LEARNERS, LearnerSpec, "learner", spec, entry)
+    _register(LEARNERS, LearnerSpec, "learner", spec, entry, replace)
 
 
-def register_experiment(spec: ExperimentSpec | str, entry: str | None = None) -> None:
+def register_experiment(spec: ExperimentSpec | str, entry: str | None = None, *,
+                        replace: bool = False) -> None:
     """Register an experiment: an `ExperimentSpec`, or a name and a lazy "module:attribute"
     entry; it then runs as `oslr experiment NAME` and shows in `oslr experiment --list`.
-    Installed packages can use the entry-point group `oslr.experiments` instead."""
-    _register(EXPERIMENTS, ExperimentSpec, "experiment", spec, entry)
+    Installed packages can use the entry-point group `oslr.experiments` instead. A built-in
+    experiment's name is refused unless `replace=True`."""
+    _register(EXPERIMENTS, ExperimentSpec, "experiment", spec, entry, replace)
 
 
-def register_problem(spec: ProblemSpec) -> None:
-    """Register a problem spec under its name."""
-    PROBLEMS.add(spec.name, spec)  # type: ignore[attr-defined]
+def register_problem(spec: ProblemSpec, *, replace: bool = False) -> None:
+    """Register a problem spec under its name (a built-in problem's only with `replace=True`)."""
+    PROBLEMS.add(spec.name, spec, replace)  # type: ignore[attr-defined]
 
 
 def make(name: str, d: int, horizon: int | None = None, **options) -> tuple[Learner, Any]:

@@ -11,13 +11,12 @@ re-exported here.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from oslr import atomic
+from oslr import atomic, folder
 from oslr.frames import (  # noqa: F401  (re-exported: the tables of a result)
     compare_frame,
     curves_frame,
@@ -244,11 +243,13 @@ def finish_figure(fig, ax, path: str | Path | None = None, legend_outside: bool 
 
 def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict | None = None,
                plot: bool = True, axes: str = "loglog",
-               compare_to: str | None = None) -> dict[str, Path]:
+               compare_to: str | None = None, until=None) -> dict[str, Path]:
     """Write summary.csv/json, curves.csv, runs.csv (final regret per run), runs.parquet (every
-    run's regret at every checkpoint), config.json, regret.png and, with `compare_to`,
-    compare.csv (`compare_frame`) to `out_dir`, each replaced whole (`oslr.atomic`: a crash or
-    a power loss leaves the old file or the whole new one), config.json last.
+    run's regret at every checkpoint), regret.png, with `compare_to` compare.csv
+    (`compare_frame`), with `until` (the frame of `sequential_frame`) until.csv, then
+    manifest.json and config.json (`oslr.folder.finish`) to `out_dir`, each replaced whole
+    (`oslr.atomic`: a crash or a power loss leaves the old file or the whole new one),
+    config.json last.
 
     Returns:
       name -> path of every file written. The plot is skipped (with a note in the returned dict)
@@ -270,6 +271,8 @@ def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict |
     put("runs.parquet", runs_curves_frame(results))
     if compare_to is not None:
         put("compare.csv", compare_frame(results, compare_to))
+    if until is not None:
+        put("until.csv", until)
     if plot:
         try:
             import matplotlib  # noqa: F401
@@ -291,7 +294,9 @@ def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict |
         for r in results
     ]
     # config.json last: its presence says the study's files are all on disk (each was flushed
-    # and renamed into place before it)
-    atomic.write_text_atomic(out / "config.json", json.dumps(meta, indent=1, default=str))
-    files["config.json"] = out / "config.json"
+    # and renamed into place before it), each recorded in manifest.json
+    written = [name for name, path in files.items() if path.parent == out and path != out]
+    folder.finish(out, written, meta)
+    files[folder.MANIFEST] = out / folder.MANIFEST
+    files[folder.CONFIG] = out / folder.CONFIG
     return files

@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from oslr.frames import PRIMARY_METRICS
+from oslr.folder import MANIFEST, LoadError, check_derived, verify
+from oslr.frames import PRIMARY_METRICS, params_label
 
 #: the tables `oslr run` writes, by attribute of `SavedStudy`
 RUN_TABLES = {"summary": "summary.csv", "curves": "curves.csv", "runs": "runs.csv",
@@ -30,8 +31,6 @@ RUN_TABLES = {"summary": "summary.csv", "curves": "curves.csv", "runs": "runs.cs
 FIGURES = (".png", ".pdf", ".svg")
 
 
-class LoadError(ValueError):
-    """A folder that is not a finished study (no config.json, or a file that does not parse)."""
 
 
 @dataclass
@@ -51,7 +50,11 @@ class SavedStudy:
       documents: every JSON file but config.json (summary.json, an arena's tables), parsed, by
         file stem.
       texts: every Markdown or text file (an arena's pages), by file stem.
-      figures: paths of the folder's figures.
+      figures: paths of the folder's figures (the study's and those drawn from it later).
+      manifest: manifest.json's record of each of the study's files (bytes, sha256, rows),
+        checked when the folder was loaded; None for a folder of an older oslr (not checked).
+      others: files in the folder that the study did not write (not in its manifest), not
+        read.
     """
 
     path: Path
@@ -67,13 +70,18 @@ class SavedStudy:
     documents: dict[str, object] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)
     figures: list[Path] = field(default_factory=list)
+    manifest: dict | None = None
+    others: list[Path] = field(default_factory=list)
 
     def files(self) -> list[str]:
-        """The name of every file read back (config.json included), sorted."""
-        names = {"config.json"} | {RUN_TABLES[a] for a in RUN_TABLES
-                                   if getattr(self, a) is not None}
+        """The name of every file read back (config.json and manifest.json included),
+        sorted."""
+        names = {"config.json"} | ({MANIFEST} if self.manifest is not None else set())
+        names |= {RUN_TABLES[a] for a in RUN_TABLES if (self.path / RUN_TABLES[a]).is_file()
+                  and getattr(self, a) is not None}
         names |= {f.name for f in self.path.iterdir() if f.is_file() and f.stem in
-                  set(self.tables) | set(self.documents) | set(self.texts)}
+                  set(self.tables) | set(self.documents) | set(self.texts)
+                  and f not in self.others}
         return sorted(names | {f.name for f in self.figures})
 
     # ----------------------------------------------------------------- per-run recomputation
@@ -90,6 +98,25 @@ class SavedStudy:
             df["seed"] = self.config.get("seed", 0)
         return _with_entries(df)
 
+    def select(self, studies) -> SavedStudy:
+        """An experiment's folder restricted to some of its studies (the `study` column of its
+        per-run files): compare, plot and finals then read those alone, e.g. the studies that
+        ran on the same streams."""
+        import dataclasses
+
+        if self.run_curves is None or "study" not in self.run_curves:
+            raise LoadError(f"{self.path}: no studies to select (an experiment's per-run file "
+                            "has a study column).")
+        wanted = set(np.atleast_1d(studies).tolist())
+        unknown = sorted(wanted - set(self.run_curves["study"]))
+        if unknown:
+            raise LoadError(f"{self.path}: no study {unknown}; it has "
+                            f"{sorted(set(self.run_curves['study']))}.")
+        return dataclasses.replace(
+            self, runs=self.runs[self.runs["study"].isin(wanted)].reset_index(drop=True),
+            run_curves=self.run_curves[self.run_curves["study"].isin(wanted)].reset_index(
+                drop=True))
+
     def metrics(self) -> list[str]:
         """The regret quantities of the per-run file, primary first."""
         have = list(dict.fromkeys(self._per_run()["metric"]))
@@ -100,9 +127,7 @@ class SavedStudy:
         """Entry -> (runs,) final value of `metric` (default: the primary regret), the runs in
         (seed, run) order, the same for every entry (common random numbers)."""
         df = self._per_run()
-        metric = metric or self.metrics()[0]
-        if metric not in set(df["metric"]):
-            raise LoadError(f"{self.path}: no metric {metric!r}; it has {self.metrics()}.")
+        metric = self._check_metric(metric)
         df = df[df["metric"] == metric].sort_values(["seed", "run"], kind="stable")
         out = {name: g["final"].to_numpy(np.float64)
                for name, g in df.groupby("entry", sort=False)}
@@ -110,7 +135,8 @@ class SavedStudy:
                     for _, g in df.groupby("entry", sort=False)}
         if len(run_sets) != 1:
             raise LoadError(f"{self.path}: the entries ran different runs; a paired comparison "
-                            "needs the same (seed, run) pairs for every entry.")
+                            "needs the same (seed, run) pairs for every entry (an experiment: "
+                            "pick studies that did, .select(studies)).")
         return out
 
     def compare(self, reference: str = "best", metric: str | None = None,
@@ -134,38 +160,60 @@ class SavedStudy:
 
     def final_vs(self, param: str, metric: str | None = None,
                  level: float = 0.95) -> pd.DataFrame:
-        """Mean final `metric` with its t interval per learner and value of the swept parameter
-        `param` (a column of summary.csv, "param_NAME"): learner, the parameter, mean, ci_low,
-        ci_high, n_runs, sorted by learner and value."""
+        """Mean final `metric` with its t interval per learner, value of the swept parameter
+        `param` (a column of summary.csv, "param_NAME") and value of every other swept
+        parameter (a column each, so that a k x eta study keeps its k values apart): learner,
+        the other swept parameters, `param`, metric, mean, ci_low, ci_high, n_runs, sorted by
+        learner, the others and `param`."""
         from oslr.stats import mean_ci
 
-        if self.summary is None or f"param_{param}" not in self.summary:
-            swept = [] if self.summary is None else [
-                c[6:] for c in self.summary if c.startswith("param_")]
+        swept = self.swept()
+        if param not in swept:
             raise LoadError(f"{self.path}: {param!r} was not swept; swept parameters: {swept}.")
-        metric = metric or self.metrics()[0]
-        value = (self.summary.drop_duplicates(["learner", "params"])
-                 .set_index(["learner", "params"])[f"param_{param}"])
+        metric = self._check_metric(metric)
+        others = [p for p in swept if p != param]
+        labels = (self.summary.drop_duplicates(["learner", "params"])
+                  .set_index(["learner", "params"])[[f"param_{p}" for p in swept]])
         df = self._per_run()
         df = df[df["metric"] == metric]
         rows = []
         for (learner, params), g in df.groupby(["learner", "params"], sort=False):
-            v = value.get((learner, params), np.nan)
-            if pd.isna(v):
+            if (learner, params) not in labels.index:
+                continue
+            point = labels.loc[(learner, params)]
+            if pd.isna(point[f"param_{param}"]):
                 continue  # a learner without this parameter
             mean, _, half = mean_ci(g["final"].to_numpy(np.float64), level=level)
-            rows.append({"learner": learner, param: v, "metric": metric, "mean": float(mean),
-                         "ci_low": float(mean - half), "ci_high": float(mean + half),
-                         "n_runs": len(g)})
-        return pd.DataFrame(rows).sort_values(["learner", param], kind="stable",
-                                              ignore_index=True)
+            rows.append({"learner": learner, **{p: point[f"param_{p}"] for p in others},
+                         param: point[f"param_{param}"], "metric": metric,
+                         "mean": float(mean), "ci_low": float(mean - half),
+                         "ci_high": float(mean + half), "n_runs": len(g)})
+        table = pd.DataFrame(rows)
+        kept = [p for p in others if table[p].notna().any()]
+        table = table.drop(columns=[p for p in others if p not in kept])
+        return table.sort_values(["learner", *kept, param], kind="stable", ignore_index=True)
+
+    def swept(self) -> list[str]:
+        """The parameters swept in the study (summary.csv's param_NAME columns)."""
+        if self.summary is None:
+            return []
+        return [c[len("param_"):] for c in self.summary if c.startswith("param_")]
+
+    def _check_metric(self, metric: str | None) -> str:
+        """`metric`, or the primary one when None; LoadError naming those there are."""
+        have = self.metrics()
+        if metric is None:
+            return have[0]
+        if metric not in have:
+            raise LoadError(f"{self.path}: no metric {metric!r}; it has {have}.")
+        return metric
 
     def _curves(self, metric: str | None) -> tuple[pd.DataFrame, str]:
         """runs.parquet's rows of `metric` (default: the primary regret) with an `entry` column
         and `run` renumbered 0..R-1 over the (seed, run) pairs of a merged folder."""
         if self.run_curves is None:
             raise LoadError(f"{self.path} has no runs.parquet (written by `oslr run`).")
-        metric = metric or self.metrics()[0]
+        metric = self._check_metric(metric)
         df = self.run_curves[self.run_curves["metric"] == metric].copy()
         if "seed" in df:
             order = df[["seed", "run"]].drop_duplicates().sort_values(["seed", "run"])
@@ -178,14 +226,18 @@ class SavedStudy:
     def plot_final(self, param: str, path: str | Path | None = None,
                    metric: str | None = None, logx: bool | None = None):
         """Final regret (mean, 95% interval) against the swept parameter `param`, one panel per
-        learner; saved to `path` (PNG, PDF or SVG by its suffix) when given. Returns the
-        figure."""
+        learner and, in it, one line per value of the other swept parameters (a legend names
+        them); saved to `path` (PNG, PDF or SVG by its suffix) when given, never over a file
+        the study wrote. Returns the figure."""
         import matplotlib.pyplot as plt
 
         from oslr import atomic
         from oslr.report import FIGURE_DPI, METRIC_LABELS, axis_label
 
+        if path is not None:
+            check_derived(path, self.path)
         table = self.final_vs(param, metric)
+        others = [p for p in self.swept() if p != param and p in table]
         learners = list(dict.fromkeys(table["learner"]))
         fig, axs = plt.subplots(1, len(learners), figsize=(3.6 * len(learners) + 1, 3.6),
                                 squeeze=False, sharey=True)
@@ -193,10 +245,16 @@ class SavedStudy:
         logx = bool((values > 0).all() and values.max() / values.min() >= 20) if logx is None \
             else logx
         for ax, learner in zip(axs[0], learners):
-            g = table[table["learner"] == learner]
-            ax.errorbar(g[param], g["mean"], yerr=[g["mean"] - g["ci_low"],
-                                                   g["ci_high"] - g["mean"]],
-                        marker="o", capsize=3)
+            rows = table[table["learner"] == learner]
+            lines = rows.groupby(others, sort=False, dropna=False) if others else [((), rows)]
+            for key, g in lines:
+                key = key if isinstance(key, tuple) else (key,)
+                label = params_label({p: v for p, v in zip(others, key) if not pd.isna(v)})
+                ax.errorbar(g[param], g["mean"], yerr=[g["mean"] - g["ci_low"],
+                                                       g["ci_high"] - g["mean"]],
+                            marker="o", capsize=3, label=label if others else None)
+            if others and len(lines) > 1:
+                ax.legend(fontsize=7)
             ax.set_title(learner, fontsize=9)
             ax.set_xlabel(param)
             if logx:
@@ -225,6 +283,8 @@ class SavedStudy:
         if axes not in AXES:
             raise ValueError(f"axes={axes!r}; choose one of {AXES}.")
         check_band(band)
+        if path is not None:
+            check_derived(path, self.path)
         df, metric = self._curves(metric)
         fig, ax = plt.subplots(figsize=(7, 4.5))
         lowest = np.inf
@@ -268,28 +328,44 @@ class SavedStudy:
 def _with_entries(df: pd.DataFrame) -> pd.DataFrame:
     """`df` (columns learner, params) with an `entry` column naming each learner x grid point
     as `oslr.frames.entry_name` does: the learner alone where it has one grid point, else
-    "learner [params]"."""
-    points = df.groupby("learner")["params"].nunique()
-    return df.assign(entry=[lrn if points[lrn] == 1 else f"{lrn} [{par}]"
-                            for lrn, par in zip(df["learner"], df["params"])])
+    "learner [params]"; in an experiment's frame of several studies, prefixed "study S: "."""
+    by_study = "study" in df and df["study"].nunique() > 1
+    studies = df["study"] if by_study else pd.Series(0, index=df.index)
+    points = df.assign(_s=studies).groupby(["_s", "learner"])["params"].nunique()
+    names = [lrn if points[(s, lrn)] == 1 else f"{lrn} [{par}]"
+             for s, lrn, par in zip(studies, df["learner"], df["params"])]
+    if by_study:
+        names = [f"study {s}: {n}" for s, n in zip(studies, names)]
+    return df.assign(entry=names)
 
 
-def _read_table(path: Path) -> pd.DataFrame:
+def _read_table(path: Path, listed: dict | None = None) -> pd.DataFrame:
+    """A CSV or Parquet table; with the manifest's records, its rows checked against them."""
     try:
-        return pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+        frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
     except Exception as err:  # a damaged or foreign file: say which
         raise LoadError(f"{path}: cannot be read as a table ({type(err).__name__}: "
                         f"{err}).") from None
+    rows = (listed or {}).get(path.name, {}).get("rows")
+    if rows is not None and rows != len(frame):
+        raise LoadError(f"{path} reads as {len(frame)} rows where manifest.json records "
+                        f"{rows}; copy it again.")
+    return frame
 
 
 def load(path: str | Path) -> SavedStudy:
-    """Read back a folder written by `oslr run` or `oslr experiment` (every file: config.json,
+    """Read back a folder written by `oslr run`, `oslr experiment` or `oslr merge` (config.json,
     the tables and per-run files, the other JSON and Markdown files, the figures' paths; the
-    lock file and unfinished chunks are not results and are skipped).
+    lock file and unfinished chunks are not results and are skipped). Every file the folder's
+    manifest.json lists is checked against its size and SHA-256 first, and only those are read
+    as the study's (figures drawn later, `oslr plot`, are listed too). An experiment's per-run
+    file (NAME-runs.parquet) gives `run_curves` and `runs` as a run's folder does, its studies
+    told apart by a `study` column.
 
     Raises:
       LoadError: the folder does not exist, has no config.json (an unfinished or foreign
-        folder: `oslr run` writes config.json last) or holds a file that does not parse.
+        folder: config.json is written last), holds a file cut short or changed since it was
+        written (manifest.json), or a file that does not parse.
     """
     folder = Path(path)
     if not folder.is_dir():
@@ -301,20 +377,25 @@ def load(path: str | Path) -> SavedStudy:
         raise LoadError(f"{folder} has no config.json: not a finished study{hint}.")
     try:
         config = json.loads(cfg_path.read_text())
-    except json.JSONDecodeError as err:
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise LoadError(f"{cfg_path}: not valid JSON ({err}).") from None
+    if not isinstance(config, dict):
+        raise LoadError(f"{cfg_path}: not a study's settings (a JSON object).")
+    listed = verify(folder)  # None: a folder of an older oslr, read as it is
     study = SavedStudy(path=folder, config=config,
-                       kind="experiment" if "experiment" in config else "run")
-    known = set()
-    for attr, name in RUN_TABLES.items():
-        if (folder / name).is_file():
-            setattr(study, attr, _read_table(folder / name))
-            known.add(name)
+                       kind="experiment" if "experiment" in config else "run", manifest=listed)
     for f in sorted(folder.iterdir()):
-        if not f.is_file() or f.name in known or f.name == "config.json":
+        if not f.is_file() or f.name in ("config.json", MANIFEST) or f.name.startswith("."):
             continue
-        if f.suffix in (".csv", ".parquet"):
-            study.tables[f.stem] = _read_table(f)
+        if f.suffix in FIGURES:
+            study.figures.append(f)
+        elif listed is not None and f.name not in listed:
+            study.others.append(f)  # not the study's: left there by someone else
+        elif f.name in _RUN_FILES:
+            frame = _read_table(f, listed)
+            setattr(study, _RUN_FILES[f.name], frame)
+        elif f.suffix in (".csv", ".parquet"):
+            study.tables[f.stem] = _read_table(f, listed)
         elif f.suffix == ".json":
             try:
                 study.documents[f.stem] = json.loads(f.read_text())
@@ -322,26 +403,46 @@ def load(path: str | Path) -> SavedStudy:
                 raise LoadError(f"{f}: not valid JSON ({err}).") from None
         elif f.suffix in (".md", ".txt"):
             study.texts[f.stem] = f.read_text()
-        elif f.suffix in FIGURES:
-            study.figures.append(f)
+    if study.kind == "experiment" and study.run_curves is None:
+        _experiment_runs(study)
     return study
 
 
+#: file name -> attribute of `SavedStudy`
+_RUN_FILES = {name: attr for attr, name in RUN_TABLES.items()}
+
+
+def _experiment_runs(study: SavedStudy) -> None:
+    """An experiment's per-run file (the table whose stem ends in "-runs", with a `study`
+    column) as `run_curves`, and each run's value at its study's last checkpoint as `runs`
+    (runs.csv's columns with `study` and `seed`), so that `compare`, `plot` and `finals` read
+    an experiment's folder as a run's."""
+    names = [n for n, t in study.tables.items() if n.endswith("-runs") and "study" in t]
+    if len(names) != 1:
+        return
+    curves = study.tables[names[0]]
+    study.run_curves = curves
+    regret = curves[~curves["metric"].str.startswith("sum_")]
+    last = regret.groupby("study")["t"].transform("max")
+    runs = regret[regret["t"] == last].rename(columns={"value": "final"})
+    study.runs = runs[["study", "seed", "learner", "params", "metric", "run", "final"]].reset_index(
+        drop=True)
+
+
 def merge(paths, out: str | Path) -> SavedStudy:
-    """Join the per-run files of folders of the same study (the same config but the seed) into
-    `out`: runs.csv and runs.parquet with a `seed` column, the runs then (seed, run) pairs, and
-    a config.json listing the merged folders. Refuses folders of other settings or repeated
-    seeds (the same streams twice are not independent runs)."""
-    from oslr import atomic
+    """Join the per-run files of folders of the same study (the same config but the seed and
+    the run count) into `out`: runs.csv and runs.parquet with a `seed` column, the runs then
+    (seed, run) pairs, and a config.json listing the merged folders. Refuses folders of other
+    settings or repeated seeds (the same streams twice are not independent runs), and an
+    `out` that holds a finished study (one of the inputs too): nothing there is replaced."""
+    from oslr import atomic, folder
 
     studies = [load(p) for p in paths]
     if len(studies) < 2:
         raise LoadError("merge needs at least two folders.")
-    ignore = {"seed", "out", "command", "commit", "dirty", "results", "runtime", "python",
-              "numpy", "oslr", "runs", "merged_from"}
-    base = {k: v for k, v in studies[0].config.items() if k not in ignore}
+    base = _merge_settings(studies[0].config)
     for s in studies[1:]:
-        other = {k: v for k, v in s.config.items() if k not in ignore}
+        other = _merge_settings(s.config)
         if other != base:
             diff = sorted(k for k in set(base) | set(other) if base.get(k) != other.get(k))
             raise LoadError(f"{s.path} is another study than {studies[0].path} (settings "
@@ -359,20 +460,32 @@ def merge(paths, out: str | Path) -> SavedStudy:
         raise LoadError("the folders share runs of a seed (the same streams twice); merge "
                         "studies of different seeds.")
     target = Path(out)
-    target.mkdir(parents=True, exist_ok=True)
-    atomic.write_frame_atomic(target / "runs.csv", runs_df)
-    atomic.write_frame_atomic(target / "runs.parquet", curves_df)
-    config = {**studies[0].config, "seed": sorted({s.config.get("seed") for s in studies}),
-              "runs": int(runs_df.groupby(["learner", "params", "metric"]).size().min()),
-              "merged_from": [str(s.path) for s in studies]}
-    config.pop("command", None)
-    if studies[0].summary is not None:  # the grid labels (param_ columns), recomputed stats not
-        keep = [c for c in studies[0].summary if c in ("learner", "problem", "params")
-                or c.startswith("param_")]
-        atomic.write_frame_atomic(target / "summary.csv",
-                                  studies[0].summary[keep].drop_duplicates())
-    atomic.write_text_atomic(target / "config.json", json.dumps(config, indent=1, default=str))
+    with folder.claim(target):  # decided under the lock: a finished study is never replaced
+        written = ["runs.csv", "runs.parquet"]
+        atomic.write_frame_atomic(target / "runs.csv", runs_df)
+        atomic.write_frame_atomic(target / "runs.parquet", curves_df)
+        config = {**studies[0].config, "seed": sorted({s.config.get("seed") for s in studies}),
+                  "runs": int(runs_df.groupby(["learner", "params", "metric"]).size().min()),
+                  "merged_from": [str(s.path) for s in studies]}
+        config.pop("command", None)
+        if studies[0].summary is not None:  # the grid labels (param_ columns), not the stats
+            keep = [c for c in studies[0].summary if c in ("learner", "problem", "params")
+                    or c.startswith("param_")]
+            atomic.write_frame_atomic(target / "summary.csv",
+                                      studies[0].summary[keep].drop_duplicates())
+            written.append("summary.csv")
+        folder.finish(target, written, config)
     return load(target)
+
+
+#: config keys that may differ between folders merged into one study
+_MERGE_MAY_DIFFER = {"seed", "out", "command", "commit", "dirty", "results", "runtime", "python",
+                     "numpy", "oslr", "runs", "merged_from"}
+
+
+def _merge_settings(config: dict) -> dict:
+    """What must be equal for two folders to be runs of one study."""
+    return {k: v for k, v in config.items() if k not in _MERGE_MAY_DIFFER}
 
 
 __all__ = ["LoadError", "SavedStudy", "load", "merge"]

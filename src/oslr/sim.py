@@ -590,18 +590,10 @@ def simulate(
     unroll = min(chunk_size, check_positive_int("unroll", unroll))
 
     family = learner.family
-    if comparator_k is None and family == PREDICTION and hasattr(problem_params, "k"):
-        comparator_k = int(np.asarray(problem_params.k))
-    n_total = n_grid * n_runs
-    if track_stats is None:
-        track_stats = family == PREDICTION and comparator_k is not None and (
-            stats_bytes(n_total, len(ckpts), problem.d) <= STATS_BYTES_LIMIT
-        )
-    stats = bool(track_stats and family == PREDICTION)
-
     devices = list(devices) if devices is not None else jax.devices()
-    _check_memory(learner, problem, params, problem_params, len(ckpts), stats, n_total,
-                  len(devices), devices[0])
+    comparator_k, stats = check_fits(learner, problem, params, problem_params, horizon, n_runs,
+                                     n_checkpoints, comparator_k, track_stats, devices)
+    n_total = n_grid * n_runs
 
     run_ids, pidx = batch_layout(n_grid, n_runs, run_offset, len(devices))
     lp = jax.tree.map(lambda a: jnp.asarray(a)[pidx], params)
@@ -719,6 +711,30 @@ def _available_bytes(device) -> int | None:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def check_fits(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
+               horizon: int, n_runs: int, n_checkpoints: int = 50,
+               comparator_k: int | None = None, track_stats: bool | None = None,
+               devices: Sequence[jax.Device] | None = None) -> tuple[int | None, bool]:
+    """Refuse (ValueError) a study of `n_runs` runs per grid point (`params` stacked over the
+    grid) whose state cannot fit on `devices` (default: all of `jax.devices()`), from shapes
+    alone. Returns the comparator's k (default: the problem's k for a prediction learner) and
+    whether the comparator's Gram statistics are kept (`track_stats`; default: when small)."""
+    family = learner.family
+    if comparator_k is None and family == PREDICTION and hasattr(problem_params, "k"):
+        comparator_k = int(np.asarray(problem_params.k))
+    n_ckpt = len(metrics.checkpoint_rounds(horizon, n_checkpoints))
+    leaves = jax.tree.leaves(params)  # stacked over the grid: (G, ...) each
+    n_total = (np.shape(leaves[0])[0] if leaves else 1) * n_runs
+    if track_stats is None:
+        track_stats = family == PREDICTION and comparator_k is not None and (
+            stats_bytes(n_total, n_ckpt, problem.d) <= STATS_BYTES_LIMIT)
+    stats = bool(track_stats and family == PREDICTION)
+    devices = list(devices) if devices is not None else jax.devices()
+    _check_memory(learner, problem, params, problem_params, n_ckpt, stats, n_total,
+                  len(devices), devices[0])
+    return comparator_k, stats
 
 
 def _check_memory(learner, problem, params, problem_params, n_ckpt: int, stats: bool,
