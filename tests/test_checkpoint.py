@@ -228,6 +228,8 @@ def _changed(setting):
         pp = dataclasses.replace(pp, sigma=pp.sigma * 2)
     elif setting == "problem":
         problem, pp = oslr.make_problem("agnostic", d=8, k=2)
+    elif setting == "problem-static-option":  # same name, params and state; another design
+        problem, pp = oslr.make_problem("sparse-linear", d=8, k=2, design="rademacher")
     elif setting == "problem-name":  # the same functions under another name
         problem = problem._replace(name="another")
     elif setting == "learner-info":  # a static setting recorded in info (e.g. FTPSL's b)
@@ -251,7 +253,7 @@ def base_study(tmp_path_factory):
 @pytest.mark.parametrize("setting", [
     "horizon", "runs", "seed", "run_offset", "unroll", "n_checkpoints", "track_stats",
     "learner", "learner-name", "learner-info", "static-option", "params", "problem-params",
-    "problem", "problem-name", "carry-layout"])
+    "problem", "problem-static-option", "problem-name", "carry-layout"])
 def test_checkpoint__of_other_settings_is_refused(base_study, tmp_path, setting):
     shutil.copytree(base_study, tmp_path, dirs_exist_ok=True)
     learner, params, problem, pp, kw = _changed(setting)
@@ -480,3 +482,48 @@ def test_checkpoint__saved_on_two_devices_resumes_on_four_bit_identical(tmp_path
     # in this process too (so that the mutation tool maps this test to the loader): a folder
     # without a checkpoint resumes nothing
     assert sim._load_checkpoint(tmp_path / "none", {}, "fingerprint", None) is None
+
+
+def test_blocks_digest__names_shapes_and_dtypes_are_hashed_not_only_the_bytes():
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    digest = sim._blocks_digest({"0/0-4": x})
+    assert digest == sim._blocks_digest({"0/0-4": x.copy()})
+    for other in ({"1/0-4": x}, {"0/0-4": x.reshape(3, 4)}, {"0/0-4": x.view(np.int32)},
+                  {"0/0-4": x.reshape(12)}):
+        assert sim._blocks_digest(other) != digest
+
+
+def test_checkpoint__a_block_saved_under_another_shape_is_damaged(tmp_path):
+    # the same bytes re-saved reshaped (or viewed as another dtype): the digest refuses it
+    learner, params, problem, pp = _setup()
+    folder = tmp_path / "ck"
+    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
+    (file,) = folder.iterdir()
+    with np.load(file) as z:
+        blocks = {name: z[name] for name in z.files}
+    name = next(n for n in blocks if n != "meta" and blocks[n].ndim == 2)
+    blocks[name] = blocks[name].reshape(blocks[name].shape[::-1])
+    np.savez(file, **blocks)
+    with pytest.raises(ValueError, match=r"is damaged \(its arrays do not match their "
+                                         r"SHA-256\)"):
+        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
+
+
+@pytest.mark.parametrize("key", ["sha256", "runtime"])
+def test_checkpoint__one_without_its_sha256_or_runtime_is_an_older_oslrs(tmp_path, key):
+    # saved before the digest and the runtime were recorded (the same format number): not
+    # resumed silently under another runtime
+    learner, params, problem, pp = _setup()
+    folder = tmp_path / "ck"
+    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
+    (file,) = folder.iterdir()
+    with np.load(file) as z:
+        blocks = {name: z[name] for name in z.files}
+    meta = json.loads(blocks["meta"].tobytes())
+    del meta[key]
+    blocks["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    np.savez(file, **blocks)
+    with pytest.raises(ValueError, match=rf"^checkpoint .*020\.npz was written by an older oslr "
+                                         rf"\(no {key} recorded\); delete .*ck to start the "
+                                         r"study afresh\.$"):
+        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)

@@ -1751,3 +1751,197 @@ def test_plot__never_over_the_studys_files_and_an_unknown_metric_is_one_line(tmp
     assert main(["plot", str(out), "--band", "simultaneous"]) == 0
     assert {p.name for p in out.iterdir()} - set(before) == {"plot-regret-simultaneous.png"}
     assert {n: (out / n).read_bytes() for n in before} == before
+
+
+def _finishes_meanwhile(out: Path, what: str = "x"):
+    """A stand-in for another writer that finishes a study in `out` while this command is
+    still deciding (between its first look and the lock)."""
+    def finish(*args, **kwargs):
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.json").write_text(json.dumps({"note": what}))
+        (out / "summary.csv").write_text("theirs\n")
+    return finish
+
+
+def test_run__a_study_that_finished_while_this_one_was_prepared_is_not_overwritten(
+        tmp_path, capsys, monkeypatch):
+    import oslr.cli as cli
+
+    out = tmp_path / "d"
+    real = cli.prepare
+
+    def prepare(study):
+        planned = real(study)
+        _finishes_meanwhile(out)()  # the first study's last rounds end during this prepare
+        return planned
+
+    monkeypatch.setattr(cli, "prepare", prepare)
+    assert main([*_small(), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"oslr: error: --out {out} already holds a finished oslr run study; it is never "
+        "overwritten: give another --out (a new or an unfinished folder).")
+    assert (out / "summary.csv").read_text() == "theirs\n"
+    assert sorted(p.name for p in out.iterdir()) == [".oslr.lock", "config.json", "summary.csv"]
+
+
+def test_experiment__a_folder_finished_meanwhile_or_a_finished_run_is_refused(tmp_path, capsys,
+                                                                             monkeypatch):
+    import oslr.cli as cli
+    import oslr.experiments as ex
+
+    calls = []
+    monkeypatch.setattr(ex, "run_experiment", lambda *a, **k: calls.append(a))
+    out = tmp_path / "d"
+    monkeypatch.setattr(cli, "_start_distributed", lambda args: _finishes_meanwhile(out)() or 0)
+    argv = ["experiment", "kpm-pege", "--quick", "--no-progress", "--out", str(out)]
+    assert main(argv) == 2 and calls == []
+    assert "already holds a finished oslr run study; it is never overwritten" in \
+        capsys.readouterr().err
+    assert (out / "summary.csv").read_text() == "theirs\n"
+    # a finished `oslr run` folder, refused at once: its config.json and tables untouched
+    monkeypatch.undo()
+    monkeypatch.setattr(ex, "run_experiment", lambda *a, **k: calls.append(a))
+    run = tmp_path / "r"
+    assert main([*_small(), "--out", str(run)]) == 0
+    capsys.readouterr()
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    assert main([*argv[:-1], str(run)]) == 2 and calls == []
+    assert capsys.readouterr().err == (f"oslr: error: --out {run} already holds a finished "
+                                       "oslr run study; it is never overwritten: give another "
+                                       "--out (a new or an unfinished folder).\n")
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before
+    assert oslr_load(run).kind == "run"
+
+
+def oslr_load(path):
+    from oslr.saved import load
+
+    return load(path)
+
+
+def test_oslr_cli__importing_the_command_loads_nothing_heavy_before_its_handlers():
+    # the handlers are installed by entry(), after `import oslr.cli`: that import must be light
+    # (a signal in the first 0.1-0.35 s once met numpy's import, pulled in through oslr.checks)
+    import subprocess
+    import sys
+
+    code = ("import json, sys, oslr.cli; print(json.dumps(sorted(m for m in ('numpy', 'jax', "
+            "'pandas', 'scipy', 'oslr.checks') if m in sys.modules)))")
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                       text=True, check=True).stdout)
+    assert loaded == []
+
+
+def test_run__a_killed_writers_temporary_of_study_json_does_not_block_the_resume(
+        tmp_path, capsys, monkeypatch):
+    out = tmp_path / "d"
+    argv = [*_small(), "--out", str(out)]
+    _killed_after_two_chunks(monkeypatch, argv)
+    capsys.readouterr()
+    # a SIGKILL while study.json was written leaves its temporary (its pid dead since)
+    (out / ".checkpoints" / ".study.json.99999999.tmp").write_text('{"half": ')
+    assert main(argv) == 0
+    assert "resuming from the chunks saved in" in capsys.readouterr().err
+    assert (out / "config.json").is_file() and not (out / ".checkpoints").exists()
+
+
+@pytest.mark.parametrize("where", ["checkpoints", "learner", "lock"])
+def test_run__a_file_or_folder_where_oslr_keeps_its_own_is_one_line(tmp_path, capsys, where,
+                                                                    monkeypatch):
+    import shutil
+
+    out = tmp_path / "d"
+    out.mkdir()
+    if where == "checkpoints":
+        (out / ".checkpoints").write_text("a file")
+        want = (f"oslr: error: --out {out}: {out / '.checkpoints'} is not a folder (oslr keeps "
+                "an unfinished study's chunks there); move it away and run the same command "
+                "again.\n")
+    elif where == "learner":  # an unfinished study whose learner's folder became a file
+        _killed_after_two_chunks(monkeypatch, [*_small(), "--out", str(out)])
+        shutil.rmtree(out / ".checkpoints" / "0-ogd-full")
+        (out / ".checkpoints" / "0-ogd-full").write_text("a file")
+        want = (f"oslr: error: cannot use {out / '.checkpoints' / '0-ogd-full'} (File exists); "
+                "a file stands where a folder should be: move it away or write elsewhere.\n")
+    else:
+        (out / ".oslr.lock").mkdir()
+        want = (f"oslr: error: --out {out}: {out / '.oslr.lock'} is not a file (oslr keeps the "
+                "name of the lock's holder there); move it away and run the same command "
+                "again.\n")
+    assert main([*_small(), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.splitlines(keepends=True)[-1] == want
+
+
+def test_run__an_old_round_that_cannot_be_removed_is_one_line(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from oslr import sim
+
+    real = sim.Path.unlink
+
+    def unlink(self, missing_ok=False):
+        if self.name.startswith("checkpoint-"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(sim.Path, "unlink", unlink)
+    out = tmp_path / "d"
+    assert main([*_small(), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith(f"oslr: error: cannot use {out / '.checkpoints' / '0-ogd-full'}"
+                          "/checkpoint-") and err.endswith(
+        " (Permission denied); make the folder writable or write elsewhere.")
+
+
+@pytest.mark.parametrize("argv,flag,limit", [
+    (["--d", "2147483648"], "--d 2147483648", "2,147,483,647"),
+    (["--runs", str(2**64)], f"--runs {2**64}", "2,147,483,648"),
+    (["--horizon", str(2**31)], f"--horizon {2**31}", "2,147,483,647")])
+def test_run__a_size_beyond_int32_is_one_line_before_out_is_made(tmp_path, capsys, argv, flag,
+                                                                  limit):
+    out = tmp_path / "d"
+    assert main(["run", *argv, "--out", str(out)]) == 2
+    key = flag.split()[0][2:]
+    assert capsys.readouterr().err == (
+        f"oslr: error: {flag} (or {key} in the config) is beyond {limit}, the largest count "
+        "the compiled programs hold (int32); give a smaller one (split a larger study in "
+        "parts).\n")
+    assert not out.exists()
+
+
+def test_info__a_missing_jax_platform_is_one_line(capsys, monkeypatch):
+    import jax
+
+    def no_gpu():
+        raise RuntimeError("Unable to initialize backend 'cuda'\nmore lines")
+
+    monkeypatch.setattr(jax, "devices", no_gpu)
+    monkeypatch.setenv("JAX_PLATFORMS", "gpu")
+    assert main(["info"]) == 2
+    assert capsys.readouterr().err == (
+        "oslr: error: JAX cannot start the backend that JAX_PLATFORMS='gpu' asks for (Unable to "
+        "initialize backend 'cuda'); unset JAX_PLATFORMS (or set it to cpu), or install the "
+        "jax build for that device.\n")
+
+
+def test_main__a_warning_is_one_line_without_its_source(capsys, monkeypatch):
+    import sys
+    import warnings
+
+    import oslr.cli as cli
+
+    def warns(args):
+        warnings.warn("checkpoint x is damaged; resuming from round 10 instead",
+                      RuntimeWarning, stacklevel=2)
+        return 0
+
+    monkeypatch.setattr(warnings, "formatwarning", warnings.formatwarning)
+    monkeypatch.setattr(cli, "cmd_list", warns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        # shown as Python shows warnings outside pytest (which records them instead)
+        warnings.showwarning = lambda msg, cat, fn, ln, file=None, line=None: sys.stderr.write(
+            warnings.formatwarning(msg, cat, fn, ln, line))
+        assert main(["list"]) == 0
+    assert capsys.readouterr().err == ("oslr: warning: checkpoint x is damaged; resuming from "
+                                       "round 10 instead\n")

@@ -362,6 +362,19 @@ def test_runs_curves_frame__each_runs_sums_at_the_horizon(swept):
                                np.asarray(swept.final["loss"], np.float64).reshape(-1))
 
 
+def test_per_run_frames__runs_of_a_later_part_are_named_by_their_run_index(swept):
+    # runs 7..11 of a study (run_offset 7): every per-run row, the regret's and the sums', and
+    # runs.csv's finals, names the same run ids
+    import dataclasses
+
+    later = dataclasses.replace(swept, run_offset=7)
+    frame = report.runs_curves_frame([later])
+    ids = list(range(7, 12))
+    for metric, rows in frame.groupby("metric"):
+        assert sorted(set(rows["run"])) == ids, metric
+    assert sorted(set(report.runs_frame([later])["run"])) == ids
+
+
 def test_compare_frame__its_level_sets_the_intervals_and_mismatched_runs_are_refused(swept):
     import dataclasses
 

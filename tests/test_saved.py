@@ -349,3 +349,141 @@ def test_load_merge_plot_and_cube__the_details_a_reader_meets(tmp_path):
         cfg = json.loads((f / "config.json").read_text())
         (f / "config.json").write_text(json.dumps({**cfg, "command": "oslr run ..."}))
     assert "command" not in merge([a, b], tmp_path / "m").config
+
+
+def _runs_of(tmp_path, name, seed, n_runs):
+    """A finished one-learner study of `n_runs` runs (another --runs than _study's)."""
+    regrets = np.random.default_rng(seed).normal(10.0, 1.0, (1, n_runs))
+    curves = {"pseudo_regret": regrets[:, :, None] * np.arange(1, C + 1) / C,
+              "reward": np.ones((1, n_runs, C)), "accepted": np.ones((1, n_runs, C))}
+    res = SimResult(learner="linucb", problem="linear-bandit", family="bandit", horizon=40,
+                    n_runs=n_runs, seed=seed, ckpts=np.array([10, 20, 30, 40]), grid=[{}],
+                    final={n: v[:, :, -1] for n, v in curves.items()}, curves=curves,
+                    params=SimpleNamespace(eps=np.array([0.1])))
+    report.save_study([res], tmp_path / name, config={"problem": "linear-bandit",
+                                                      "horizon": 40, "runs": n_runs,
+                                                      "seed": seed}, plot=False)
+    return tmp_path / name
+
+
+def test_merge__other_run_counts_join_and_a_finished_out_is_never_replaced(tmp_path, capsys):
+    a, b = _runs_of(tmp_path, "a", 0, 3), _runs_of(tmp_path, "b", 1, 5)  # --runs 3, then 5
+    merged = merge([a, b], tmp_path / "m")
+    assert len(merged.finals()["linucb"]) == 8 and merged.manifest is not None
+    assert sorted(merged.manifest) == ["runs.csv", "runs.parquet", "summary.csv"]
+    x = _runs_of(tmp_path, "x", 2, 4)  # an unrelated finished study
+    files = {d: {p.name: p.read_bytes() for p in d.iterdir()} for d in (a, x, tmp_path / "m")}
+    for out in (x, a, tmp_path / "m"):  # another study, an input, an earlier merge
+        with pytest.raises(ValueError, match=rf"^--out {out} already holds a finished "):
+            merge([a, b], out)
+        assert main(["merge", str(a), str(b), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"oslr: error: --out {out} already holds a finished ")
+        assert err.endswith("; it is never overwritten: give another --out (a new or an "
+                            "unfinished folder).\n") and err.count("\n") == 1
+    assert {d: {p.name: p.read_bytes() for p in d.iterdir()} for d in files} == files
+
+
+def test_load__a_file_cut_at_any_byte_is_refused_naming_it(tmp_path):
+    # every file of a small study (tables, figure, manifest, config), cut at random offsets
+    rng = np.random.default_rng(0)
+    out, _ = _study(tmp_path)
+    report.save_study([_bandit("linucb", np.ones((1, R)))], tmp_path / "p",
+                      config={"horizon": 40})  # one with its figure
+    for folder in (out, tmp_path / "p"):
+        for f in sorted(folder.iterdir()):
+            if f.name.startswith("."):
+                continue
+            data = f.read_bytes()
+            for cut in {0, len(data) - 1, *rng.integers(1, len(data) - 1, 6).tolist()}:
+                f.write_bytes(data[:cut])
+                with pytest.raises(LoadError) as e:
+                    load(folder)
+                assert f.name in str(e.value) and "\n" not in str(e.value), (f.name, cut)
+            f.write_bytes(data)
+            load(folder)  # whole again: loads
+
+
+def test_load__an_experiment_folder_reads_as_a_runs_folder(tmp_path, monkeypatch):
+    # the experiment's per-run file gives the same per-run frames, compare and plot
+    import oslr.experiments as ex
+    from oslr.experiments import write_runs
+
+    a, _ = _study(tmp_path, name="a")
+    results = _study(tmp_path, name="b")[1]
+
+    def fake(name, dataset, runs, seed, out, *a, **k):
+        write_runs(results, out / "kpm-pege-runs.parquet")
+        return pd.DataFrame({"x": [1]})
+
+    monkeypatch.setattr(ex, "run_experiment", fake)
+    assert main(["experiment", "kpm-pege", "--quick", "--no-progress", "--out",
+                 str(tmp_path / "e")]) == 0
+    run, exp = load(a), load(tmp_path / "e")
+    assert exp.kind == "experiment" and set(exp.runs["study"]) == {0, 1}
+    # two studies: entries named by study; one study alone reads as the run's folder
+    assert list(exp.finals()) == ["study 0: eps-greedy [eps=0.05]", "study 0: eps-greedy "
+                                  "[eps=0.2]", "study 1: linucb"]
+    one = exp.select(0)
+    for name, values in run.finals().items():
+        if name.startswith("eps-greedy"):
+            np.testing.assert_array_equal(one.finals()[name], values)
+    both = exp.compare("study 1: linucb")
+    want = run.compare("linucb")
+    np.testing.assert_allclose(both["diff"].to_numpy(), want["diff"].to_numpy())
+    assert [c.get_alpha() for c in exp.plot().axes[0].collections] == [0.2] * 3
+    with pytest.raises(LoadError, match=r"no study \[7\]"):
+        exp.select([7])
+
+
+def test_merge__an_out_finished_while_the_inputs_were_read_is_refused_under_the_lock(
+        tmp_path, monkeypatch):
+    import oslr.saved as saved
+
+    a, b = _runs_of(tmp_path, "a", 0, 3), _runs_of(tmp_path, "b", 1, 5)
+    out = tmp_path / "m"
+    real = saved.load
+
+    def load_then_finish(path):  # another merge into out finishes while these are read
+        study = real(path)
+        if path == b:
+            out.mkdir()
+            (out / "config.json").write_text('{"merged_from": ["theirs"]}')
+        return study
+
+    monkeypatch.setattr(saved, "load", load_then_finish)
+    with pytest.raises(ValueError, match=rf"^--out {out} already holds a finished merge of "
+                                         r"studies; it is never overwritten"):
+        merge([a, b], out)
+    assert sorted(p.name for p in out.iterdir()) == [".oslr.lock", "config.json"]
+
+
+def test_final_vs_and_plot_final__a_k_by_eta_study_keeps_each_k_apart(tmp_path, capsys):
+    # the README's k x eta sweep: regret at T against eta, one line per k (not one line
+    # zig-zagging through the pooled points)
+    import matplotlib.pyplot as plt
+
+    grid = [{"k": k, "eta": eta} for k in (2, 5) for eta in (0.01, 0.05)]
+    means = [1.0, 2.0, 7.0, 9.0]
+    res = _bandit("ogd-random-subset", [np.full(R, m) for m in means], grid=grid)
+    other = _bandit("ogd-full", [np.full(R, 4.0)], grid=[{"eta": 0.01}])
+    report.save_study([res, other], tmp_path / "s", config={"problem": "sparse-linear",
+                                                            "horizon": 40}, plot=False)
+    study = load(tmp_path / "s")
+    table = study.final_vs("eta")
+    assert list(table.columns) == ["learner", "k", "eta", "metric", "mean", "ci_low", "ci_high",
+                                   "n_runs"]
+    assert pd.isna(table["k"].iloc[0])  # ogd-full has no k
+    assert table[["learner", "eta", "mean"]].values.tolist()[0] == ["ogd-full", 0.01, 4.0]
+    assert table[["learner", "k", "eta", "mean"]].values.tolist()[1:] == [
+        ["ogd-random-subset", 2.0, 0.01, 1.0], ["ogd-random-subset", 2.0, 0.05, 2.0],
+        ["ogd-random-subset", 5.0, 0.01, 7.0], ["ogd-random-subset", 5.0, 0.05, 9.0]]
+    fig = study.plot_final("eta")
+    lines = {ax.get_title(): [(c.get_label(), c.lines[0].get_ydata().tolist())
+                              for c in ax.containers] for ax in fig.axes}
+    assert lines["ogd-random-subset"] == [("k=2", [1.0, 2.0]), ("k=5", [7.0, 9.0])]
+    legend = fig.axes[1].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["k=2", "k=5"]
+    plt.close(fig)
+    assert main(["plot", str(tmp_path / "s"), "--against", "eta"]) == 0
+    assert capsys.readouterr().out == f"wrote {tmp_path / 's' / 'final_vs_eta.png'}\n"

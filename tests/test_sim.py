@@ -4,6 +4,7 @@ tests/test_checkpoint.py)."""
 import json
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -245,6 +246,15 @@ def test_simulate__labels_diagnostics_at_the_horizon_and_devices(capsys):
     curve = res.curves["max_subset_prob"]
     np.testing.assert_array_equal(res.final["max_subset_prob"], curve[:, :, -1])
     assert not np.array_equal(curve[:, :, -1], curve[:, :, -2])  # it moved: the check bites
+    # the value at T is the learner's state after round T (not before it), as an independent
+    # rollout of each run computes it
+    from oslr.rollout import episode_fn
+
+    run = jax.jit(episode_fn(learner, problem, 60))
+    for r in range(2):
+        state, _ = run(jnp.uint32(0), jnp.int32(r), params, pp)
+        want = learner.diagnostics(state, params)["max_subset_prob"]
+        np.testing.assert_allclose(res.final["max_subset_prob"][0, r], want, rtol=1e-6)
     assert res.info["devices"] == [str(d) for d in jax.devices()] and res.info["d"] == 5
     assert res.comparator_k == 2  # a prediction learner: the problem's k by default
 

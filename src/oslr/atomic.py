@@ -50,6 +50,7 @@ _FIXES = {
     errno.ENOTDIR: "a file stands where a folder should be: move it away or write elsewhere",
     errno.ENOENT: "its folder does not exist (was it removed?): create it or write elsewhere",
     errno.EISDIR: "a folder stands where the file should be: move it away or write elsewhere",
+    errno.EEXIST: "a file stands where a folder should be: move it away or write elsewhere",
 }
 
 

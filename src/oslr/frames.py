@@ -220,14 +220,16 @@ def runs_curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
 
 
 def runs_frame(results: Sequence[SimResult]) -> pd.DataFrame:
-    """Final regret of every run (one row per learner x grid point x run x quantity)."""
+    """Final regret of every run (one row per learner x grid point x run x quantity; run is
+    the seed's run index, run_offset + r, as in `runs_curves_frame`)."""
     rows = []
     for res in results:
         for name, c in res.regret_curves().items():
             for g, point in enumerate(res.grid):
                 for r in range(res.n_runs):
                     rows.append({"learner": res.learner, "params": params_label(point),
-                                 "metric": name, "run": r, "final": float(c[g, r, -1])})
+                                 "metric": name, "run": res.run_offset + r,
+                                 "final": float(c[g, r, -1])})
     return pd.DataFrame(rows)
 
 

@@ -437,6 +437,7 @@ def merge(paths, out: str | Path) -> SavedStudy:
     `out` that holds a finished study (one of the inputs too): nothing there is replaced."""
     from oslr import atomic, folder
 
+    folder.refuse_finished(out)  # at once (the lock's holder line untouched); again under it
     studies = [load(p) for p in paths]
     if len(studies) < 2:
         raise LoadError("merge needs at least two folders.")

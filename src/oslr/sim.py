@@ -413,6 +413,10 @@ def _read_checkpoint(file: Path) -> tuple[dict, dict]:
     return meta, arrays
 
 
+#: what every checkpoint of this format records; one without them is an older oslr's
+CHECKPOINT_KEYS = ("t_done", "fingerprint", "format", "sha256", "runtime")
+
+
 def _resume_round(folder: Path, root: Path) -> int | None:
     """The round to resume from: the last saved one (under jax.distributed, the last one that
     every process saved); None when nothing is saved."""
@@ -459,6 +463,10 @@ def _load_checkpoint(path: Path, like: PyTree, fingerprint: str,
         if meta.get("format") != CHECKPOINT_FORMAT:
             raise ValueError(f"checkpoint {file} was written by an older oslr (format "
                              f"{meta.get('format')}); {fresh}.")
+        missing = [k for k in CHECKPOINT_KEYS if k not in meta]
+        if missing:  # the same format number, before the digest and the runtime were kept
+            raise ValueError(f"checkpoint {file} was written by an older oslr (no "
+                             f"{', '.join(missing)} recorded); {fresh}.")
         if meta.get("t_done") != t:
             damaged.append(f"{file} is damaged (it holds round {meta.get('t_done')}, its name "
                            f"says {t})")
@@ -475,8 +483,8 @@ def _load_checkpoint(path: Path, like: PyTree, fingerprint: str,
     if meta.get("fingerprint") != fingerprint:
         raise ValueError(f"checkpoint in {root} belongs to a different study (settings "
                          "changed); delete the folder or choose another checkpoint path.")
-    saved_rt, now_rt = meta.get("runtime"), runtime()
-    if saved_rt is not None and saved_rt != now_rt:
+    saved_rt, now_rt = meta["runtime"], runtime()
+    if saved_rt != now_rt:
         what = ", ".join(f"{k} {saved_rt.get(k)!r} -> {now_rt.get(k)!r}" for k in sorted(now_rt)
                          if saved_rt.get(k) != now_rt.get(k))
         warnings.warn(f"checkpoint in {root} was saved by another runtime ({what}): the resumed "

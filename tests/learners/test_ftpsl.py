@@ -371,9 +371,14 @@ def test_knapsack_leader_set__brute_force_over_affordable_subsets(b):
         got = np.asarray(leader(jnp.asarray(v), jnp.asarray(costs)))
         mag = np.abs(v.astype(np.float64))
         if a is None:
+            if _ % 5 == 4:  # nothing fits: no coordinate at all (not the largest |v_i|)
+                costs = np.full(d, budget + 1 + _ % 3, np.int32)
+                costs[_ % d] = budget + 1
+                got = np.asarray(leader(jnp.asarray(v), jnp.asarray(costs)))
             fits = costs <= budget
             want = np.zeros(d, bool)
-            want[np.argmax(np.where(fits, mag, -1.0))] = True
+            if fits.any():
+                want[np.argmax(np.where(fits, mag, -1.0))] = True
             assert got.tolist() == want.tolist()
             continue
         value = lambda sup: np.sum((mag[list(sup)] / mag.max()) ** a)  # noqa: E731

@@ -209,3 +209,47 @@ def test_masked_ls_loss__monotone_in_the_support():
         bigger[j] = True
         assert float(masked_ls_loss(g, c, yy, bigger)) <= float(
             masked_ls_loss(g, c, yy, base)) + 1e-4
+
+
+def _ons_reference(xs, ys, beta, eps, radius):
+    """ONS in float64 NumPy ([HAK07]): A += g g^T, v = w - A^-1 g / beta, w = the A-norm
+    projection of v on the l2 ball of `radius`, found by a root of ||(A + mu I)^-1 A v|| =
+    radius in mu >= 0 (scipy's brentq), not by the code under test."""
+    from scipy.optimize import brentq
+
+    k = xs.shape[1]
+    w, a = np.zeros(k), eps * np.eye(k)
+    preds = []
+    for x, y in zip(xs.astype(np.float64), ys.astype(np.float64)):
+        preds.append(w @ x)
+        g = 2.0 * (w @ x - y) * x
+        a = a + np.outer(g, g)
+        v = w - np.linalg.solve(a, g) / beta
+        if np.linalg.norm(v) <= radius:
+            w = v
+            continue
+
+        def excess(mu):
+            return np.linalg.norm(np.linalg.solve(a + mu * np.eye(k), a @ v)) - radius
+        hi = 1.0
+        while excess(hi) > 0:
+            hi *= 2.0
+        w = np.linalg.solve(a + brentq(excess, 0.0, hi, xtol=1e-14) * np.eye(k), a @ v)
+    return w, np.asarray(preds)
+
+
+def test_ons__matches_float64_reference_with_the_a_norm_projection_active():
+    # correlated features and a small radius: the projection acts on most rounds and A is far
+    # from a multiple of I, where the A-norm and Euclidean projections differ
+    rng = np.random.default_rng(3)
+    mix = np.array([[1.0, 0.8, 0.0], [0.0, 0.6, 0.5], [0.0, 0.0, 0.4]])
+    xs = rng.normal(size=(30, 3)) @ mix
+    ys = xs @ np.array([2.0, -1.5, 1.0]) + 0.1 * rng.normal(size=30)
+    with x64():
+        params = _f64(build_params(OnsParams, 3, radius=0.4, beta=0.5))
+        state, preds = _run(ons(3), params, jnp.asarray(xs), jnp.asarray(ys))
+    w_ref, preds_ref = _ons_reference(xs, ys, 0.5, 1.0, 0.4)
+    np.testing.assert_allclose(preds, preds_ref, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(state.w), w_ref, rtol=1e-6, atol=1e-9)
+    # the projection was active: the Euclidean one would have ended elsewhere
+    assert abs(np.linalg.norm(w_ref) - 0.4) < 1e-9

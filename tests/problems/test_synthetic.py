@@ -105,6 +105,10 @@ def test_switching__w_star_changes_every_period_only():
         ws.append(np.asarray(state.w_star))
     changed = [not np.array_equal(ws[t + 1], ws[t]) for t in range(11)]  # at round t
     assert changed == [False] * 5 + [True] + [False] * 4 + [True]
+    # the new w* is init's on the round key's own third stream, not on the x draw's key
+    k_x, _, k_switch = jax.random.split(jax.random.key(11), 3)
+    np.testing.assert_array_equal(ws[11], np.asarray(problem.init(k_switch, pp).w_star))
+    assert not np.array_equal(ws[11], np.asarray(problem.init(k_x, pp).w_star))
     # period 1: a fresh w* every round from round 1 on
     problem, pp = oslr.make_problem("switching", d=8, k=2, period=1)
     state = problem.init(jax.random.key(0), pp)
