@@ -1945,3 +1945,13 @@ def test_main__a_warning_is_one_line_without_its_source(capsys, monkeypatch):
         assert main(["list"]) == 0
     assert capsys.readouterr().err == ("oslr: warning: checkpoint x is damaged; resuming from "
                                        "round 10 instead\n")
+
+
+def test_run__2_to_the_31_runs_pass_the_size_check_and_meet_the_memory_one(tmp_path, capsys):
+    # run ids 0 .. 2^31 - 1 are all int32: the size check lets 2^31 runs through, and the
+    # memory check (shapes only) refuses them, still before --out is made
+    out = tmp_path / "d"
+    assert main(["run", "--runs", str(2**31), "--horizon", "10", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("oslr: error: this study needs about ") and "int32" not in err
+    assert not out.exists()

@@ -78,6 +78,10 @@ EXTRA_TESTS = {
         "tests/learners/test_ftpsl.py::"
         "test_ftpsl__matches_the_reference_under_the_optimised_build_users_get"],
     "oslr.experiments.__init__": ["tests/test_extension.py", "tests/experiments/test_reproduce.py"],
+    # the folder's rules as the commands and load meet them
+    "oslr.folder": ["tests/test_saved.py", "tests/test_cli.py", "tests/test_report.py"],
+    "oslr.saved": ["tests/test_cli.py"],
+    "oslr.atomic": ["tests/test_folder.py"],
 }
 LEARNER_EXTRAS = ["tests/test_contract.py", "tests/test_x64.py"]
 
