@@ -1836,13 +1836,21 @@ def test_run__a_killed_writers_temporary_of_study_json_does_not_block_the_resume
         tmp_path, capsys, monkeypatch):
     out = tmp_path / "d"
     argv = [*_small(), "--out", str(out)]
+    # a SIGKILL while study.json was being written (before any chunk) leaves its temporary,
+    # its writer's pid dead since: the rerun starts the study, not "chunks of an unknown study"
+    (out / ".checkpoints").mkdir(parents=True)
+    (out / ".checkpoints" / ".study.json.99999999.tmp").write_text('{"half": ')
+    assert main(argv) == 0
+    assert "resuming" not in capsys.readouterr().err
+    assert (out / "config.json").is_file() and not (out / ".checkpoints").exists()
+    # and after a kill with chunks saved, such a temporary beside study.json: the rerun resumes
+    out = tmp_path / "e"
+    argv = [*_small(), "--out", str(out)]
     _killed_after_two_chunks(monkeypatch, argv)
     capsys.readouterr()
-    # a SIGKILL while study.json was written leaves its temporary (its pid dead since)
     (out / ".checkpoints" / ".study.json.99999999.tmp").write_text('{"half": ')
     assert main(argv) == 0
     assert "resuming from the chunks saved in" in capsys.readouterr().err
-    assert (out / "config.json").is_file() and not (out / ".checkpoints").exists()
 
 
 @pytest.mark.parametrize("where", ["checkpoints", "learner", "lock"])

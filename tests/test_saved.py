@@ -487,3 +487,17 @@ def test_final_vs_and_plot_final__a_k_by_eta_study_keeps_each_k_apart(tmp_path, 
     plt.close(fig)
     assert main(["plot", str(tmp_path / "s"), "--against", "eta"]) == 0
     assert capsys.readouterr().out == f"wrote {tmp_path / 's' / 'final_vs_eta.png'}\n"
+
+
+@pytest.mark.parametrize("off", [-1, 1])
+def test_load__a_table_whose_rows_differ_from_its_manifest_record_is_refused(tmp_path, off):
+    # the bytes match, the manifest's row count does not (a manifest written by another tool,
+    # or edited): the table is not taken for what the manifest says it is
+    out, _ = _study(tmp_path)
+    manifest = json.loads((out / "manifest.json").read_text())
+    rows = manifest["files"]["runs.csv"]["rows"]
+    manifest["files"]["runs.csv"]["rows"] = rows + off
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(LoadError, match=rf"runs\.csv reads as {rows} rows where manifest\.json "
+                                        rf"records {rows + off}; copy it again\.$"):
+        load(out)

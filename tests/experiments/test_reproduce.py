@@ -317,3 +317,33 @@ def test_reproduce__stamps_the_date_and_the_steps_own_seconds(tmp_path, monkeypa
     assert 0 <= stamp["seconds"] < 60
     when = datetime.datetime.fromisoformat(stamp["date"])
     assert before <= when <= datetime.datetime.now(datetime.timezone.utc)
+
+
+def test_reproduce__a_finished_studys_folder_is_refused_at_once_and_under_the_step_lock(
+        tmp_path, monkeypatch):
+    from oslr.folder import FolderRefused
+
+    monkeypatch.setattr(rep.sim, "clear_compiled", lambda: None)
+    ran = []
+    step = rep.Step("s", "arena", ("s.csv",), lambda o, q, p: ran.append(o) or (
+        o / "s.csv").write_text("s\n"))
+    done = tmp_path / "done"
+    done.mkdir()
+    (done / "config.json").write_text('{"experiment": "arena"}')
+    with pytest.raises(FolderRefused, match=rf"^--out {done} already holds the finished "
+                                            r"experiment 'arena'; it is never overwritten"):
+        rep.reproduce([step], done, log=lambda *a: None)
+    assert sorted(p.name for p in done.iterdir()) == ["config.json"] and ran == []
+    # a study that finishes in --out while the step's lock is being taken: refused under it
+    out = tmp_path / "out"
+    real = rep.atomic.FolderLock.acquire
+
+    def acquire(self):
+        lock = real(self)
+        (out / "config.json").write_text("{}")
+        return lock
+
+    monkeypatch.setattr(rep.atomic.FolderLock, "acquire", acquire)
+    with pytest.raises(FolderRefused, match="already holds a finished oslr run study"):
+        rep.reproduce([step], out, log=lambda *a: None)
+    assert ran == [] and not (out / "s.csv").exists()

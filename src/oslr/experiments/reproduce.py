@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
-from oslr import atomic, sim
+from oslr import atomic, folder, sim
 from oslr.experiments import write_runs
 from oslr.provenance import commit
 from oslr.result import recording
@@ -246,6 +246,7 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
     Returns the stamps written to out/STAMPS.json (merged with those already there).
     """
     out = Path(out)
+    folder.refuse_finished(out)  # a finished study's or experiment's folder is never written
     out.mkdir(parents=True, exist_ok=True)
     path = out / "STAMPS.json"
     stamps = _stamp(path, {})  # a damaged stamps file is refused before any work
@@ -262,6 +263,7 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
         # --out is refused in one line naming the first (atomic.FolderBusy)
         lock = atomic.FolderLock(scratch, f"step {step.name}'s work folder").acquire()
         try:
+            folder.refuse_finished(out)  # again, under the lock: what is there now
             if resumed:
                 log(f"  resuming from {scratch}")
                 for stale in scratch.iterdir():
