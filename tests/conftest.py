@@ -30,8 +30,48 @@ if _BUILD not in ("fast", "default"):
     raise ValueError(f"OSLR_TEST_BUILD={_BUILD!r}: 'fast' (the default: XLA optimisation level 0, "
                      "older fusion emitters) "
                      "or 'default' (XLA's own optimised build)")
-if _BUILD == "fast":
-    os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), *FAST_BUILD_FLAGS]).strip()
+
+
+def _known_to_jaxlib(flags) -> tuple[list[str], list[str]]:
+    """(flags whose option the installed jaxlib knows, the others): XLA refuses to start on an
+    unknown flag, so a jax release that drops one would stop the whole suite. Each option's
+    name is looked up in jaxlib's shared libraries (found without importing jaxlib, before JAX
+    starts)."""
+    import importlib.util
+    import mmap
+
+    spec = importlib.util.find_spec("jaxlib")
+    roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+    names = {f: f.split("=")[0].lstrip("-").encode() for f in flags}
+    found: set[str] = set()
+    for lib in (lib for root in roots for lib in sorted(root.rglob("*.so"))):
+        with open(lib, "rb") as f:
+            try:
+                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            except ValueError:  # an empty file
+                continue
+            with data:
+                found |= {flag for flag, name in names.items() if data.find(name) != -1}
+        if len(found) == len(flags):
+            break
+    return [f for f in flags if f in found], [f for f in flags if f not in found]
+
+
+_FAST, _DROPPED = _known_to_jaxlib(FAST_BUILD_FLAGS) if _BUILD == "fast" else ([], [])
+if _FAST:
+    os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), *_FAST]).strip()
+
+
+def pytest_report_header(config):
+    """The build the suite compiles with, first thing in pytest's output."""
+    if _BUILD == "default":
+        build = "default (XLA's optimised build, as users get)"
+    else:
+        build = f"fast ({' '.join(_FAST) or 'no flag known to this jaxlib'})"
+        if _DROPPED:
+            build += f"; not known to this jaxlib, left out: {' '.join(_DROPPED)}"
+    return [f"oslr test build: {build}; OSLR_THREEFRY={os.environ.get('OSLR_THREEFRY')} "
+            "(OSLR_TEST_BUILD=default compiles as users do)"]
 
 # Every hash by JAX's own (rolled) threefry lowering: the same bits (tests/test_prng.py checks the
 # unrolled code against it), programs compile about twice as fast (oslr/prng.py).

@@ -1509,6 +1509,7 @@ def test_run__a_grid_over_a_static_k_names_the_fix(capsys):
 
 def test_experiment_and_reproduce__default_folders_and_the_steps_passed_on(tmp_path, capsys,
                                                                            monkeypatch):
+    import oslr.cli as cli
     import oslr.experiments as ex
     from oslr.experiments import reproduce as rep
 
@@ -1519,6 +1520,10 @@ def test_experiment_and_reproduce__default_folders_and_the_steps_passed_on(tmp_p
                         or pd.DataFrame({"x": [1]}))
     assert main(["experiment", "wll-k", "--dataset", "covtype", "--quick", "--no-progress"]) == 0
     assert seen == [Path("oslr-results") / "wll-k-covtype"]
+    # that folder is finished now: the same command leaves it be, in a folder named by the time
+    monkeypatch.setattr(cli.time, "strftime", lambda fmt: "20261204-101500")
+    assert main(["experiment", "wll-k", "--dataset", "covtype", "--quick", "--no-progress"]) == 0
+    assert seen[1] == Path("oslr-results") / "wll-k-covtype-20261204-101500"
     options = []
     monkeypatch.setattr(ex, "run_experiment", lambda *a, **k: options.append(k)
                         or pd.DataFrame({"x": [1]}))

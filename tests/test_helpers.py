@@ -39,3 +39,12 @@ def test_users_build__compiles_as_a_child_under_the_default_build_does():
     # the two builds apart)
     if all(flag in os.environ.get("XLA_FLAGS", "") for flag in FAST_BUILD_FLAGS):
         assert not np.array_equal(np.asarray(jax.jit(f)(x)), want)
+
+
+def test_known_to_jaxlib__the_fast_builds_flags_known_and_an_unknown_one_left_out():
+    from tests.conftest import _known_to_jaxlib
+
+    made_up = "--xla_cpu_no_such_option_anywhere=true"
+    known, dropped = _known_to_jaxlib([*FAST_BUILD_FLAGS, made_up])
+    assert known == list(FAST_BUILD_FLAGS) and dropped == [made_up]
+    assert _known_to_jaxlib([]) == ([], [])

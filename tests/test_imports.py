@@ -157,3 +157,37 @@ def test_import_graph__results_and_specs_layered_with_function_level_imports_too
     for node in layer:
         if node not in seen:
             dfs(node, [node])
+
+
+def _every_import(path: Path, modules: set[str]) -> set[str]:
+    """oslr modules `path` imports anywhere: module level, inside functions and under
+    `if TYPE_CHECKING` alike."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name in modules)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("oslr"):
+            for a in node.names:
+                sub = f"{node.module}.{a.name}"
+                out.add(sub if sub in modules else node.module)
+    return out - {_module_name(path), "oslr"}
+
+
+def test_import_graph__no_circle_even_through_function_level_or_type_checking_imports():
+    files = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph = {m: _every_import(p, set(files)) for m, p in files.items()}
+    state: dict[str, int] = {}
+
+    def dfs(node, path):
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            assert state.get(nxt) != 1, "import circle: " + " -> ".join(
+                path[path.index(nxt):] + [nxt])
+            if nxt not in state:
+                dfs(nxt, path + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            dfs(node, [node])
+    assert "oslr.frames" in graph["oslr.result"]  # the graph reads function-level imports

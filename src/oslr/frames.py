@@ -14,15 +14,33 @@ results and imports no other part of oslr but the statistics.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from oslr.stats import mean_ci
 
-if TYPE_CHECKING:  # the results are read, not built, here: no import at run time
-    from oslr.result import SimResult
+
+class SimResult(Protocol):
+    """A study's result as the tables read it (`oslr.result.SimResult` is one): read, never
+    built, here, so this module imports no result module (results hold data; tables come from
+    here)."""
+
+    learner: str
+    problem: str
+    horizon: int
+    n_runs: int
+    seed: int
+    run_offset: int
+    grid: list[dict]
+    ckpts: Any
+    final: dict[str, Any]
+
+    def regret_curves(self) -> dict[str, np.ndarray]: ...
+
+    def per_run_sums(self) -> dict[str, np.ndarray]: ...
 
 
 def params_label(point: dict) -> str:
