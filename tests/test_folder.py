@@ -43,6 +43,12 @@ def test_finish__the_manifest_then_config_json_then_the_folder_flushed(tmp_path,
                   "sha256": hashlib.sha256(b"a,b\n1,2\n3,4\n").hexdigest()}}}
     assert json.loads((out / "config.json").read_text()) == {"problem": "p"}
     assert folder.verify(out) == manifest["files"]
+    # both as readable, stable text: one-space indents, the manifest's keys sorted
+    assert (out / "manifest.json").read_text() == json.dumps(manifest, indent=1, sort_keys=True)
+    assert (out / "config.json").read_text() == '{\n "problem": "p"\n}'
+    folder.finish(out, [], {"z": 1, "a": 2})  # config.json keeps the settings' order
+    assert (out / "config.json").read_text() == '{\n "z": 1,\n "a": 2\n}'
+    assert (out / "manifest.json").read_text() == '{\n "files": {},\n "format": 1\n}'
 
 
 def test_result_files__plain_visible_files_but_config_and_manifest(tmp_path):
@@ -72,14 +78,17 @@ def test_verify__a_file_cut_changed_or_missing_is_one_line_naming_it(tmp_path, c
         folder.verify(out)
 
 
-@pytest.mark.parametrize("text", ["{", "[]", '{"format": 2, "files": {}}', '{"format": 1}',
-                                  '{"format": 1, "files": []}'])
-def test_read_manifest__a_damaged_one_is_one_line(tmp_path, text):
+@pytest.mark.parametrize("text,why", [
+    ("{", r"JSONDecodeError: Expecting property name .*"), ("[]", r"TypeError: list indices .*"),
+    ('{"format": 2, "files": {}}', r"ValueError: format 2"),
+    ('{"files": {}}', r"ValueError: format None"), ('{"format": 1}', r"KeyError: 'files'"),
+    ('{"format": 1, "files": []}', r"ValueError: format 1")])
+def test_read_manifest__a_damaged_one_is_one_line(tmp_path, text, why):
     out = _finished(tmp_path)
     (out / "manifest.json").write_text(text)
-    with pytest.raises(folder.LoadError, match=r"manifest\.json cannot be read \(.*\): the "
-                                               r"folder's record of its files is damaged; copy "
-                                               r"the folder again\.$"):
+    with pytest.raises(folder.LoadError, match=r"manifest\.json cannot be read \(" + why +
+                       r"\): the folder's record of its files is damaged; copy the folder "
+                       r"again\.$"):
         folder.verify(out)
 
 
@@ -123,6 +132,8 @@ def test_check_derived__never_over_the_studys_files_elsewhere_anything(tmp_path)
                                                        r"drawn from it goes beside it"):
             folder.check_derived(out / name, out)
     folder.check_derived(out / "plot-regret.png", out)  # a new name: fine
+    (out / "plot-regret.png").write_bytes(b"drawn before")
+    folder.check_derived(out / "plot-regret.png", out)  # a derived figure is redrawn
     folder.check_derived(tmp_path / "t.csv", out)  # another folder: not the study's
     (out / "manifest.json").unlink()  # an older folder: every file there may be the study's
     with pytest.raises(folder.FolderRefused):
