@@ -21,7 +21,7 @@ import json
 from benchmarks.cases import BY_NAME
 from benchmarks.harness import idle_make
 from benchmarks.throughput import jax_program, timed_in_turn
-from oslr import metrics, sim
+from oslr import metrics, program
 
 
 def _compensated_without_copies(family, mstate, example, record, t, ckpts, stats):
@@ -72,10 +72,10 @@ def measure(learner: str = "linucb", runs: int | None = None, horizon: int = 200
     calls = {"row": jax_program(case, runs, horizon)["call"],
              "idle": jax_program(case, runs, horizon, make=idle)["call"]}
     for name, (update, compensated) in VARIANTS.items():
-        sim.clear_compiled()  # the batched functions are cached per learner and problem
+        program.clear_compiled()  # the batched functions are cached per learner and problem
         with _metrics(update, compensated):
             calls[name] = jax_program(case, runs, horizon, make=idle)["call"]
-    sim.clear_compiled()
+    program.clear_compiled()
     sec = timed_in_turn(calls, repeats, min_seconds=0.0)
     work = runs * horizon
     return [{"learner": learner, "program": name, "runs": runs, "T": horizon,

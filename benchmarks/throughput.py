@@ -27,7 +27,7 @@ import oslr
 from benchmarks import anchors, plain_jax
 from benchmarks.cases import Case
 from benchmarks.harness import idle_make
-from oslr import metrics, sim
+from oslr import metrics, program, validation
 from oslr.registry import LEARNERS
 
 MB = 2.0**20
@@ -46,9 +46,9 @@ def build(case: Case, runs: int, horizon: int, problem_opts: dict | None = None,
         prepare = LEARNERS[case.learner].prepare
         if prepare is not None:
             params = prepare(params, problem, pp)
-    sim.validate(learner, problem, params, pp, horizon, runs)
+    validation.validate(learner, problem, params, pp, horizon, runs)
     ckpts = metrics.checkpoint_rounds(horizon)
-    init_b, chunk_b = sim._batched_fns(learner, problem, len(ckpts), False)
+    init_b, chunk_b = program.batched_fns(learner, problem, len(ckpts), False)
     seed = jnp.uint32(0)
     ids = jnp.arange(runs, dtype=jnp.int32)
     lp = jax.tree.map(lambda a: jnp.broadcast_to(a, (runs,) + jnp.shape(a)), params)

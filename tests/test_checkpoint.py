@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import oslr
-from oslr import atomic, sim
+from oslr import atomic, checkpoint, program
 from tests.helpers import (assert_same_across_processes, fake_os, run_on_host_devices,
                            study_setup)
 
@@ -110,7 +110,7 @@ def test_checkpoint__killed_at_every_step_of_a_write_resumes_bit_identical(
     learner, params, problem, pp = _setup()
     folder = tmp_path / "ck"
     monkeypatch.setattr(atomic, "os", _fake_os(_dies_at(point)))
-    real_save, saves = sim._save_checkpoint, []
+    real_save, saves = checkpoint.save, []
 
     def save(*args):
         real_save(*args)
@@ -118,7 +118,7 @@ def test_checkpoint__killed_at_every_step_of_a_write_resumes_bit_identical(
         if point == "between-chunks" and len(saves) == 2:
             raise _Killed(point)
 
-    monkeypatch.setattr(sim, "_save_checkpoint", save)
+    monkeypatch.setattr(checkpoint, "save", save)
     with pytest.raises(_Killed):
         oslr.simulate(learner, problem, params, pp, **_STUDY, checkpoint_path=folder)
     assert _saved(folder) == _KILLS[point]
@@ -143,14 +143,14 @@ def test_checkpoint__resume_uses_the_last_whole_round(tmp_path, monkeypatch, ref
     monkeypatch.undo()
     assert _saved(folder) == ["checkpoint-000000000050.npz", "checkpoint-000000000100.npz"]
     played = []
-    real_chunk = sim._batched_fns
+    real_chunk = program.batched_fns
 
     def counting(*args):
         init_b, chunk_b = real_chunk(*args)
         return init_b, lambda carry, start, *rest: (played.append(int(start)),
                                                     chunk_b(carry, start, *rest))[1]
 
-    monkeypatch.setattr(sim, "_batched_fns", counting)
+    monkeypatch.setattr(program, "batched_fns", counting)
     resumed = oslr.simulate(learner, problem, params, pp, **_STUDY, checkpoint_path=folder)
     assert played == [100, 150, 200]
     _assert_same(reference, resumed)
@@ -179,7 +179,7 @@ def test_checkpoint__blocks_missing_for_this_process_are_refused_naming_the_runs
         blocks = {name: z[name] for name in z.files}
     meta = json.loads(blocks.pop("meta").tobytes())
     del blocks["0/0-2"]  # the first leaf's only block
-    meta["sha256"] = sim._blocks_digest(blocks)
+    meta["sha256"] = checkpoint.blocks_digest(blocks)
     blocks["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     np.savez(file, **blocks)
     with pytest.raises(ValueError, match=r"checkpoint in .*ck lacks runs 0-2 of this process"):
@@ -198,7 +198,7 @@ def test_checkpoint__older_layout_is_refused(tmp_path):
 
 def test_checkpoint__format_change_is_refused(tmp_path, monkeypatch):
     learner, params, problem, pp = _setup()
-    monkeypatch.setattr(sim, "CHECKPOINT_FORMAT", 3)
+    monkeypatch.setattr(checkpoint, "FORMAT", 3)
     oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=tmp_path)
     monkeypatch.undo()
     with pytest.raises(ValueError, match=r"older oslr \(format 3\)"):
@@ -377,7 +377,7 @@ def _two_rounds(tmp_path):
     run = dict(horizon=40, n_runs=2, chunk_size=10)
     whole = oslr.simulate(learner, problem, params, pp, **run)
     calls = []
-    real = sim._save_checkpoint
+    real = checkpoint.save
 
     def dying(*args):
         real(*args)
@@ -386,7 +386,7 @@ def _two_rounds(tmp_path):
             raise _Killed("after two chunks")
     import pytest as _pt
     mp = _pt.MonkeyPatch()
-    mp.setattr(sim, "_save_checkpoint", dying)
+    mp.setattr(checkpoint, "save", dying)
     with pytest.raises(_Killed):
         oslr.simulate(learner, problem, params, pp, **run, checkpoint_path=folder)
     mp.undo()
@@ -427,10 +427,10 @@ def test_checkpoint__every_round_damaged_is_refused_naming_each(tmp_path):
 
 def test_checkpoint__another_runtime_resumes_with_a_one_line_warning(tmp_path, monkeypatch):
     args, run, folder, whole = _two_rounds(tmp_path)
-    real = sim.runtime()
+    real = checkpoint.runtime()
     assert set(real) == {"jax", "jaxlib", "backend", "device_kind", "xla_flags", "x64"}
     assert real["xla_flags"] == os.environ.get("XLA_FLAGS", "")
-    monkeypatch.setattr(sim, "runtime", lambda: {**real, "xla_flags": "--other"})
+    monkeypatch.setattr(checkpoint, "runtime", lambda: {**real, "xla_flags": "--other"})
     with pytest.warns(RuntimeWarning, match=r"saved by another runtime \(xla_flags .* -> "
                                             r"'--other'\): the resumed study equals an "
                                             r"uninterrupted one only to float rounding"):
@@ -481,16 +481,16 @@ def test_checkpoint__saved_on_two_devices_resumes_on_four_bit_identical(tmp_path
     assert run(4, "resume") == {"devices": 4, "same": True}
     # in this process too (so that the mutation tool maps this test to the loader): a folder
     # without a checkpoint resumes nothing
-    assert sim._load_checkpoint(tmp_path / "none", {}, "fingerprint", None) is None
+    assert checkpoint.load(tmp_path / "none", {}, "fingerprint", None) is None
 
 
 def test_blocks_digest__names_shapes_and_dtypes_are_hashed_not_only_the_bytes():
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
-    digest = sim._blocks_digest({"0/0-4": x})
-    assert digest == sim._blocks_digest({"0/0-4": x.copy()})
+    digest = checkpoint.blocks_digest({"0/0-4": x})
+    assert digest == checkpoint.blocks_digest({"0/0-4": x.copy()})
     for other in ({"1/0-4": x}, {"0/0-4": x.reshape(3, 4)}, {"0/0-4": x.view(np.int32)},
                   {"0/0-4": x.reshape(12)}):
-        assert sim._blocks_digest(other) != digest
+        assert checkpoint.blocks_digest(other) != digest
 
 
 def test_checkpoint__a_block_saved_under_another_shape_is_damaged(tmp_path):

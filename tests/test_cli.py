@@ -476,18 +476,18 @@ _SMALL = _small()
 
 
 def _killed_after_two_chunks(monkeypatch, argv) -> None:
-    import oslr.sim as sim
+    from oslr import checkpoint
 
-    real, saves = sim._save_checkpoint, []
+    real, saves = checkpoint.save, []
 
     def dying(*args):
         real(*args)
         saves.append(args[2])
         if len(saves) == 2:
             raise KeyboardInterrupt
-    monkeypatch.setattr(sim, "_save_checkpoint", dying)
+    monkeypatch.setattr(checkpoint, "save", dying)
     assert main(argv) == 130
-    monkeypatch.setattr(sim, "_save_checkpoint", real)
+    monkeypatch.setattr(checkpoint, "save", real)
 
 
 def test_run__a_second_writer_is_refused_naming_the_holder(tmp_path, capsys):
@@ -1888,16 +1888,16 @@ def test_run__a_file_or_folder_where_oslr_keeps_its_own_is_one_line(tmp_path, ca
 def test_run__an_old_round_that_cannot_be_removed_is_one_line(tmp_path, capsys, monkeypatch):
     import errno
 
-    from oslr import sim
+    from oslr import checkpoint
 
-    real = sim.Path.unlink
+    real = checkpoint.Path.unlink
 
     def unlink(self, missing_ok=False):
         if self.name.startswith("checkpoint-"):
             raise PermissionError(errno.EACCES, "Permission denied", str(self))
         return real(self, missing_ok=missing_ok)
 
-    monkeypatch.setattr(sim.Path, "unlink", unlink)
+    monkeypatch.setattr(checkpoint.Path, "unlink", unlink)
     out = tmp_path / "d"
     assert main([*_small(), "--out", str(out)]) == 2
     err = capsys.readouterr().err.splitlines()[-1]

@@ -30,20 +30,20 @@ study = json.loads(sys.argv[5])
 from oslr.cli import main
 rc = main(["run", "--distributed", "--coordinator", f"localhost:{port}", "--num-processes",
            str(n), "--process-id", str(i), "--out", str(tmp / "cli"), *study])
-import jax, oslr, oslr.sim as sim
+import jax, oslr, oslr.checkpoint as checkpoint
 problem, pp = oslr.make_problem("sparse-linear", d=8, k=2)
 learner, params = oslr.make("ogd-full", d=8)  # the CLI's program: a compilation cache hit
-real = sim._save_checkpoint
+real = checkpoint.save
 def dying(*args):
     real(*args)
     raise KeyboardInterrupt("killed after the first chunk")
-sim._save_checkpoint = dying
+checkpoint.save = dying
 try:
     oslr.simulate(learner, problem, params, pp, horizon=300, n_runs=6, chunk_size=100,
                   checkpoint_path=tmp / "ck")
 except KeyboardInterrupt:
     pass
-sim._save_checkpoint = real
+checkpoint.save = real
 res = oslr.simulate(learner, problem, params, pp, horizon=300, n_runs=6, chunk_size=100,
                     checkpoint_path=tmp / "ck")
 print(json.dumps({"rc": rc, "processes": jax.process_count(), "devices": len(jax.devices()),

@@ -77,10 +77,14 @@ def test_import_graph__has_no_cycle():
 
 def test_import_graph__harness_imports_neither_reports_nor_comparators():
     graph = _graph()
-    assert not graph["oslr.sim"] & {"oslr.report", "oslr.regret"}
+    harness = ("oslr.sim", "oslr.program", "oslr.checkpoint", "oslr.memory", "oslr.validation")
+    for module in harness:
+        assert not graph[module] & {"oslr.report", "oslr.regret", "oslr.cli"}, module
+    assert {"oslr.program", "oslr.checkpoint", "oslr.memory", "oslr.validation"} <= \
+        graph["oslr.sim"]
     assert "oslr.result" not in graph["oslr.report"]  # reports read results; they do not import
     assert "oslr.protocol" in graph["oslr.rollout"]
-    for user in ("oslr.sim", "oslr.testing"):
+    for user in ("oslr.program", "oslr.validation", "oslr.testing"):
         assert "oslr.rollout" in graph[user], user
 
 

@@ -83,7 +83,7 @@ def test_episode__every_float32_matrix_product_is_at_highest_precision(name):
 
 def test_study_chunk__the_gram_sums_and_diagnostics_are_at_highest_precision():
     from oslr.metrics import checkpoint_rounds
-    from oslr.sim import make_run_fns
+    from oslr.program import make_run_fns
 
     p, pp = oslr.make_problem("linear-bandit", d=4, n_arms=5)
     learner, params = oslr.make("flinucb-gd", d=4, n_arms=5, horizon=8, track=True)

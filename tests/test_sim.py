@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import oslr
-from oslr import sim
+from oslr import checkpoint, memory, metrics, program, sim
 from tests.helpers import run_on_host_devices, study_setup
 
 
@@ -80,9 +80,9 @@ def test_simulate__grid_points_share_the_stream_common_random_numbers():
 
 def test_simulate__carry_size_does_not_grow_with_horizon():
     learner, params, problem, pp = _setup()
-    ck = {T: sim.metrics.checkpoint_rounds(T) for T in (10**3, 10**6)}
+    ck = {T: metrics.checkpoint_rounds(T) for T in (10**3, 10**6)}
     assert len(ck[10**3]) <= 51 and len(ck[10**6]) <= 51
-    init_one, _ = sim.make_run_fns(learner, problem, 51, True)
+    init_one, _ = program.make_run_fns(learner, problem, 51, True)
     shapes = jax.eval_shape(init_one, np.uint32(0), np.int32(0), params, pp)
     n_bytes = sum(np.prod(x.shape) * x.dtype.itemsize for x in jax.tree.leaves(shapes))
     assert n_bytes < 100_000  # state + running sums + 51 checkpoints, independent of T
@@ -261,16 +261,16 @@ def test_simulate__labels_diagnostics_at_the_horizon_and_devices(capsys):
 
 def test_check_memory__counts_the_comparator_statistics_when_kept(monkeypatch):
     learner, params, problem, pp = _setup()
-    with_stats = sim.run_bytes(learner, problem, params, pp, 5, True)
-    without = sim.run_bytes(learner, problem, params, pp, 5, False)
+    with_stats = memory.run_bytes(learner, problem, params, pp, 5, True)
+    without = memory.run_bytes(learner, problem, params, pp, 5, False)
     assert with_stats > without
     # room for 10 runs without the statistics but not with them
-    monkeypatch.setattr(sim, "_available_bytes", lambda device: 2 * 10 * (with_stats + without)
+    monkeypatch.setattr(memory, "_available_bytes", lambda device: 2 * 10 * (with_stats + without)
                         // 2)
     device = jax.devices()[0]
-    sim._check_memory(learner, problem, params, pp, 5, False, 10, 1, device)
+    memory._check_memory(learner, problem, params, pp, 5, False, 10, 1, device)
     with pytest.raises(ValueError, match="run fewer runs at a time"):
-        sim._check_memory(learner, problem, params, pp, 5, True, 10, 1, device)
+        memory._check_memory(learner, problem, params, pp, 5, True, 10, 1, device)
 
 
 def test_simulate__a_list_inside_params_is_refused_before_tracing():
@@ -320,8 +320,8 @@ def test_resume_round__the_last_round_every_process_saved(monkeypatch, tmp_path)
     """Under jax.distributed: each process sends its newest two rounds, padded with -1."""
     rows = {}
     monkeypatch.setattr(jax, "process_count", lambda: 2)
-    monkeypatch.setattr(sim, "_saved_rounds", lambda folder: rows["mine"])
-    monkeypatch.setattr(sim.multihost_utils, "process_allgather",
+    monkeypatch.setattr(checkpoint, "saved_rounds", lambda folder: rows["mine"])
+    monkeypatch.setattr(checkpoint.multihost_utils, "process_allgather",
                         lambda mine: np.stack([mine, rows["other"]]))
     for mine, other, want in (([10, 20], [-1, -1], "error"), ([], [-1, -1], None),
                               ([10, 20], [10, -1], 10), ([20, 30], [20, 30], 30),
@@ -329,9 +329,9 @@ def test_resume_round__the_last_round_every_process_saved(monkeypatch, tmp_path)
         rows.update(mine=mine, other=np.array(other))
         if want == "error":
             with pytest.raises(ValueError, match=r"the processes saved no round in common"):
-                sim._resume_round(tmp_path, tmp_path)
+                checkpoint.resume_round(tmp_path, tmp_path)
         else:
-            assert sim._resume_round(tmp_path, tmp_path) == want
+            assert checkpoint.resume_round(tmp_path, tmp_path) == want
 
 
 def test_batch_layout__grid_major_runs_padded_to_the_devices():
@@ -393,7 +393,7 @@ def test_grid_params__an_unknown_name_lists_the_learners_parameters():
 
 
 def test_stats_bytes__compensated_float32_twice_plain_float64():
-    from oslr.sim import stats_bytes
+    from oslr.memory import stats_bytes
     from tests.helpers import x64
 
     if not jax.config.jax_enable_x64:
@@ -403,16 +403,14 @@ def test_stats_bytes__compensated_float32_twice_plain_float64():
 
 
 def test_check_memory__counts_the_comparators_statistics_when_kept(monkeypatch):
-    from oslr import sim
-
     learner, params, problem, pp = _setup()
-    without = sim.run_bytes(learner, problem, params, pp, 10, False)
-    with_stats = sim.run_bytes(learner, problem, params, pp, 10, True)
+    without = memory.run_bytes(learner, problem, params, pp, 10, False)
+    with_stats = memory.run_bytes(learner, problem, params, pp, 10, True)
     assert with_stats > without
-    monkeypatch.setattr(sim, "_available_bytes", lambda device: 2 * without * 4 + 1)
-    sim._check_memory(learner, problem, params, pp, 10, False, 4, 1, jax.devices()[0])
+    monkeypatch.setattr(memory, "_available_bytes", lambda device: 2 * without * 4 + 1)
+    memory._check_memory(learner, problem, params, pp, 10, False, 4, 1, jax.devices()[0])
     with pytest.raises(ValueError, match="this study needs about"):
-        sim._check_memory(learner, problem, params, pp, 10, True, 4, 1, jax.devices()[0])
+        memory._check_memory(learner, problem, params, pp, 10, True, 4, 1, jax.devices()[0])
 
 
 def test_simulate__no_progress_bar_unless_asked(monkeypatch):
@@ -432,15 +430,15 @@ def test_available_bytes__the_accelerators_limit_or_the_hosts_memory():
     from types import SimpleNamespace
 
     gpu = SimpleNamespace(memory_stats=lambda: {"bytes_limit": 123})
-    assert sim._available_bytes(gpu) == 123
+    assert memory._available_bytes(gpu) == 123
     host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     for cpu in (SimpleNamespace(memory_stats=lambda: None), SimpleNamespace()):  # none reported
-        assert sim._available_bytes(cpu) == host
+        assert memory._available_bytes(cpu) == host
 
 
 def test_simulate__checks_memory_on_the_first_device_of_the_study(monkeypatch):
     seen = []
-    monkeypatch.setattr(sim, "_check_memory", lambda *a: seen.append(a[-1]))
+    monkeypatch.setattr(memory, "_check_memory", lambda *a: seen.append(a[-1]))
     learner, params, problem, pp = _setup()
     oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2)
     assert seen == [jax.devices()[0]]
@@ -460,10 +458,10 @@ def test_warn_diagnostics__a_diagnostic_missing_from_the_sums_is_zero(recwarn):
 def test_save_checkpoint__an_old_round_already_removed_is_no_error(tmp_path, monkeypatch):
     # two savers of one folder (or a user) may remove an old round first: the save goes on
     carry = {"a": jax.numpy.arange(4.0)}
-    real = sim._saved_rounds
-    monkeypatch.setattr(sim, "_saved_rounds", lambda folder: [1, 2, 3] + real(folder))
-    sim._save_checkpoint(tmp_path, carry, 10, "fp")
-    assert [p.name for p in tmp_path.glob("checkpoint-*")] == [sim._checkpoint_file(
+    real = checkpoint.saved_rounds
+    monkeypatch.setattr(checkpoint, "saved_rounds", lambda folder: [1, 2, 3] + real(folder))
+    checkpoint.save(tmp_path, carry, 10, "fp")
+    assert [p.name for p in tmp_path.glob("checkpoint-*")] == [checkpoint.file_of(
         tmp_path, 10).name]
 
 

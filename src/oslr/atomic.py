@@ -12,8 +12,8 @@ process is removed by the next write to the same path. A write that fails raises
 
 `FolderLock` makes a folder single-writer: a second process that asks for it is refused in one
 line naming the holder (the lock is the kernel's `flock` on the folder itself, released when the
-holder exits, however it exits). `write_frame_atomic` writes a pandas frame as CSV, JSON or Parquet through
-`write_atomic`.
+holder exits, however it exits). `write_frame_atomic` writes a pandas frame as CSV, JSON or
+Parquet through `write_atomic`.
 
 Used for the simulator's checkpoints (`oslr.sim`), a study's result files (`oslr.report`), the
 experiments' tables, the arena's finished cells and `oslr reproduce`'s files and stamps.
@@ -248,5 +248,6 @@ def read_json(path: str | os.PathLike, what: str, fix: str) -> Any:
 
 
 __all__ = ["AtomicWriteError", "FolderBusy", "FolderLock", "copy_atomic", "fsync_dir",
-           "os_error_message", "read_json", "remove_stale_temporaries", "save_figure_atomic", "write_atomic",
+           "os_error_message", "read_json", "remove_stale_temporaries",
+           "save_figure_atomic", "write_atomic",
            "write_frame_atomic", "write_json_atomic", "write_text_atomic"]

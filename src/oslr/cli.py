@@ -250,8 +250,10 @@ def prepare(study: dict[str, Any]):
     """Build problem, learners and params for a study; raise ValueError for any bad input."""
     import oslr
     from oslr.checks import unknown_name
+    from oslr.memory import check_fits
     from oslr.registry import LEARNERS, PROBLEMS
-    from oslr.sim import check_fits, grid_params, validate
+    from oslr.sim import grid_params
+    from oslr.validation import validate
 
     name = study["problem"]
     if name not in PROBLEMS:
@@ -807,8 +809,8 @@ class StudyProgress:
 
 def _note_wstar_only(results, log) -> None:
     """One line when a prediction study reports regret against w* only: the comparator's d x d
-    statistics did not fit (`oslr.sim.STATS_BYTES_LIMIT`), so no best-in-hindsight regret."""
-    from oslr.sim import STATS_BYTES_LIMIT
+    statistics did not fit (`oslr.memory.STATS_BYTES_LIMIT`), so no best-in-hindsight regret."""
+    from oslr.memory import STATS_BYTES_LIMIT
 
     short = [r.learner for r in results if r.family == "prediction"
              and "regret_wstar" in r.regret_curves() and "regret" not in r.regret_curves()

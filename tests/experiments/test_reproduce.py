@@ -42,7 +42,7 @@ def test_reproduce__renames_and_stamps(tmp_path, monkeypatch):
         (out / "made.csv").write_text("a\n1\n")
 
     cleared = []
-    monkeypatch.setattr(rep.sim, "clear_compiled", lambda: cleared.append(True))
+    monkeypatch.setattr(rep.program, "clear_compiled", lambda: cleared.append(True))
     step = rep.Step("toy", "arena", ("docs-name.csv",), run, produced=("made.csv",))
     stamps = rep.reproduce([step, step], tmp_path / "out", log=lambda *a: None)
     assert len(cleared) == 2  # each step's compiled programs dropped after it
@@ -112,7 +112,7 @@ def test_reproduce__a_kill_while_files_are_put_in_place_leaves_no_stale_stamp(tm
         (out / "a.csv").write_text("new a\n")
         (out / "b.csv").write_text("new b\n")
 
-    monkeypatch.setattr(rep.sim, "clear_compiled", lambda: None)
+    monkeypatch.setattr(rep.program, "clear_compiled", lambda: None)
     step = rep.Step("toy", "arena", ("a.csv", "b.csv"), run)
     out = tmp_path / "out"
     rep.reproduce([step], out, log=lambda *a: None)
@@ -150,7 +150,7 @@ def test_manifest__each_experiment_step_feeds_the_page_its_spec_names():
 
 
 def test_reproduce__two_runs_into_one_folder_keep_each_others_stamps(tmp_path, monkeypatch):
-    monkeypatch.setattr(rep.sim, "clear_compiled", lambda: None)
+    monkeypatch.setattr(rep.program, "clear_compiled", lambda: None)
     out = tmp_path / "out"
 
     def other(out_, quick, progress):  # another reproduce stamps its file while this one runs
@@ -170,7 +170,7 @@ def test_reproduce__two_runs_into_one_folder_keep_each_others_stamps(tmp_path, m
 
 
 def test_reproduce__a_killed_step_resumes_from_its_work_folder(tmp_path, monkeypatch):
-    monkeypatch.setattr(rep.sim, "clear_compiled", lambda: None)
+    monkeypatch.setattr(rep.program, "clear_compiled", lambda: None)
     out, calls = tmp_path / "out", []
 
     def run(work, quick, progress):  # saves a "cell" per call in a folder, like the arena
@@ -203,7 +203,7 @@ def test_reproduce__a_second_process_on_the_same_step_is_refused_naming_the_firs
         tmp_path, monkeypatch):
     from oslr.atomic import FolderBusy, FolderLock
 
-    monkeypatch.setattr(rep.sim, "clear_compiled", lambda: None)
+    monkeypatch.setattr(rep.program, "clear_compiled", lambda: None)
     out, ran = tmp_path / "out", []
     step = rep.Step("s", "arena", ("s.csv",), lambda o, q, p: ran.append(o) or (
         o / "s.csv").write_text("s\n"))
@@ -323,7 +323,7 @@ def test_reproduce__a_finished_studys_folder_is_refused_at_once_and_under_the_st
         tmp_path, monkeypatch):
     from oslr.folder import FolderRefused
 
-    monkeypatch.setattr(rep.sim, "clear_compiled", lambda: None)
+    monkeypatch.setattr(rep.program, "clear_compiled", lambda: None)
     ran = []
     step = rep.Step("s", "arena", ("s.csv",), lambda o, q, p: ran.append(o) or (
         o / "s.csv").write_text("s\n"))

@@ -59,9 +59,10 @@ from oslr.experiments.tuning import (MAX_EXTENSIONS, TUNE_OFFSET, TUNING_FACTORS
                                      final_regret_runs, half_scores, lowest, scaled_points,
                                      tune)
 from oslr.learners.foster import theorem_1_order
+from oslr.program import clear_compiled
 from oslr.registry import make_problem
 from oslr.report import draw_bound, growth_exponent, mean_ci
-from oslr.sim import clear_compiled, simulate
+from oslr.sim import simulate
 from oslr.spec import ExperimentArgs, ExperimentSpec
 from oslr.stats import compare
 

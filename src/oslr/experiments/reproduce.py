@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
-from oslr import atomic, folder, sim
+from oslr import atomic, folder, program
 from oslr.experiments import write_runs
 from oslr.provenance import commit
 from oslr.result import recording
@@ -288,7 +288,7 @@ def _finish_step(step: Step, scratch: Path, results, path: Path, source: dict, q
     # keep no step's programs alive: one process compiling every step's programs ran
     # out of memory mappings (LLVM "Cannot allocate memory", then a crash) at step 10
     # of the wll chain
-    sim.clear_compiled()
+    program.clear_compiled()
     made = {}
     for produced, name in step.outputs().items():
         if (scratch / produced).exists():

@@ -1,0 +1,92 @@
+"""The compiled programs of a study: one run's `init` and `chunk` (`make_run_fns`), and their
+`jit(vmap(...))` over runs, compiled once per learner, problem and shapes (`batched_fns`)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from oslr import metrics
+from oslr.rollout import exact_matmuls, init_run, play, run_keys
+from oslr.types import Learner, Problem
+
+
+def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
+    """Per-run building blocks of `simulate` (unbatched, unjitted).
+
+    Returns:
+      init(seed, run_id, params, problem_params) -> carry, and
+      chunk(carry, start, horizon, ckpts, seed, run_id, params, problem_params, length, unroll=1,
+      guard=True) -> carry, which plays rounds start .. start + length - 1; with `guard`, rounds
+      >= horizon leave the carry as is (a `lax.cond` on the round index, which is not batched over
+      runs). Only `length`, `unroll` (rounds per iteration of the compiled loop, see `simulate`)
+      and `guard` are static; seed, horizon and the checkpoint rounds are traced.
+
+    A chunk that ends within the horizon needs no guard, and `simulate` compiles the guarded
+    program only for a last, partial chunk: the guard costs every round either a select over the
+    whole carry, which copies buffers that a round updates by a batched scatter (an SGD history:
+    fpege-gd ran 3.3x slower with it), or a conditional (6-12% slower for learners with small
+    carries), both measured on the 2-core CPU.
+    """
+    family = learner.family
+
+    def init(seed, run_id, lp, pp):
+        ls, ps = init_run(learner, problem, run_keys(seed, run_id), lp, pp)
+        ms = metrics.init(family, problem.d, n_ckpt, stats)
+        ms["diag"] = metrics.init_diagnostics(learner.diagnostics, ls, lp, n_ckpt)  # shapes only
+        return ls, ps, ms
+
+    def chunk(carry, start, horizon, ckpts, seed, run_id, lp, pp, length: int, unroll: int = 1,
+              guard: bool = True):
+        keys = run_keys(seed, run_id)
+
+        def round_(c, t):
+            ls, ps, ms = c
+            ls_new, ps_new, example, record = play(learner, problem, keys, ls, ps, t, lp, pp)
+            with exact_matmuls():  # the Gram sums and the learner's diagnostics too
+                ms_new = metrics.update(family, ms, example, record, t, ckpts, stats)
+                ms_new["diag"] = metrics.record_diagnostics(ms_new["diag"], learner.diagnostics,
+                                                            ls_new, lp, t, ckpts)
+            return ls_new, ps_new, ms_new
+
+        def body(c, i):
+            t = start + i
+            if not guard:
+                return round_(c, t), None
+            return lax.cond(t < horizon, lambda: round_(c, t), lambda: c), None
+
+        carry, _ = lax.scan(body, carry, jnp.arange(length, dtype=jnp.int32), unroll=unroll)
+        return carry
+
+    return init, chunk
+
+
+_COMPILED: dict[tuple, tuple] = {}
+
+
+def batched_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
+    """jit(vmap(...)) of the run functions, cached per (learner, problem, shapes)."""
+    key = (id(learner.step), id(learner.init), id(problem.sample), id(problem.init), n_ckpt,
+           stats)
+    if key not in _COMPILED:
+        init_one, chunk_one = make_run_fns(learner, problem, n_ckpt, stats)
+        init_b = jax.jit(jax.vmap(init_one, in_axes=(None, 0, 0, None)))
+        chunk_b = jax.jit(
+            jax.vmap(chunk_one, in_axes=(0, None, None, None, None, 0, 0, None, None, None, None)),
+            static_argnums=(8, 9, 10),
+        )
+        # keep the learner and problem alive so that their ids stay unique
+        _COMPILED[key] = (init_b, chunk_b, learner, problem)
+    return _COMPILED[key][:2]
+
+
+def clear_compiled() -> None:
+    """Drop every compiled study program (this module's cache and JAX's). A process that compiles
+    hundreds of distinct programs (the arena: one per learner, problem and budget) otherwise keeps
+    them all mapped and runs out of memory mappings (vm.max_map_count) long before RAM."""
+    _COMPILED.clear()
+    jax.clear_caches()
+
+
+__all__ = ["batched_fns", "clear_compiled", "make_run_fns"]
