@@ -355,3 +355,17 @@ def test_folder_lock__a_folder_where_the_lock_file_goes_is_one_line(tmp_path):
     assert str(e.value) == (f"--out {tmp_path}: {tmp_path / atomic.FolderLock.NAME} is not a "
                             "file (oslr keeps the name of the lock's holder there); move it "
                             "away and run the same command again.")
+
+
+def test_folder_lock__a_holder_line_that_is_not_utf8_is_quoted_with_replacements(tmp_path):
+    import fcntl
+
+    (tmp_path / atomic.FolderLock.NAME).write_bytes(b"pid 7 on h\xff\xfe since then")
+    fd = os.open(tmp_path, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(atomic.FolderBusy, match="is in use by pid 7 on h\ufffd\ufffd since "
+                                                    "then; wait"):
+            atomic.FolderLock(tmp_path).acquire()
+    finally:
+        os.close(fd)

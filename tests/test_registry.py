@@ -109,7 +109,45 @@ def test_register__a_built_in_name_is_refused_unless_replaced_on_purpose(monkeyp
         registry.register_experiment("arena", "oslr.experiments.arena:ARENA_K_SPEC")
     registry.register_learner(mine, replace=True)
     assert registry.LEARNERS["ogd-full"] is mine
+    # on purpose, by a lazy entry and for a problem too
+    registry.register_learner("ogd-full", "oslr.learners.ogd:OGD_FULL", replace=True)
+    assert registry.LEARNERS._entries["ogd-full"] == "oslr.learners.ogd:OGD_FULL"
+    registry.register_problem(problem, replace=True)
+    assert registry.PROBLEMS["sparse-linear"] is problem
+    table = _Lazy("learner", {"ogd-full": "oslr.learners.ogd:OGD_FULL"})
+    with pytest.raises(ValueError, match=r"^learner 'ogd-full' is built into oslr"):
+        table.add("ogd-full", "x:y")  # refused by default
+    table.add("mine", "x:y")
+    table.add("mine", "x:z")
+    assert table._entries["mine"] == "x:z"
     again = dataclasses.replace(mine, name="my-ogd")
     registry.register_learner(again)
     registry.register_learner(again)  # one of the user's own names, registered again
     assert registry.LEARNERS["my-ogd"] is again
+
+
+def test_learner_specs__every_option_default_is_the_factorys():
+    # an option's default is written in the spec (Option), in the spec's factory and in the
+    # learner module's public factory (e.g. linucb's refactor_every): a default changed in one
+    # place only would run another learner than `oslr list` shows
+    import importlib
+    import inspect
+
+    checked, differ = 0, []
+    for name in registry.LEARNERS:
+        spec = registry.LEARNERS[name]
+        module = importlib.import_module(spec.factory.__module__)
+        factories = [spec.factory] + [f for f in vars(module).values()
+                                      if inspect.isfunction(f) and f.__module__ == module.__name__
+                                      and not f.__name__.startswith("_")]
+        for option in spec.options:
+            assert option.name in inspect.signature(spec.factory).parameters, (name, option.name)
+            if callable(option.default):  # derived from the study (e.g. the horizon)
+                continue
+            for f in factories:
+                p = inspect.signature(f).parameters.get(option.name)
+                if p is not None and p.default is not inspect.Parameter.empty:
+                    checked += 1
+                    if p.default != option.default:
+                        differ.append((name, option.name, f.__name__, p.default, option.default))
+    assert differ == [] and checked > 40, (checked, differ)

@@ -170,6 +170,8 @@ def test_sequential_frame__hands_its_look_reference_metric_level_and_variance_on
 
 
 def test_save_study__files_config_and_the_figure(swept, tmp_path):
+    nested = report.save_study([swept], tmp_path / "new" / "deeper", plot=False)  # made whole
+    assert nested["config.json"].is_file()
     files = report.save_study([swept], tmp_path, config={"note": "x"})
     names = ["summary.csv", "summary.json", "curves.csv", "runs.csv", "runs.parquet",
              "regret.png", "manifest.json", "config.json"]
