@@ -1,4 +1,4 @@
-"""A third-party learner: registered from user code (the README example) or through the
+"""A third-party learner: registered from user code (docs/extending.md's example) or through the
 `oslr.learners` entry-point group, it works in `oslr.make`, `oslr list` and `oslr run`."""
 
 import json
@@ -16,7 +16,7 @@ from oslr import registry
 from oslr.cli import main
 from oslr.testing import check_spec
 
-README = Path(__file__).parent.parent / "README.md"
+GUIDE = Path(__file__).parent.parent / "docs" / "extending.md"
 
 
 @pytest.fixture
@@ -26,14 +26,14 @@ def clean_registry(monkeypatch):
 
 
 def _example() -> str:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.S)
     return next(b for b in blocks if "register_learner" in b)
 
 
 @pytest.mark.slow  # behind -m slow to keep the default run under 5 min
-def test_readme_third_party_example__registers_and_runs(clean_registry, tmp_path, capsys):
+def test_extending_guide_third_party_example__registers_and_runs(clean_registry, tmp_path, capsys):
     assert len(_example().strip().splitlines()) <= 20
-    exec(compile(_example(), "README.md", "exec"), {})
+    exec(compile(_example(), "docs/extending.md", "exec"), {})
     learner, params = oslr.make("constant", d=8, c=0.25)
     assert float(params.c) == 0.25 and learner.name == "constant"
     assert len(check_spec(registry.LEARNERS["constant"])) == 8

@@ -347,3 +347,29 @@ def test_reproduce__a_finished_studys_folder_is_refused_at_once_and_under_the_st
     with pytest.raises(FolderRefused, match="already holds a finished oslr run study"):
         rep.reproduce([step], out, log=lambda *a: None)
     assert ran == [] and not (out / "s.csv").exists()
+
+
+def test_reproduce__each_step_gets_quick_and_progress_and_a_numbered_line(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setattr(rep.program, "clear_compiled", lambda: None)
+    calls, said = [], []
+
+    def run(name):
+        def write(out, quick, progress):
+            calls.append((name, quick, progress))
+            (out / f"{name}.csv").write_text("a\n1\n")
+        return write
+
+    steps = [rep.Step(n, "arena", (f"{n}.csv",), run(n)) for n in ("a", "b")]
+    rep.reproduce(steps, tmp_path / "o", log=said.append)  # progress off unless asked
+    rep.reproduce(steps[:1], tmp_path / "o", quick=True, progress=True, log=said.append)
+    assert calls == [("a", False, False), ("b", False, False), ("a", True, True)]
+    assert [s for s in said if s.startswith("[")] == ["[1/2] a (arena)", "[2/2] b (arena)",
+                                                      "[1/1] a (arena)"]
+    # no step: the stamps already there; a damaged stamps file: refused before any work
+    assert set(rep.reproduce([], tmp_path / "o", log=said.append)) == {
+        "a.csv", "b.csv", "a-runs.parquet", "b-runs.parquet"}
+    (tmp_path / "o" / "STAMPS.json").write_text("{")
+    with pytest.raises(ValueError, match=r"stamps file .*STAMPS\.json cannot be read"):
+        rep.reproduce(steps, tmp_path / "o", log=said.append)
+    assert len(calls) == 3
