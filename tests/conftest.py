@@ -1,4 +1,4 @@
-"""Strict JAX flags for the whole suite (STYLE.md: equinox-style strictness)."""
+"""Strict JAX flags for the whole suite (equinox-style strictness)."""
 
 import os
 import sys

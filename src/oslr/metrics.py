@@ -1,7 +1,7 @@
 """Streaming metrics reduced inside the scan: memory is fixed, whatever the horizon.
 
 A tracker keeps running sums per run and copies them into fixed-size buffers at `C` log-spaced
-checkpoint rounds (ALGORITHMS.md R1: 50 log-spaced points plus T). What it sums depends on the
+checkpoint rounds (docs/algorithms.md R1: 50 log-spaced points plus T). What it sums depends on the
 family:
 
 * prediction (F1): learner loss (ŷ - y)^2; the true model's loss (y_clean - y)^2 (R3); optionally

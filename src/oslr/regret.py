@@ -1,6 +1,6 @@
 """Comparators in hindsight: pure float64 NumPy functions of sufficient statistics.
 
-Never imported by learners. ALGORITHMS.md section 2:
+Never imported by learners. docs/algorithms.md section 2:
 
 * R1 `best_sparse_ls_loss`: min over ||w||_0 <= k (optionally ||w||_2 <= radius) of
   sum_t (<w, x_t> - y_t)^2 = s - 2 c^T w + w^T G w, with G = X^T X, c = X^T y, s = y^T y, exact by

@@ -86,7 +86,7 @@ class SimResult:
     def regret_curves(self) -> dict[str, np.ndarray]:
         """Regret at every checkpoint, (G, R, C) per quantity, computed in float64.
 
-        Returns a dict with the quantities that apply (ALGORITHMS.md section 2):
+        Returns a dict with the quantities that apply (docs/algorithms.md section 2):
           F1: `regret` (exact best k-sparse LS, R1) or `regret_lb_greedy` (R2, a lower bound), and
               `regret_wstar` (R3) on realizable streams; F2: `regret` (R4);
           F3: `pseudo_regret` (R5). Computed once and cached.

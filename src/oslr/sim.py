@@ -1,8 +1,8 @@
 """The simulator: chunked `lax.scan` over rounds inside `jit(vmap(...))` over runs x grid points.
 
-Randomness (STYLE.md): run r of a study with seed s uses `run_key = fold_in(key(s), r)`, split into
-four streams (problem init, problem rounds, learner init, learner rounds); round t uses
-`fold_in(stream, t)`. Hence:
+Randomness (docs/algorithms.md section 0): run r of a study with seed s uses
+`run_key = fold_in(key(s), r)`, split into four streams (problem init, problem rounds, learner
+init, learner rounds); round t uses `fold_in(stream, t)`. Hence:
 
 * every learner and every grid point sees the same stream in run r (common random numbers);
 * results do not depend on the chunk size, on how many runs share a batch, or on the device count;

@@ -33,7 +33,7 @@ def float_dtype() -> Any:
     return jax.numpy.zeros(()).dtype
 
 
-#: The three protocols (see ALGORITHMS.md section 1).
+#: The three protocols (see docs/algorithms.md section 1).
 PREDICTION = "prediction"  # F1: query <= budget features, predict, then see y (square loss)
 LINEAR = "linear"  # F2: play a k-sparse w, see theta = -y x on its support (linear loss)
 BANDIT = "bandit"  # F3: see arm features, pull one arm, see its reward
@@ -151,7 +151,7 @@ class Problem(NamedTuple):
       info: extra labels recorded in result files (scale factors, design, ...).
       features: optional `features(params, ids) -> (..., d)`, the arm features of global arm ids
         (`BanditExample.arm_ids`) of any round, so that learners keep ids, not vectors, in their
-        histories (ALGORITHMS.md B12); the harness hands it to rounds as `rnd.features`.
+        histories (docs/algorithms.md B12); the harness hands it to rounds as `rnd.features`.
       max_delay: the largest feedback delay D_t of the stream (1: feedback at once).
       replay: whether rounds replay logged events by rejection sampling (`rnd.accepted`).
       changing_arms: whether the arm set changes every round (bandit problems).

@@ -1,4 +1,4 @@
-"""Least-squares trackers ([KPM]; ALGORITHMS.md L2.0, L2.3, L2.4, B11) against closed forms."""
+"""Least-squares trackers ([KPM]; docs/algorithms.md L2.0, L2.3, L2.4, B11) against closed forms."""
 
 import jax
 import jax.numpy as jnp

@@ -1,4 +1,4 @@
-"""PEGE and fPEGE-GD on the unit sphere ([RT10]; [KPM] Alg. 1; ALGORITHMS.md L2.1)."""
+"""PEGE and fPEGE-GD on the unit sphere ([RT10]; [KPM] Alg. 1; docs/algorithms.md L2.1)."""
 
 import jax
 import jax.numpy as jnp

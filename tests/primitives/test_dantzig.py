@@ -1,4 +1,4 @@
-"""The Dantzig selector LP in JAX (mpax PDHG) against HiGHS (ALGORITHMS.md B10)."""
+"""The Dantzig selector LP in JAX (mpax PDHG) against HiGHS (docs/algorithms.md B10)."""
 
 import jax
 import jax.numpy as jnp

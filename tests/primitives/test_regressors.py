@@ -1,4 +1,4 @@
-"""Regressors (ALGORITHMS.md B6, B7, B11): VAW's bound, float64 references, golden values."""
+"""Regressors (docs/algorithms.md B6, B7, B11): VAW's bound, float64 references, golden values."""
 
 import jax
 import jax.numpy as jnp

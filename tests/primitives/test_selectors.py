@@ -1,4 +1,4 @@
-"""Selectors (ALGORITHMS.md B4, B5): unbiasedness by exact enumeration, golden values, laws."""
+"""Selectors (docs/algorithms.md B4, B5): unbiasedness by exact enumeration, golden values, laws."""
 
 import math
 

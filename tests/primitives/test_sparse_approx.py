@@ -1,4 +1,4 @@
-"""OMP and IHT (ALGORITHMS.md B8, B9)."""
+"""OMP and IHT (docs/algorithms.md B8, B9)."""
 
 import jax
 import jax.numpy as jnp

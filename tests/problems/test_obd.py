@@ -1,4 +1,4 @@
-"""Open Bandit Dataset replay (oslr.problems.obd; ALGORITHMS.md sections 5 and E2)."""
+"""Open Bandit Dataset replay (oslr.problems.obd; docs/algorithms.md sections 5 and E2)."""
 
 import jax
 import jax.numpy as jnp

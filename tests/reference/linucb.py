@@ -36,7 +36,7 @@ def flinucb_reference(arms, rewards, i_phi, i_est, kappa, c_gamma, alpha, c_lamb
                       tracker="frls-gd", step_scale=1.0):
     """fLinUCB ([KPM] Alg. 2) with fixed arms, fed the learner's sampled history indices: the
     confidence widths by the SGD step (11), the estimate by `tracker` ("frls-gd" (9), "svrg" or
-    "sag", ALGORITHMS.md L2.3-L2.4).
+    "sag", docs/algorithms.md L2.3-L2.4).
 
     Args:
       arms: (K, d) the fixed arm set; rewards: (T, K); i_phi, i_est: (T,) uniform draws in

@@ -1,4 +1,4 @@
-"""[FKK] experiments (ALGORITHMS.md E5 and L5.2; [FKK] itself has none) as functions
+"""[FKK] experiments (docs/algorithms.md E5 and L5.2; [FKK] itself has none) as functions
 (`oslr experiment foster-*`):
 
 * `foster_rate`: final regret R1 (best k-sparse w with ||w||_2 <= 1, exact) of `foster-hedge` at

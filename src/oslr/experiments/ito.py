@@ -1,4 +1,4 @@
-"""[ITO] section 6 (ALGORITHMS.md E3) as functions (`oslr experiment ito-*`):
+"""[ITO] section 6 (docs/algorithms.md E3) as functions (`oslr experiment ito-*`):
 
 * `ito_table1`: final regret R1 (against the exact best k-sparse least squares on x, no norm
   bound: "an adversary that observes k entries of x") at T = 5000 of Alg. 2
@@ -11,7 +11,7 @@
   which are not obtainable here), k = 4, k' = 3 and the sweep k in {4, 8, 13}, k' = k - 1, with
   A = I and Gaussian A (m = 2d); runtimes.
 
-KKLP parameters are a GAP of [ITO] (ALGORITHMS.md L3.4): k0 = k, k1 = k', the BEXP budgets
+KKLP parameters are a GAP of [ITO] (docs/algorithms.md L3.4): k0 = k, k1 = k', the BEXP budgets
 floor(k / k') with the remainder one each to the first, B = ceil((k0 T / (n k1))^(1/3)) with n
 the number of features it chooses among (d, or m for KKLP_A).
 """
@@ -56,7 +56,7 @@ REAL_SHUFFLES = 50
 
 def kklp_batch(name: str, d: int, k: int, k_prime: int, horizon: int, m: int) -> int:
     """KKLP's batch length B = ceil((k0 T / (n k1))^(1/3)), k0 = k, k1 = k', n = d (KKLP) or
-    m (KKLP_A, the forms A^T x): Thm 9 with kappa = 1 (ALGORITHMS.md L3.4, OURS)."""
+    m (KKLP_A, the forms A^T x): Thm 9 with kappa = 1 (docs/algorithms.md L3.4, OURS)."""
     n = d if name == "kklp" else m
     return max(1, math.ceil((k * horizon / (n * k_prime)) ** (1 / 3)))
 

@@ -1,4 +1,4 @@
-"""[KKLP] validation (ALGORITHMS.md E4; [KKLP] itself has no experiments) as functions
+"""[KKLP] validation (docs/algorithms.md E4; [KKLP] itself has no experiments) as functions
 (`oslr experiment kale-*`):
 
 * `calibrate_c`: the constant C of lam_n = C sqrt(d log(n d / delta) / (n k0)) (sigma + d / k0),

@@ -1,4 +1,4 @@
-"""[KPM] experiments (ALGORITHMS.md E2) as functions (`oslr experiment kpm-*`):
+"""[KPM] experiments (docs/algorithms.md E2) as functions (`oslr experiment kpm-*`):
 
 * `kpm_tracking`: tracking error ||theta_n - theta~_n|| of fLinUCB-GD / -SVRG / -SAG against the
   regularised LS solution of the same run, over the OBD log in stream mode (every event accepted;

@@ -1,4 +1,4 @@
-"""[WLL] Appendix B (ALGORITHMS.md E1) as functions (`oslr experiment wll-*`):
+"""[WLL] Appendix B (docs/algorithms.md E1) as functions (`oslr experiment wll-*`):
 
 * `wll_reward_vs_k`: cumulative reward sum_t y_t <w_t, x_t> against k/d on a dataset (one pass,
   a fresh shuffle per run), for FTPSL and the random-subset and oracle-subset FTPL baselines, with
@@ -140,7 +140,7 @@ def wll_rate_sweep(dataset: str = "a9a", eta_scales: Sequence[float] = WLL_ETA_S
                    learners: Sequence[str] = WLL_LEARNERS, progress: bool = False,
                    **options) -> pd.DataFrame:
     """Cumulative reward over an eta x gamma grid, `runs` shuffles per point, one vmapped call per
-    learner (the sweep [WLL] could not afford; ALGORITHMS.md gap 3).
+    learner (the sweep [WLL] could not afford; docs/algorithms.md gap 3).
 
     eta = eta_scale x eq. (1) and gamma = min(c0 d eta log T, gamma_max) for ftpsl; the subset
     baselines have no exploration and sweep eta_scale only. Common random numbers: every grid

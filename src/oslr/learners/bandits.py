@@ -92,5 +92,5 @@ EPS_GREEDY = LearnerSpec(
     factory=eps_greedy,
     params=EpsGreedyParams,
     alt={"eps": 0.3, "alpha": 0.5, "lam": 2.0},
-    reference="ALGORITHMS.md F3",
+    reference="docs/algorithms.md F3",
 )

@@ -1,4 +1,4 @@
-"""Dantzig selector for realizable POSLR ([KKLP] Algorithm 1, Theorem 2; ALGORITHMS.md L4.1).
+"""Dantzig selector for realizable POSLR ([KKLP] Algorithm 1, Theorem 2; docs/algorithms.md L4.1).
 
 Family F1, proper: the learner commits to a k-sparse w_t, predicts <x_t, w_t>, and explores a
 uniform k0-subset S_t each round; the query is S_t u supp(w_t) (budget k0 + k).
@@ -22,7 +22,7 @@ Round t (1-based):
 The LP is solved only at powers of two after t0 (ceil(log2 T) times), inside the compiled scan
 and batched over runs (the branch is taken on the round counter, which every run shares).
 Theorem 2: Regret_T = O(k^2 log(d/delta) (d/k0)^3 log T) w.h.p. (constants not printed).
-GAPs (ALGORITHMS.md L4.1): the constant C (calibrate it: w* feasible in >= 95% of draws) and
+GAPs (docs/algorithms.md L4.1): the constant C (calibrate it: w* feasible in >= 95% of draws) and
 t0 = ceil(k ln d ln T) (OURS).
 """
 

@@ -1,4 +1,5 @@
-"""Hedge over all k-subsets with per-subset projected SGD ([FKK] Algorithm 1; ALGORITHMS.md L5.1).
+"""Hedge over all k-subsets with per-subset projected SGD ([FKK] Algorithm 1;
+docs/algorithms.md L5.1).
 
 Family F1 with a query budget k' >= k + 2, ||x||_2 <= 1, |y| <= 1; the comparator is the best
 k-sparse w with ||w||_2 <= 1 (R1 with the norm bound). Static k: the (N, k) table of the

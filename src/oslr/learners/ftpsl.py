@@ -1,4 +1,4 @@
-"""Follow the Perturbed Sparse Leader and its FTPL baselines ([WLL]; ALGORITHMS.md L1, L1c).
+"""Follow the Perturbed Sparse Leader and its FTPL baselines ([WLL]; docs/algorithms.md L1, L1c).
 
 Family F2: play w_t in K_{k,b} = {||w||_0 <= k, ||w||_b <= 1}, suffer <theta_t, w_t> with
 theta_t = -y_t x_t, observe theta_{t,i} on the selected set Q_t only.
@@ -262,7 +262,7 @@ class DelayedFtpslState(NamedTuple):
 
 def ftpsl_delayed(d: int, max_delay: int, max_k: int | None = None, b: float = 2.0,
                   n_resamples: int = 10, gr_mode: str = "shared") -> Learner:
-    """FTPSL with delayed feedback ([WLL] section 4.1; ALGORITHMS.md L1a).
+    """FTPSL with delayed feedback ([WLL] section 4.1; docs/algorithms.md L1a).
 
     The feedback of round t arrives at the end of round t + D_t - 1 (D_t from the problem, read as
     `round.delay`, 1 <= D_t <= max_delay); the leader uses only the estimates that have arrived.
@@ -330,7 +330,7 @@ class KnapsackParams(FtpslParams):
 def greedy_fill(order_score: Array, costs: Array, budget: Array) -> Array:
     """Random-order greedy fill: visit coordinates by decreasing `order_score` and take each one
     that still fits the budget. With i.i.d. continuous scores the order is a uniform permutation.
-    (ALGORITHMS.md L1b exploration law, OURS: the paper leaves it open.)"""
+    (docs/algorithms.md L1b exploration law, OURS: the paper leaves it open.)"""
     d = order_score.shape[-1]
     order = jnp.argsort(-order_score)
 
@@ -374,7 +374,7 @@ def ftpsl_knapsack(d: int, max_budget: int, b: float = 2.0, n_resamples: int = 1
     Args:
       d: dimension; max_budget: static bound on B (DP table size); b: norm exponent;
       n_resamples: M; solver: "exact" (DP, integer costs) or "fptas" (value rounding, accuracy
-      `eps`; the paper's eps = 1/T^2 is impractical, ALGORITHMS.md B3); gr_mode: as `ftpsl`.
+      `eps`; the paper's eps = 1/T^2 is impractical, docs/algorithms.md B3); gr_mode: as `ftpsl`.
     """
     if solver not in ("exact", "fptas"):
         raise ValueError(f"unknown knapsack solver {solver!r}; choose 'exact' or 'fptas'.")

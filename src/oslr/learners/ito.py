@@ -1,5 +1,5 @@
 """Online regression with partial information ([ITO] Ito, Hatano, Sumita, Yabe, Fukunaga,
-Kakimura, Kawarabayashi 2018; ALGORITHMS.md L3.1-L3.3), family F1 with observation maps.
+Kakimura, Kawarabayashi 2018; docs/algorithms.md L3.1-L3.3), family F1 with observation maps.
 
 * `ito-block-bandit` (Alg. 1, Cor. 2): blocks of tau rounds; per block an adversarial bandit
   (Exp3, or Tsallis-INF) picks one observation function of a finite family F = {f_1..f_K}, an

@@ -1,4 +1,4 @@
-"""Online least-squares estimators ([KPM]; ALGORITHMS.md L2.0, L2.3, L2.4, B11, B12).
+"""Online least-squares estimators ([KPM]; docs/algorithms.md L2.0, L2.3, L2.4, B11, B12).
 
 A `Tracker` is a pure component that higher-level learners (LinUCB, PEGE, ...) embed: after each
 new sample (x_n, y_n) is appended to a `History`, `update` moves the estimate; `theta` reads it.
@@ -70,7 +70,7 @@ class TrackerParams:
                               doc="SVRG / SAG step = step_scale / L")
 
 
-#: Per-tracker default overrides of `TrackerParams` (ALGORITHMS.md L2.0, OURS: alpha = 0.75,
+#: Per-tracker default overrides of `TrackerParams` (docs/algorithms.md L2.0, OURS: alpha = 0.75,
 #: c_gamma = c_lambda = 1): `ols-sm` a vanishing ridge; `fols-gd` the Thm 1 step with c = 3d
 #: (mu c / 4 = 0.75 for isotropic unit-norm features, mu = 1/d) and no ridge; `svrg` 0.1 / L (L2.3).
 TRACKER_DEFAULTS: dict[str, dict] = {
@@ -243,7 +243,7 @@ def _data_grad(theta: Array, x: Array, y: Array) -> Array:
 
 
 def svrg_tracker(d: int, snapshot_every: int | None = None, name: str = "svrg") -> Tracker:
-    """SVRG tracker (ALGORITHMS.md L2.3): snapshot at rounds t + 1 = 1, 2, 4, 8, ... (the
+    """SVRG tracker (docs/algorithms.md L2.3): snapshot at rounds t + 1 = 1, 2, 4, 8, ... (the
     doubling of L2.3 on the round count; rounds where no sample arrives still count), and every
     `snapshot_every` rounds if set (fixed-length epochs, for long runs on a static history)."""
 
@@ -325,7 +325,7 @@ class SagState(NamedTuple):
 
 
 def sag_tracker(d: int, capacity: int, name: str = "sag") -> Tracker:
-    """SAG tracker (ALGORITHMS.md L2.4) with one residual per stored sample."""
+    """SAG tracker (docs/algorithms.md L2.4) with one residual per stored sample."""
 
     def init(params: TrackerParams) -> SagState:
         del params

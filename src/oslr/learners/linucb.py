@@ -1,4 +1,4 @@
-"""LinUCB and its fast SGD variants ([KPM] Algorithm 2; ALGORITHMS.md L2.2-L2.4; family F3).
+"""LinUCB and its fast SGD variants ([KPM] Algorithm 2; docs/algorithms.md L2.2-L2.4; family F3).
 
 * `linucb` ([LCLS10], shared-parameter form): A = lam0 I + sum x x^T, b = sum r x,
   theta = A^{-1} b by Sherman-Morrison (the `rls-sm` tracker), UCB(x) = x^T theta +
@@ -289,11 +289,11 @@ def _spec(variant: str, description: str, reference: str) -> LearnerSpec:
 
 LINUCB = _spec("linucb", "LinUCB, shared theta, exact ridge LS by Sherman-Morrison ([LCLS10]); "
                "O(K d) per round on a fixed arm set (history='arm')",
-               "[LCLS10]; ALGORITHMS.md L2.2")
+               "[LCLS10]; docs/algorithms.md L2.2")
 FLINUCB_GD = _spec("flinucb-gd",
                    "fLinUCB-GD: fRLS-GD estimate and SGD-tracked confidence widths ([KPM] Alg. 2)",
-                   "[KPM] Alg. 2, ALGORITHMS.md L2.2")
+                   "[KPM] Alg. 2, docs/algorithms.md L2.2")
 FLINUCB_SVRG = _spec("flinucb-svrg", "fLinUCB with an SVRG tracker ([KPM] App. B, reconstructed)",
-                     "[KPM] App. B, ALGORITHMS.md L2.3")
+                     "[KPM] App. B, docs/algorithms.md L2.3")
 FLINUCB_SAG = _spec("flinucb-sag", "fLinUCB with a SAG tracker ([KPM] App. C, reconstructed)",
-                    "[KPM] App. C, ALGORITHMS.md L2.4")
+                    "[KPM] App. C, docs/algorithms.md L2.4")

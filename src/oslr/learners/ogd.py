@@ -124,5 +124,5 @@ OGD_RANDOM_SUBSET = LearnerSpec(
     params=OgdParams,
     options=(_MAX_K,),
     alt={"eta": lambda c: 0.1 / c.d, "radius": 2.0, "k": lambda c: max(1, c.d // 2)},
-    reference="lower reference (ALGORITHMS.md F1)",
+    reference="lower reference (docs/algorithms.md F1)",
 )

@@ -1,5 +1,5 @@
 """Online greedy for agnostic POSLR: k1 budgeted-experts (BEXP) instances choose features, VAW
-predicts on them ([KKLP] Algorithm 2, Theorem 9; ALGORITHMS.md L4.2, L3.4).
+predicts on them ([KKLP] Algorithm 2, Theorem 9; docs/algorithms.md L4.2, L3.4).
 
 Family F1, proper: the prediction is <w_t, x_t> with w_t supported on V_b (|V_b| <= k1) and the
 query S_b (|S_b| <= k0) is fixed within each mini-batch of B rounds.
@@ -20,9 +20,10 @@ B = ceil((k0 T / (d k))^(1/3)), each BEXP's eta = sqrt(ln d / (n_bins_i ceil(T /
 k, k0, k1 and B are static (they fix shapes and the batch schedule); the eta scale and the VAW
 ridge are params. Work: O(k0^2 + k1^2) per round, k0 least-squares solves of size k0 per batch.
 
-With `projection` A (d x m) the "features" are the m forms a_i^T x (Ito et al.'s KKLP_A baseline,
-ALGORITHMS.md L3.4): BEXP chooses among the m columns, the round reveals a_i^T x for i in S (each
-one observation) and VAW predicts <w, (a_i^T x)_{i in V}>, i.e. with the d-vector A_V w.
+With `projection` A (d x m) the "features" are the m forms a_i^T x (Ito et al.'s KKLP_A
+baseline, docs/algorithms.md L3.4): BEXP chooses among the m columns, the round reveals a_i^T x
+for i in S (each one observation) and VAW predicts <w, (a_i^T x)_{i in V}>, i.e. with the
+d-vector A_V w.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PEGE and fPEGE-GD on the unit sphere ([RT10]; [KPM] Algorithm 1; ALGORITHMS.md L2.1; F3(a)).
+"""PEGE and fPEGE-GD on the unit sphere ([RT10]; [KPM] Algorithm 1; docs/algorithms.md L2.1; F3(a)).
 
 Cycles m = 1, 2, ...: explore by playing the basis b_1..b_d once each, then exploit by playing
 G(theta) = theta / ||theta|| (reward-maximising convention) m times. Cycle m starts at round
@@ -9,8 +9,9 @@ S_m = (m - 1) d + (m - 1) m / 2; the schedule is a function of the round index a
 * `fpege-gd`: after each exploration sample, one fOLS-GD step (lam = 0) from the history of
   exploration samples (basis indices and rewards, B12), i ~ U{1..n}, step c / (4 (c + n)) with
   c = 6 d / lambda_PEGE = 6 d (OURS: the Thm 1 form with mu c / 4 = 0.75, mu = lambda_PEGE/(2d)
-  as in the Thm 2 proof; ALGORITHMS.md notes the paper's inconsistent step sizes). Its diagnostic
-  `tracking_error` is ||theta_GD - theta-hat_PEGE|| on the same exploration data.
+  as in the Thm 2 proof; docs/algorithms.md L2.1 notes the paper's inconsistent step sizes).
+  Its diagnostic `tracking_error` is ||theta_GD - theta-hat_PEGE|| on the same exploration
+  data.
 
 References: Rusmevichientong & Tsitsiklis 2010 (PEGE); Korda, Prashanth, Munos, AAAI 2015, Alg. 1.
 """
@@ -142,7 +143,7 @@ def _spec(fast: bool) -> LearnerSpec:
         defaults={"c_gamma": lambda c: 6.0 * c.d},
         fixed={"lam0": 1.0, "alpha": 0.75, "c_lambda": 0.0, "step_scale": 1.0},
         alt={"c_gamma": lambda c: 2.0 * c.d},
-        reference="[KPM] Alg. 1, ALGORITHMS.md L2.1",
+        reference="[KPM] Alg. 1, docs/algorithms.md L2.1",
     )
 
 

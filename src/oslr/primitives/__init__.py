@@ -1,4 +1,4 @@
-"""Shared vectorised building blocks (ALGORITHMS.md section 3), reused by every learner family.
+"""Shared vectorised building blocks (docs/algorithms.md section 3), reused by every learner family.
 
 Selectors (Exp3, Tsallis-INF, BEXP, Hedge; `selectors`) and regressors (VAW, ridge, OGD, ONS;
 `regressors`) are optax-style `init`/`update` components: a "selector over feature sets + a

@@ -1,4 +1,4 @@
-"""The Dantzig selector as a linear program, solved in JAX by mpax's PDHG (ALGORITHMS.md B10;
+"""The Dantzig selector as a linear program, solved in JAX by mpax's PDHG (docs/algorithms.md B10;
 [CT07]; [KKLP] eq. (3)).
 
     min ||w||_1  s.t.  ||c - G w||_inf <= lam

@@ -1,4 +1,4 @@
-"""Geometric resampling ([WLL] Algorithm 2, [NB16]; ALGORITHMS.md B2).
+"""Geometric resampling ([WLL] Algorithm 2, [NB16]; docs/algorithms.md B2).
 
 Estimates 1/q_i, q_i = P(i in Q_t), without knowing q_i: redraw the round's play M times from the
 same law and let h_i be the first draw whose selected set contains i (M if none does). Then

@@ -1,4 +1,4 @@
-"""Fixed-capacity sample histories for SGD from history (ALGORITHMS.md B12).
+"""Fixed-capacity sample histories for SGD from history (docs/algorithms.md B12).
 
 SGD trackers ([KPM]) draw a past sample i ~ U{0..n-1} every step. When a sample's features are
 determined by a choice from a known table (a bandit arm from a fixed arm set, a PEGE basis vector),

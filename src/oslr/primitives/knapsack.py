@@ -1,4 +1,4 @@
-"""0/1 knapsack solvers for the [WLL] section 4.2 leader (ALGORITHMS.md B3), vectorisable.
+"""0/1 knapsack solvers for the [WLL] section 4.2 leader (docs/algorithms.md B3), vectorisable.
 
 * `knapsack_exact`: dynamic programme over integer capacities 0..max_budget ([KT05] section 6.4):
   best[c] = max value of items with total cost <= c, scanned item by item with a take table,

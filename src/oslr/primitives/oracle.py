@@ -1,4 +1,4 @@
-"""The sparse linear oracle of [WLL] Lemma 1 (ALGORITHMS.md B1).
+"""The sparse linear oracle of [WLL] Lemma 1 (docs/algorithms.md B1).
 
     argmin_{w : ||w||_0 <= k, ||w||_b <= 1} <w, v>  =  -||top_k(|v|)||_a,   a = b / (b - 1).
 """
@@ -50,7 +50,7 @@ def sparse_oracle(v: Array, k: Array, max_k: int, b: float) -> tuple[Array, Arra
 
     On Q = top_k(|v|): b = inf gives w_i = -sign(v_i); b = 1 gives -sign(v_i) e_i at argmax |v_i|;
     otherwise w_i = -sign(v_i) |v_i|^(a-1) / (sum_Q |v_j|^a)^(1/b). (The paper prints the exponent
-    as "ab"; a - 1 is the correct one, see ALGORITHMS.md B1.) If v_Q = 0 then w = 0.
+    as "ab"; a - 1 is the correct one, see docs/algorithms.md B1.) If v_Q = 0 then w = 0.
 
     Args:
       v: (d,) linear loss vector.

@@ -1,4 +1,4 @@
-"""A keyed bijection of [0, n): a per-run shuffle in O(1) memory (ALGORITHMS.md section 5).
+"""A keyed bijection of [0, n): a per-run shuffle in O(1) memory (docs/algorithms.md section 5).
 
 A replay shows row pi(t) at round t, where pi is a random permutation drawn from the run's key.
 Storing pi costs 4 n bytes per run (195 KB for a9a's 48,842 rows: 12.8 GB at 65,536 runs); here

@@ -1,5 +1,5 @@
 """Observation matrices A (d x m) whose columns a_i a learner observes as a_i^T x ([ITO] F_A,
-Alg. 3; the KKLP_A baseline, ALGORITHMS.md L3.3-L3.4).
+Alg. 3; the KKLP_A baseline, docs/algorithms.md L3.3-L3.4).
 
 [ITO] assume ||A||_2 <= 1; the Gaussian family is rescaled to spectral norm exactly 1.
 """

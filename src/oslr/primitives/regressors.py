@@ -1,4 +1,4 @@
-"""Online regressors on (masked) feature vectors, as optax-style pure components (ALGORITHMS.md
+"""Online regressors on (masked) feature vectors, as optax-style pure components (docs/algorithms.md
 B6, B7, B11; Zinkevich 2003).
 
 A `Regressor` is a NamedTuple of pure functions over its own state; hyper-parameters are a params

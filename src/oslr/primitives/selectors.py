@@ -1,5 +1,5 @@
 """Selectors: experts / bandit algorithms over a finite set of K arms (feature sets, observation
-functions, subsets), as optax-style pure components (ALGORITHMS.md B4, B5; [FKK] Hedge).
+functions, subsets), as optax-style pure components (docs/algorithms.md B4, B5; [FKK] Hedge).
 
 A `Selector` is a NamedTuple of pure functions over its own state; the rate is passed in on every
 call (a traced value, so a study can sweep it):
@@ -19,7 +19,7 @@ depend on differences only, and the stored numbers stay bounded by the spread of
 by T (float32 at T = 1e6).
 
 References: [BCB12] section 3.1 (Exp3); [ACBFS02]; [ZS21] (Tsallis-INF); [AKTT15] (BEXP, budgeted
-experts); [FKK] Alg. 1 (Hedge over subsets); ALGORITHMS.md B4, B5.
+experts); [FKK] Alg. 1 (Hedge over subsets); docs/algorithms.md B4, B5.
 """
 
 from __future__ import annotations

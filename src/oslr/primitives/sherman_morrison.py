@@ -1,4 +1,4 @@
-"""Sherman-Morrison rank-one inverse updates (ALGORITHMS.md B11)."""
+"""Sherman-Morrison rank-one inverse updates (docs/algorithms.md B11)."""
 
 from __future__ import annotations
 

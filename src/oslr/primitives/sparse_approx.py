@@ -1,4 +1,4 @@
-"""Sparse approximation of a target in a dictionary: OMP and IHT (ALGORITHMS.md B8, B9; used by
+"""Sparse approximation of a target in a dictionary: OMP and IHT (docs/algorithms.md B8, B9; used by
 [ITO] Alg. 3, eq. (11): u_t = an s-sparse u with A u close to A u-tilde).
 
 Both take a traced sparsity s over a static bound s_max, so a study can sweep k' without

@@ -1,5 +1,5 @@
 """Tables of all k-subsets of [d] (static k), shared by the learners that enumerate subsets
-([FKK] Alg. 1, [ITO] Alg. 1) and by the exact comparator (`oslr.regret`, ALGORITHMS.md R1).
+([FKK] Alg. 1, [ITO] Alg. 1) and by the exact comparator (`oslr.regret`, docs/algorithms.md R1).
 """
 
 from __future__ import annotations

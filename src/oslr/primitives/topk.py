@@ -1,4 +1,4 @@
-"""Top-k masks with a traced k over a static `max_k` axis (ALGORITHMS.md section 0)."""
+"""Top-k masks with a traced k over a static `max_k` axis (docs/algorithms.md section 0)."""
 
 from __future__ import annotations
 

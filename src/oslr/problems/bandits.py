@@ -4,9 +4,9 @@
   with unit-norm features (drawn once at the start, or afresh every round with `changing=True`);
   the reward of arm a is <x_a, theta*> + xi with xi ~ U[-noise, noise] (bounded, zero mean, as
   [KPM] assume).
-* `sphere_bandit` ([KPM] setting (a), [RT10]; ALGORITHMS.md E2 PEGE check): the action set is the
-  unit sphere with the known basis e_1..e_d; theta* uniform on the sphere of radius `norm`; playing
-  x earns x^T theta* + xi, and the best action earns ||theta*||.
+* `sphere_bandit` ([KPM] setting (a), [RT10]; docs/algorithms.md E2, its PEGE check): the
+  action set is the unit sphere with the known basis e_1..e_d; theta* uniform on the sphere of
+  radius `norm`; playing x earns x^T theta* + xi, and the best action earns ||theta*||.
 """
 
 from __future__ import annotations

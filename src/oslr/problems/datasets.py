@@ -1,4 +1,4 @@
-"""Replay of the vendored real datasets (ALGORITHMS.md section 5) as labelled streams.
+"""Replay of the vendored real datasets (docs/algorithms.md section 5) as labelled streams.
 
 Each run replays the rows in its own random order (a keyed permutation computed on the fly from
 the run's problem key, `primitives.permutation`: no per-run copy of the order), one row per round;

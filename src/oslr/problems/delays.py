@@ -1,4 +1,4 @@
-"""Feedback-delay schedules for labelled streams ([WLL] section 4.1; ALGORITHMS.md L1a).
+"""Feedback-delay schedules for labelled streams ([WLL] section 4.1; docs/algorithms.md L1a).
 
 `with_delays(problem, schedule, max_delay)` stamps every example with D_t in {1..max_delay}: the
 feedback of round t may be used from the end of round t + D_t - 1 on.

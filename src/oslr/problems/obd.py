@@ -1,4 +1,4 @@
-"""Replay of the Open Bandit Dataset uniform-random logs (ALGORITHMS.md sections 5 and E2).
+"""Replay of the Open Bandit Dataset uniform-random logs (docs/algorithms.md sections 5 and E2).
 
 The ZOZOTOWN logs (`obd/random/{all,men,women}`, 10,000 events each, K = 80 / 34 / 46 items)
 stand in for the Yahoo! R6 data of [KPM]. Logging was uniform (propensity 1/K), so rejection
@@ -7,8 +7,8 @@ the logged item the event is *accepted* (it sees the click and may update), othe
 skipped and the learner must leave its state unchanged (`round.accepted`). CTR score =
 10000 clicks / accepted events ([KPM]).
 
-Feature map (OURS, ALGORITHMS.md section 5): u = [1, onehot(user_feature_0..3), onehot(position)],
-a = [1, item_feature_0, onehot(item_feature_1..3)], x(user, item) = [vec(u a^T),
+Feature map (OURS, docs/algorithms.md section 5): u = [1, onehot(user_feature_0..3),
+onehot(position)], a = [1, item_feature_0, onehot(item_feature_1..3)], x(user, item) = [vec(u a^T),
 affinity(user, item)] / ||.||_2, so d = |u| |a| + 1 (1177 on random/all). Vocabularies are the
 sorted unique strings of each campaign file. The user table (n, |u|) and item table (K, |a|) travel
 as problem params; the (K, d) arm features are built per event on the device.

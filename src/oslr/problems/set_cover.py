@@ -1,4 +1,4 @@
-"""The set-cover stream of [FKK] Algorithm 2 (Reduction 1; ALGORITHMS.md L5.2).
+"""The set-cover stream of [FKK] Algorithm 2 (Reduction 1; docs/algorithms.md L5.2).
 
 A binary matrix M (m x d) whose columns are sets over m elements. Round t draws a row r ~ U[m]
 and a sign sigma_t ~ +-1 and shows x_t = sigma_t r / sqrt(d) (so ||x_t|| <= 1) with label
