@@ -297,6 +297,9 @@ def test_plot_final__log_x_for_a_wide_positive_range_caps_and_grid(tmp_path):
     fig = study.plot_final("eps")  # 0.05 to 0.2: a 4x range, linear
     ax = fig.axes[0]
     assert ax.get_xscale() == "linear" and ax.xaxis.get_gridlines()[0].get_alpha() == 0.3
+    assert ax.get_xlabel() == "eps" and ax.yaxis.label.get_fontsize() == 8
+    assert fig._suptitle.get_text() == ("linear-bandit, T=40: final regret against eps")
+    assert tuple(fig.get_size_inches()) == (3.6 + 1, 3.6)  # one learner has eps: one panel
     caps = ax.containers[0].lines[1]  # the error bars' caps, 2 x capsize points wide
     assert len(caps) == 2 and caps[0].get_markersize() == 6
     wide = study.summary.copy()
@@ -318,6 +321,11 @@ def test_load_merge_plot_and_cube__the_details_a_reader_meets(tmp_path):
     # the bands at alpha 0.2 in the line's colour; plot_final's panels side by side
     fig = study.plot()
     assert [c.get_alpha() for c in fig.axes[0].collections] == [0.2] * 3
+    import matplotlib.colors as mcolors
+
+    for line, band in zip(fig.axes[0].lines, fig.axes[0].collections):
+        assert mcolors.to_rgb(band.get_facecolor()[0]) == mcolors.to_rgb(line.get_color())
+    assert fig.axes[0].get_title().startswith("linear-bandit, T=40: mean over 6 runs")
     plt.close(fig)
     two = [_bandit(name, np.ones((2, R)), grid=[{"eps": 0.05}, {"eps": 0.2}])
            for name in ("eps-greedy", "eps-first")]
@@ -425,6 +433,10 @@ def test_load__an_experiment_folder_reads_as_a_runs_folder(tmp_path, monkeypatch
     assert list(exp.finals()) == ["study 0: eps-greedy [eps=0.05]", "study 0: eps-greedy "
                                   "[eps=0.2]", "study 1: linucb"]
     one = exp.select(0)
+    assert list(one.runs.columns) == list(exp.runs.columns)  # no index column added
+    assert list(one.run_curves.columns) == list(exp.run_curves.columns)
+    assert set(one.runs["study"]) == set(one.run_curves["study"]) == {0}
+    assert list(one.runs.index) == list(range(len(one.runs)))
     for name, values in run.finals().items():
         if name.startswith("eps-greedy"):
             np.testing.assert_array_equal(one.finals()[name], values)
@@ -434,6 +446,24 @@ def test_load__an_experiment_folder_reads_as_a_runs_folder(tmp_path, monkeypatch
     assert [c.get_alpha() for c in exp.plot().axes[0].collections] == [0.2] * 3
     with pytest.raises(LoadError, match=r"no study \[7\]"):
         exp.select([7])
+    # an experiment's other tables are checked against their manifest rows too
+    manifest = json.loads((tmp_path / "e" / "manifest.json").read_text())
+    manifest["files"]["kpm-pege-runs.parquet"]["rows"] += 1
+    (tmp_path / "e" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(LoadError, match=r"kpm-pege-runs\.parquet reads as \d+ rows where "):
+        load(tmp_path / "e")
+
+
+def test_load__a_run_folder_never_reads_a_stray_per_run_table_as_its_runs(tmp_path):
+    # an older run folder without runs.parquet, holding someone's NAME-runs.parquet with a study
+    # column: that table is not taken for the study's per-run curves (experiments only)
+    out, _ = _study(tmp_path)
+    (out / "manifest.json").unlink()
+    stray = pd.read_parquet(out / "runs.parquet").assign(study=0)
+    (out / "runs.parquet").unlink()
+    stray.to_parquet(out / "x-runs.parquet")
+    study = load(out)
+    assert study.kind == "run" and study.run_curves is None and "x-runs" in study.tables
 
 
 def test_merge__an_out_finished_while_the_inputs_were_read_is_refused_under_the_lock(
