@@ -168,22 +168,35 @@ def test_checkpoint__damaged_file_is_refused_in_one_line(tmp_path):
         oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
 
 
-def test_checkpoint__blocks_missing_for_this_process_are_refused_naming_the_runs(tmp_path):
-    # e.g. a folder saved under jax.distributed by a process that held other runs: whole and
-    # with a valid digest, but without this process's rows of some leaf
+def _one_saved_round(tmp_path):
+    """(learner, params, problem, pp), the checkpoint folder, its one file and the file's
+    blocks (meta included) of a 20-round, 2-run study."""
     learner, params, problem, pp = _setup()
     folder = tmp_path / "ck"
     oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
     (file,) = folder.iterdir()
     with np.load(file) as z:
         blocks = {name: z[name] for name in z.files}
+    return (learner, params, problem, pp), folder, file, blocks
+
+
+def _resume(args, folder):
+    learner, params, problem, pp = args
+    return oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2,
+                         checkpoint_path=folder)
+
+
+def test_checkpoint__blocks_missing_for_this_process_are_refused_naming_the_runs(tmp_path):
+    # e.g. a folder saved under jax.distributed by a process that held other runs: whole and
+    # with a valid digest, but without this process's rows of some leaf
+    args, folder, file, blocks = _one_saved_round(tmp_path)
     meta = json.loads(blocks.pop("meta").tobytes())
     del blocks["0/0-2"]  # the first leaf's only block
     meta["sha256"] = checkpoint.blocks_digest(blocks)
     blocks["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     np.savez(file, **blocks)
     with pytest.raises(ValueError, match=r"checkpoint in .*ck lacks runs 0-2 of this process"):
-        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
+        _resume(args, folder)
 
 
 def test_checkpoint__older_layout_is_refused(tmp_path):
@@ -495,30 +508,20 @@ def test_blocks_digest__names_shapes_and_dtypes_are_hashed_not_only_the_bytes():
 
 def test_checkpoint__a_block_saved_under_another_shape_is_damaged(tmp_path):
     # the same bytes re-saved reshaped (or viewed as another dtype): the digest refuses it
-    learner, params, problem, pp = _setup()
-    folder = tmp_path / "ck"
-    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
-    (file,) = folder.iterdir()
-    with np.load(file) as z:
-        blocks = {name: z[name] for name in z.files}
+    args, folder, file, blocks = _one_saved_round(tmp_path)
     name = next(n for n in blocks if n != "meta" and blocks[n].ndim == 2)
     blocks[name] = blocks[name].reshape(blocks[name].shape[::-1])
     np.savez(file, **blocks)
     with pytest.raises(ValueError, match=r"is damaged \(its arrays do not match their "
                                          r"SHA-256\)"):
-        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
+        _resume(args, folder)
 
 
 @pytest.mark.parametrize("key", ["sha256", "runtime"])
 def test_checkpoint__one_without_its_sha256_or_runtime_is_an_older_oslrs(tmp_path, key):
     # saved before the digest and the runtime were recorded (the same format number): not
     # resumed silently under another runtime
-    learner, params, problem, pp = _setup()
-    folder = tmp_path / "ck"
-    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
-    (file,) = folder.iterdir()
-    with np.load(file) as z:
-        blocks = {name: z[name] for name in z.files}
+    args, folder, file, blocks = _one_saved_round(tmp_path)
     meta = json.loads(blocks["meta"].tobytes())
     del meta[key]
     blocks["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
@@ -526,4 +529,4 @@ def test_checkpoint__one_without_its_sha256_or_runtime_is_an_older_oslrs(tmp_pat
     with pytest.raises(ValueError, match=rf"^checkpoint .*020\.npz was written by an older oslr "
                                          rf"\(no {key} recorded\); delete .*ck to start the "
                                          r"study afresh\.$"):
-        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, checkpoint_path=folder)
+        _resume(args, folder)

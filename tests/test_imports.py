@@ -120,11 +120,13 @@ def test_oslr_dir__lists_every_public_name_and_getattr_caches_it():
     assert oslr.stats.__name__ == "oslr.stats" and oslr.__dict__["stats"] is oslr.stats
 
 
-def _all_imports(path: Path, modules: set[str]) -> set[str]:
-    """oslr modules `path` imports anywhere (function-level too), less `if TYPE_CHECKING`."""
+def _all_imports(path: Path, modules: set[str], type_checking: bool = False) -> set[str]:
+    """oslr modules `path` imports anywhere (function-level too), less `if TYPE_CHECKING` unless
+    `type_checking`."""
     tree = ast.parse(path.read_text())
-    skip = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-            and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+    skip = set() if type_checking else {
+        id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+        and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
     out: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skip:
@@ -163,23 +165,9 @@ def test_import_graph__results_and_specs_layered_with_function_level_imports_too
             dfs(node, [node])
 
 
-def _every_import(path: Path, modules: set[str]) -> set[str]:
-    """oslr modules `path` imports anywhere: module level, inside functions and under
-    `if TYPE_CHECKING` alike."""
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name in modules)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("oslr"):
-            for a in node.names:
-                sub = f"{node.module}.{a.name}"
-                out.add(sub if sub in modules else node.module)
-    return out - {_module_name(path), "oslr"}
-
-
 def test_import_graph__no_circle_even_through_function_level_or_type_checking_imports():
     files = {_module_name(p): p for p in SRC.rglob("*.py")}
-    graph = {m: _every_import(p, set(files)) for m, p in files.items()}
+    graph = {m: _all_imports(p, set(files), type_checking=True) for m, p in files.items()}
     state: dict[str, int] = {}
 
     def dfs(node, path):
