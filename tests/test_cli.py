@@ -1090,10 +1090,11 @@ def test_compile_cache__oslr_compile_cache_or_the_users_cache_folder_unless_set_
     import jax
 
     import oslr.cli as cli
+    from oslr import compile_cache
 
     set_to = []
 
-    class Config:  # jax.config as _use_compile_cache sees it
+    class Config:  # jax.config as use_persistent_cache sees it
         jax_compilation_cache_dir = None
 
         def update(self, name, value):
@@ -1103,26 +1104,26 @@ def test_compile_cache__oslr_compile_cache_or_the_users_cache_folder_unless_set_
     monkeypatch.setattr(jax, "config", config)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("OSLR_COMPILE_CACHE", raising=False)
-    cli._use_compile_cache()
+    compile_cache.use_persistent_cache()
     default = tmp_path / "home" / ".cache" / "oslr" / "jax"
     assert set_to == [("jax_compilation_cache_dir", str(default))] and default.is_dir()
     monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "mine"))
-    cli._use_compile_cache()
+    compile_cache.use_persistent_cache()
     assert set_to[-1] == ("jax_compilation_cache_dir", str(tmp_path / "mine"))
     set_to.pop()
-    cli._use_compile_cache()  # the folder is there from the last run: used again
+    compile_cache.use_persistent_cache()  # the folder is there from the last run: used again
     assert set_to[-1] == ("jax_compilation_cache_dir", str(tmp_path / "mine"))
     (tmp_path / "file").write_text("")
     for where in ("off", str(tmp_path / "file" / "sub")):  # off, or a folder that cannot be made
         monkeypatch.setenv("OSLR_COMPILE_CACHE", where)
-        cli._use_compile_cache()
+        compile_cache.use_persistent_cache()
     assert len(set_to) == 2
     config.jax_compilation_cache_dir = "/the/users/own"
     monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "mine"))
-    cli._use_compile_cache()  # a cache the user set is kept
+    compile_cache.use_persistent_cache()  # a cache the user set is kept
     assert len(set_to) == 2
     calls = []
-    monkeypatch.setattr(cli, "_use_compile_cache", lambda: calls.append(1))
+    monkeypatch.setattr(compile_cache, "use_persistent_cache", lambda: calls.append(1))
     monkeypatch.setattr(cli, "cmd_list", lambda args: 0)
     assert main(["list"]) == 0 and calls == []  # only the commands that compile
 

@@ -482,3 +482,14 @@ def test_simulate__linucb_on_the_accelerator_matches_its_cpu_as_the_readme_promi
     first = here.ckpts <= 10
     np.testing.assert_allclose(here.curves["pseudo_regret"][..., first],
                                cpu.curves["pseudo_regret"][..., first], rtol=1e-5, atol=1e-6)
+
+
+def test_simulate__keeps_its_programs_in_the_persistent_compilation_cache(monkeypatch):
+    # a notebook after a kernel restart loads what it compiled before (oslr.compile_cache)
+    from oslr import compile_cache
+
+    calls = []
+    monkeypatch.setattr(compile_cache, "use_persistent_cache", lambda: calls.append(1))
+    learner, params, problem, pp = _setup()
+    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2)
+    assert calls == [1]

@@ -1260,7 +1260,9 @@ def main(argv: list[str] | None = None) -> int:
                 and not getattr(args, "distributed", False)):
             _check_backend()
         if args.func in (cmd_run, cmd_experiment, cmd_reproduce):
-            _use_compile_cache()
+            from oslr.compile_cache import use_persistent_cache
+
+            use_persistent_cache()
         return args.func(args)
     except BrokenPipeError:  # the reader left: `_quiet_when_the_reader_leaves`
         raise
@@ -1302,25 +1304,6 @@ def _check_backend() -> None:
         raise UsageError(f"JAX cannot start the backend that JAX_PLATFORMS={wanted!r} asks for "
                          f"({why}); unset JAX_PLATFORMS (or set it to cpu), or install the "
                          "jax build for that device.") from None
-
-
-def _use_compile_cache() -> None:
-    """Each program compiled once per machine: JAX's persistent compilation cache in
-    $OSLR_COMPILE_CACHE (default ~/.cache/oslr/jax; "off": none), unless a cache is set already.
-    A study run again, or an experiment whose studies share programs (the yes and the no
-    instances of foster-hard), loads them instead of compiling (JAX keys each entry by the
-    program, the compile options and the versions). Not with --distributed: several processes
-    would write one folder."""
-    where = os.environ.get("OSLR_COMPILE_CACHE", str(Path.home() / ".cache" / "oslr" / "jax"))
-    import jax
-
-    if where == "off" or jax.config.jax_compilation_cache_dir:
-        return
-    try:
-        Path(where).mkdir(parents=True, exist_ok=True)
-    except OSError:  # an unwritable home: compile every time, as without the cache
-        return
-    jax.config.update("jax_compilation_cache_dir", where)
 
 
 #: what the interrupt message says about resuming (`cmd_run` names its folder)

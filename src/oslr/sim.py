@@ -38,13 +38,12 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from oslr import checkpoint, metrics, program
+from oslr import checkpoint, compile_cache, metrics, program
 from oslr.checks import check_integral, check_positive_int
 from oslr.memory import check_fits
 from oslr.result import SimResult, record
 from oslr.types import Learner, Problem, PyTree
 from oslr.validation import check_types, validate
-
 
 # --------------------------------------------------------------------------- params and grids
 
@@ -155,6 +154,8 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
       A `SimResult`.
     """
     check_types(learner, problem, params, problem_params)  # before anything touches them
+    if jax.process_count() == 1:  # several processes would write one cache folder
+        compile_cache.use_persistent_cache()
     if grid is None:
         grid = [{}]
         params = stack_params([params])
