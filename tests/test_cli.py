@@ -1969,3 +1969,39 @@ def test_run__2_to_the_31_runs_pass_the_size_check_and_meet_the_memory_one(tmp_p
     err = capsys.readouterr().err
     assert err.startswith("oslr: error: this study needs about ") and "int32" not in err
     assert not out.exists()
+
+
+def test_oslr__version_and_python_dash_m(capsys):
+    import subprocess
+    import sys
+
+    import oslr
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out == f"oslr {oslr.__version__}\n"
+    done = subprocess.run([sys.executable, "-m", "oslr", "--version"], capture_output=True,
+                          text=True, env=subprocess_env(), check=True)
+    assert done.stdout == f"oslr {oslr.__version__}\n"
+
+
+def test_experiment__import_loads_a_users_experiment_before_the_name_is_checked(
+        tmp_path, monkeypatch, capsys):
+    from oslr import registry
+
+    monkeypatch.setattr(registry.EXPERIMENTS, "_entries", dict(registry.EXPERIMENTS._entries))
+    (tmp_path / "my_exps.py").write_text(
+        "import pandas as pd, oslr\n"
+        "def run(args):\n"
+        "    args.out.mkdir(parents=True, exist_ok=True)\n"
+        "    pd.DataFrame({'x': [1]}).to_csv(args.out / 'mine.csv', index=False)\n"
+        "    return pd.DataFrame({'x': [1]})\n"
+        "oslr.register_experiment(oslr.ExperimentSpec('mine', 'a user experiment', run,\n"
+        "                                             files=('mine.csv',)))\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["experiment", "mine", "--import", "my_exps", "--out", "o",
+                 "--no-progress"]) == 0
+    assert (tmp_path / "o" / "mine.csv").is_file() and (tmp_path / "o" / "config.json").is_file()
+    out = capsys.readouterr().out  # a table of its own columns is printed as it is
+    assert out == " x\n 1\n\nwrote mine.csv, mine-runs.parquet, config.json to o\n"

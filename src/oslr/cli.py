@@ -499,7 +499,8 @@ def _add_distributed(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--coordinator", metavar="HOST:PORT",
                    help="address of process 0 (default: JAX's detection or "
                         "JAX_COORDINATOR_ADDRESS)")
-    g.add_argument("--num-processes", dest="num_processes", type=_whole, metavar="N")
+    g.add_argument("--num-processes", dest="num_processes", type=_whole, metavar="N",
+                   help="how many processes run the study (default: JAX's detection)")
     g.add_argument("--process-id", dest="process_id", type=_whole, metavar="I",
                    help="this process's index, 0 .. N - 1")
 
@@ -926,7 +927,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     else:
         if "n" in shown:  # curves: show the last checkpoint of each line
             shown = shown[shown["n"] == shown["n"].max()]
-        cols = [c for c in _SUMMARY_COLUMNS if c in shown]
+        cols = [c for c in _SUMMARY_COLUMNS if c in shown] or list(shown.columns)
         print(shown[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     files = ", ".join([*(f.format(dataset=dataset) for f in spec.all_files), "config.json"])
     print(f"\nwrote {files} to {out}")
@@ -1097,6 +1098,9 @@ def make_parser() -> argparse.ArgumentParser:
         prog="oslr", description="Monte-Carlo regret studies for online learning with limited "
         "feature access (JAX)."
     )
+    from oslr import __version__
+
+    parser.add_argument("--version", action="version", version=f"oslr {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p_list = sub.add_parser("list", help="list registered learners and problems")
     p_list.add_argument("--json", action="store_true", help="print JSON")
@@ -1117,7 +1121,9 @@ def make_parser() -> argparse.ArgumentParser:
     p_plot.add_argument("--against", metavar="PARAM",
                         help="the regret at T against this swept parameter, a panel per learner")
     p_plot.add_argument("--metric", help="regret quantity (default: the primary one)")
-    p_plot.add_argument("--axes", choices=["loglog", "linear", "logx"], default="loglog")
+    p_plot.add_argument("--axes", choices=["loglog", "linear", "logx"], default="loglog",
+                        help="axes of the regret plot (default loglog: the slope is the growth "
+                             "exponent)")
     p_plot.add_argument("--band", choices=["pointwise", "simultaneous"], default="pointwise",
                         help="95%% bands at each checkpoint (default) or covering each whole "
                              "curve at once (bootstrap-t max band)")
@@ -1216,15 +1222,18 @@ def make_parser() -> argparse.ArgumentParser:
                        help="shuffles per point (default 5 as in the paper; 100 for wll-rates)")
     p_exp.add_argument("--hold-rates", action="store_true",
                        help="wll-redundant: keep eta and gamma at their values for the original d")
-    p_exp.add_argument("--seed", type=_whole, default=0)
+    p_exp.add_argument("--seed", type=_whole, default=0, help="root seed (default 0)")
     p_exp.add_argument("--quick", action="store_true",
-                       help="3 k/d points (or 2 rho, or a 2x2 rate grid), 5000 rounds (1000 "
-                            "for wll-rates): minutes instead of hours")
+                       help="each experiment's small size (oslr experiment --list says what it "
+                            "runs): minutes instead of hours")
     p_exp.add_argument("--set", action="append", metavar="NAME=V",
                        help="learner option or parameter, e.g. eta_scale=10 or n_resamples=20")
     p_exp.add_argument("--out", help="output folder")
-    p_exp.add_argument("--json", action="store_true")
-    p_exp.add_argument("--no-progress", action="store_true")
+    p_exp.add_argument("--json", action="store_true", help="print the result table as JSON")
+    p_exp.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p_exp.add_argument("--import", dest="imports", action="append", metavar="MODULE",
+                       help="import a module that registers experiments or learners "
+                            "(oslr.register_experiment)")
     _add_distributed(p_exp)
     p_exp.set_defaults(func=cmd_experiment)
 
