@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from oslr import study as study_module
 from oslr.cli import main
 from tests.helpers import ACROSS_PROCESSES_RTOL, subprocess_env
 
@@ -967,7 +968,7 @@ def test_build_study__every_problem_flag_reaches_the_problem_options():
 
 
 def test_prepare__a_delay_aware_learner_keeps_its_own_buffer_on_an_undelayed_stream():
-    from oslr.cli import DEFAULT_STUDY, UsageError, prepare
+    from oslr.study import DEFAULT_STUDY, UsageError, prepare
 
     study = {**DEFAULT_STUDY, "problem": "agnostic", "problem_options": {"d": 6, "k": 2},
              "params": {}, "grid": {}, "learners": ["ftpsl-delayed"], "horizon": 20, "runs": 2}
@@ -980,7 +981,7 @@ def test_prepare__a_delay_aware_learner_keeps_its_own_buffer_on_an_undelayed_str
 
 
 def test_with_flag_hint__names_the_flag_that_set_the_parameter():
-    from oslr.cli import _with_flag_hint
+    from oslr.study import _with_flag_hint
 
     err = ValueError("ogd-full: parameter eta=[-1.] is out of range (0, inf).")
     assert _with_flag_hint(err, {"grid": {"eta": [-1.0]}}).endswith(
@@ -1254,16 +1255,16 @@ def test_run__without_out_the_same_command_finds_its_unfinished_folder(tmp_path,
 
     monkeypatch.chdir(tmp_path)
     study = {"problem": "sparse-linear", "runs": 4, "out": None, "_default_learners": "x"}
-    assert cli._unfinished_default(study) is None  # nothing saved yet
+    assert study_module.unfinished_default(study) is None  # nothing saved yet
     older, newer = (tmp_path / "oslr-results" / f"run-2026010{i}-000000" for i in (1, 2))
     for folder in (older, newer):
         (folder / cli.CHECKPOINTS).mkdir(parents=True)
         (folder / cli.CHECKPOINTS / "study.json").write_text(json.dumps(
-            cli._settings({**study, "chunk": 7})))  # the chunk may change on resuming
-    assert cli._unfinished_default(study) == Path("oslr-results") / newer.name
+            study_module.settings({**study, "chunk": 7})))  # the chunk may change on resuming
+    assert study_module.unfinished_default(study) == Path("oslr-results") / newer.name
     (newer / "config.json").write_text("{}")  # finished: not resumed
-    assert cli._unfinished_default(study) == Path("oslr-results") / older.name
-    assert cli._unfinished_default({**study, "runs": 5}) is None  # another study
+    assert study_module.unfinished_default(study) == Path("oslr-results") / older.name
+    assert study_module.unfinished_default({**study, "runs": 5}) is None  # another study
 
 
 def test_check_same_study__resuming_only_when_chunks_are_saved(tmp_path):
@@ -1271,11 +1272,11 @@ def test_check_same_study__resuming_only_when_chunks_are_saved(tmp_path):
 
     saved = tmp_path / cli.CHECKPOINTS
     study = {"problem": "p", "runs": 2}
-    assert cli._check_same_study(saved, study) is False  # writes study.json
+    assert study_module.check_same_study(saved, study) is False  # writes study.json
     (saved / "0").mkdir()  # a learner's folder whose checkpoints were deleted
-    assert cli._check_same_study(saved, study) is False
+    assert study_module.check_same_study(saved, study) is False
     (saved / "0" / "checkpoint-000000000010.npz").write_bytes(b"")
-    assert cli._check_same_study(saved, study) is True
+    assert study_module.check_same_study(saved, study) is True
 
 
 def test_build_study__another_problem_on_the_command_line_drops_the_configs_settings(tmp_path):
@@ -1327,7 +1328,8 @@ def test_run__import_loads_the_plugin_before_the_study(tmp_path, monkeypatch, ca
 
 
 def test_prepare__a_static_k_is_a_parameter_of_a_learner_that_takes_it():
-    from oslr.cli import UsageError, build_study, make_parser, prepare
+    from oslr.cli import build_study, make_parser
+    from oslr.study import UsageError, prepare
 
     study = build_study(make_parser().parse_args(
         ["run", "--learners", "foster-hedge", "--d", "6", "--set", "k=2", "--horizon", "10",
@@ -1342,7 +1344,8 @@ def test_prepare__a_static_k_is_a_parameter_of_a_learner_that_takes_it():
 
 
 def test_prepare__a_learner_sized_by_the_arm_count_gets_the_problems():
-    from oslr.cli import build_study, make_parser, prepare
+    from oslr.cli import build_study, make_parser
+    from oslr.study import prepare
 
     study = build_study(make_parser().parse_args(
         ["run", "--problem", "linear-bandit", "--learners", "linucb", "--d", "4", "--n-arms",
@@ -1384,7 +1387,7 @@ def test_reproduce__the_progress_flag_reaches_the_steps(tmp_path, monkeypatch):
 
 
 def test_study_progress__the_total_grows_with_each_look():
-    from oslr.cli import StudyProgress
+    from oslr.study import StudyProgress
 
     progress = StudyProgress("none")
     progress.add(300)
@@ -1423,10 +1426,10 @@ def test_writer_checks_the_folder__process_0_alone_reads_it_and_every_process_le
     (saved / "study.json.tmp-1").write_text("{")  # process 0 half-way through writing it
     study = {"problem": "p", "runs": 2}
     # another process does not look: nothing refused, nothing written
-    assert cli._writer_checks_the_folder(saved, study, 1) is False
+    assert study_module.writer_checks_the_folder(saved, study, 1) is False
     assert sorted(p.name for p in saved.iterdir()) == ["study.json.tmp-1"]
     with pytest.raises(cli.UsageError, match="chunks of an unknown study"):
-        cli._writer_checks_the_folder(saved, study, 0)  # the writer does, and refuses
+        study_module.writer_checks_the_folder(saved, study, 0)  # the writer does, and refuses
 
     # several processes: each learns process 0's verdict from one gather of a flag
     gathered = []
@@ -1439,21 +1442,21 @@ def test_writer_checks_the_folder__process_0_alone_reads_it_and_every_process_le
     monkeypatch.setattr(multihost_utils, "process_allgather", allgather)
     verdict0 = 0
     with pytest.raises(cli.UsageError, match=r"process 0 refused --out .*; this process stops"):
-        cli._writer_checks_the_folder(saved, study, 1)
+        study_module.writer_checks_the_folder(saved, study, 1)
     with pytest.raises(cli.UsageError, match="chunks of an unknown study"):
-        cli._writer_checks_the_folder(saved, study, 0)
+        study_module.writer_checks_the_folder(saved, study, 0)
     verdict0 = 1
-    assert cli._writer_checks_the_folder(saved, study, 1) is False
+    assert study_module.writer_checks_the_folder(saved, study, 1) is False
     assert gathered == [1, 0, 1]  # process 1 agrees, process 0 refused, process 1 agrees
     (saved / "study.json.tmp-1").unlink()
-    assert cli._writer_checks_the_folder(saved, study, 0) is False  # the writer writes it
+    assert study_module.writer_checks_the_folder(saved, study, 0) is False  # the writer writes it
     assert (saved / "study.json").exists() and gathered[-1] == 1
 
 
 def test_study_progress__one_total_for_the_study_and_json_lines_for_a_log():
     import io
 
-    from oslr.cli import StudyProgress
+    from oslr.study import StudyProgress
 
     out = io.StringIO()
     progress = StudyProgress("jsonl", out)
@@ -1485,7 +1488,7 @@ def test_simulate__a_progress_function_gets_each_chunks_rounds(tmp_path):
 
 
 def test_look_line__what_until_says_after_each_look():
-    from oslr.cli import _look_line
+    from oslr.study import look_line as _look_line
 
     assert _look_line(2, 5, ["a", "b"]) == "  look 2: 10 runs; undecided: a, b"
     assert _look_line(3, 5, []) == "  look 3: 15 runs; every comparison decided"
@@ -1561,7 +1564,7 @@ def test_study_progress__the_time_left_to_a_tenth_of_a_second(monkeypatch):
     clock = iter([100.0, 100.0 + 1.23456])  # start, then the first chunk
     monkeypatch.setattr(cli.time, "perf_counter", lambda: next(clock))
     out = io.StringIO()
-    progress = cli.StudyProgress("jsonl", out)
+    progress = study_module.StudyProgress("jsonl", out)
     progress.add(300)
     progress.for_learner("a")(100)
     line = json.loads(out.getvalue())
@@ -1610,7 +1613,7 @@ def test_compare_and_plot__printed_columns_and_the_default_figure(tmp_path, caps
 
 
 def test_prepare__delay_sized_by_the_stream_and_a_study_without_params_or_grid_keys():
-    from oslr.cli import DEFAULT_STUDY, prepare
+    from oslr.study import DEFAULT_STUDY, prepare
 
     study = {k: v for k, v in DEFAULT_STUDY.items() if k not in ("params", "grid")}
     study.update(problem="agnostic", learners=["ftpsl-delayed"], horizon=20, runs=2,
@@ -1669,7 +1672,8 @@ def test_list__unswept_params_flagged_and_problem_options_indented(capsys, monke
 
 
 def test_cli_texts__list_reproduce_list_look_lines_and_the_bar_postfix(capsys):
-    from oslr.cli import StudyProgress, _look_line
+    from oslr.study import StudyProgress
+    from oslr.study import look_line as _look_line
 
     assert main(["experiment", "--list", "--json"]) == 0
     assert {e["name"] for e in json.loads(capsys.readouterr().out)} >= {"arena", "wll-k"}
@@ -1723,7 +1727,7 @@ def test_run__bounds_refused_in_one_line_before_any_simulation(argv, match, caps
 def test_prepare__a_grid_of_k_1_alone_sets_max_k_1_and_an_empty_study_reports_done(capsys):
     import io
 
-    from oslr.cli import DEFAULT_STUDY, StudyProgress, prepare
+    from oslr.study import DEFAULT_STUDY, StudyProgress, prepare
 
     study = {**DEFAULT_STUDY, "learners": ["ogd-random-subset"], "grid": {"k": [1]}, "params": {},
              "horizon": 20, "runs": 2}
@@ -1774,14 +1778,14 @@ def test_run__a_study_that_finished_while_this_one_was_prepared_is_not_overwritt
     import oslr.cli as cli
 
     out = tmp_path / "d"
-    real = cli.prepare
+    real = study_module.prepare
 
     def prepare(study):
         planned = real(study)
         _finishes_meanwhile(out)()  # the first study's last rounds end during this prepare
         return planned
 
-    monkeypatch.setattr(cli, "prepare", prepare)
+    monkeypatch.setattr(study_module, "prepare", prepare)
     assert main([*_small(), "--out", str(out)]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"oslr: error: --out {out} already holds a finished oslr run study; it is never "

@@ -30,3 +30,20 @@ def test_readme__names_no_file_a_clone_lacks():
     assert "../shared" not in text and "ALGORITHMS.md" not in text and "the issues" not in text
     for page in re.findall(r"`(docs/[\w-]+\.md)`", text):
         assert (README.parent / page).is_file(), page
+
+
+def test_readme__the_study_example_runs(tmp_path, monkeypatch, capsys):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    example = next(b for b in blocks if "oslr.Study(" in b)
+    small = example.replace("horizon=2000, runs=100", "horizon=60, runs=3")
+    assert small != example
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    import oslr
+
+    exec(compile("import oslr\n" + small.replace("study.run()", "study.run(progress='none')"),
+                 "README.md", "exec"), namespace)
+    saved = namespace["saved"]
+    assert saved.path == Path("results") and isinstance(saved, oslr.SavedStudy)
+    assert set(saved.compare_table["reference"]) == {"ogd-full [eta=0.1]"}
+    assert saved.final_vs("eta")["eta"].tolist() == [0.01, 0.1] * 2  # per learner

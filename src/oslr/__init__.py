@@ -7,6 +7,7 @@ Public API:
   LearnerSpec, Option, param, register_params,        declaring a learner's params and options
     build_params, ProblemSpec, ExperimentSpec,
     ExperimentArgs
+  Study                                               a regret study, as `oslr run` runs it
   simulate, sweep, grid_params, stack_params, SimResult   simulator
   load, merge, SavedStudy                             a finished study's folder, read back
   Learner, Problem, Requirements                      contracts (see oslr.types, oslr.protocol)
@@ -28,6 +29,7 @@ _EXPORTS = {
                     "oslr.registry"),
     "SimResult": "oslr.result",
     **dict.fromkeys(["SavedStudy", "load", "merge"], "oslr.saved"),
+    "Study": "oslr.study",
     **dict.fromkeys(["grid_params", "simulate", "stack_params", "sweep"], "oslr.sim"),
     **dict.fromkeys(["ExperimentArgs", "ExperimentSpec", "LearnerSpec", "Option", "ProblemSpec",
                      "build_params", "param", "register_params"], "oslr.spec"),
@@ -43,6 +45,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from oslr.result import SimResult  # noqa: F401
     from oslr.saved import SavedStudy, load, merge  # noqa: F401
     from oslr.sim import grid_params, simulate, stack_params, sweep  # noqa: F401
+    from oslr.study import Study  # noqa: F401
     from oslr.spec import (  # noqa: F401
         ExperimentArgs, ExperimentSpec, LearnerSpec, Option, ProblemSpec, build_params, param,
         register_params)
@@ -86,6 +89,7 @@ __all__ = [
     "ProtocolError",
     "SavedStudy",
     "SimResult",
+    "Study",
     "build_params",
     "grid_params",
     "list_learners",

@@ -23,25 +23,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-DEFAULT_STUDY: dict[str, Any] = {
-    "problem": "sparse-linear",
-    "problem_options": {"d": 16, "k": 3, "sigma": 0.1, "design": "gaussian"},
-    "learners": ["ogd-full", "ogd-random-subset"],
-    "horizon": 2000,
-    "runs": 100,
-    "seed": 0,
-    "grid": {},
-    "params": {"k": 4},
-    "chunk": 500,
-}
-
-
-#: the folder under `--out` where `oslr run` keeps the chunks of an unfinished study
-CHECKPOINTS = ".checkpoints"
-
-
-class UsageError(ValueError):
-    """Bad command-line input."""
+from oslr import study as study_module
+from oslr.study import (CHECKPOINTS, DEFAULT_OUT, DEFAULT_STUDY, UsageError, check_sizes,
+                        load_config)
 
 
 def _parse_value(text: str) -> Any:
@@ -86,56 +70,6 @@ def _parse_assignments(items: list[str] | None, multi: bool) -> dict[str, Any]:
     return out
 
 
-def _load_config(path: str) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"config file {path} not found.")
-    with p.open("rb") as f:
-        try:
-            cfg = tomllib.load(f)
-        except tomllib.TOMLDecodeError as err:
-            raise UsageError(f"{path}: not valid TOML ({err}).") from None
-        except UnicodeDecodeError as err:  # a binary file
-            raise UsageError(f"{path}: not a TOML text file (byte {err.object[err.start]:#04x} "
-                             f"at position {err.start} is not UTF-8).") from None
-    _check_config_types(path, cfg)
-    return cfg
-
-
-#: TOML keys whose values are lists of names, and keys of name -> value tables.
-_LISTS = ("learners",)
-_TABLES = ("problem_options", "grid", "params")
-
-
-def _check_config_types(path: str, cfg: dict[str, Any]) -> None:
-    """One line naming the file, the key and the value for a value of the wrong kind."""
-    for key in _LISTS:
-        if key in cfg and not (isinstance(cfg[key], list)
-                               and all(isinstance(v, str) for v in cfg[key])):
-            raise UsageError(f"{path}: {key} = {cfg[key]!r} must be a list of names, e.g. "
-                             f'{key} = ["ogd-full"].')
-    for key in _TABLES:
-        if key in cfg and not isinstance(cfg[key], dict):
-            raise UsageError(f"{path}: {key} must be a table ([{key}] with name = value lines), "
-                             f"got {cfg[key]!r}.")
-    for name, values in cfg.get("grid", {}).items():
-        if not isinstance(values, list) or not values:
-            raise UsageError(f"{path}: [grid] {name} = {values!r} must be a non-empty list of "
-                             f"values, e.g. {name} = [{values!r}].")
-    for key in ("horizon", "runs", "seed", "chunk", "comparator_k"):
-        if isinstance(cfg.get(key), float) and cfg[key].is_integer():
-            cfg[key] = int(cfg[key])  # horizon = 1e6
-        if key in cfg and (isinstance(cfg[key], bool) or not isinstance(cfg[key], int)):
-            raise UsageError(f"{path}: {key} = {cfg[key]!r} must be an integer.")
-    for key in ("problem", "out"):
-        if key in cfg and not isinstance(cfg[key], str):
-            raise UsageError(f"{path}: {key} = {cfg[key]!r} must be a string.")
-
-
 def build_study(args: argparse.Namespace) -> dict[str, Any]:
     """Merge the default study, the TOML config and the flags (flags win)."""
     study = json.loads(json.dumps(DEFAULT_STUDY))
@@ -145,7 +79,7 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
         # user describes starts from the learners' own defaults
         study["params"] = {}
     if args.config:
-        cfg = _load_config(args.config)
+        cfg = load_config(args.config)
         unknown = set(cfg) - set(study) - {"out", "comparator_k", "comparator_radius"}
         if unknown:
             raise UsageError(f"unknown config keys {sorted(unknown)}; known: {sorted(study)}.")
@@ -180,7 +114,7 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
             flag = {"runs": "--runs", "horizon": "--horizon", "chunk": "--chunk"}[key]
             raise UsageError(f"{flag} (or {key} in the config) must be a positive integer, "
                              f"got {value!r}.")
-    _check_sizes(study)
+    check_sizes(study)
     # the default study's sparsities fit a small d (a k the user gives is checked, not changed)
     d, opts = study["problem_options"].get("d"), study["problem_options"]
     if isinstance(d, int) and d >= 1:
@@ -196,169 +130,6 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(f"{both} both set to one value (--set or [params]) and swept (--grid or "
                          f"[grid]); give each parameter one or the other.")
     return study
-
-
-#: the largest count a compiled program holds (rounds, run ids, dimensions are int32)
-INT32_MAX = 2**31 - 1
-#: each size and the flag that sets it
-_SIZE_FLAGS = {"horizon": "--horizon", "runs": "--runs", "chunk": "--chunk",
-               "comparator_k": "--comparator-k", "d": "--d", "k": "--k", "n_arms": "--n-arms",
-               "n_redundant": "--n-redundant", "max_delay": "--max-delay"}
-
-
-def _check_sizes(study: dict[str, Any]) -> None:
-    """Every count a study compiles is an int32: a larger one is refused in one line, before
-    any folder is made (run ids are int32 too, so the runs at most 2^31)."""
-    values = {**study.get("problem_options", {}), **study}
-    for key, flag in _SIZE_FLAGS.items():
-        value = values.get(key)
-        limit = 2**31 if key == "runs" else INT32_MAX
-        if isinstance(value, int) and not isinstance(value, bool) and value > limit:
-            raise UsageError(f"{flag} {value} (or {key} in the config) is beyond {limit:,}, the "
-                             "largest count the compiled programs hold (int32); give a smaller "
-                             "one (split a larger study in parts).")
-
-
-#: float32's largest finite number (numpy.finfo(numpy.float32).max)
-FLOAT32_MAX = 3.4028234663852886e38
-
-
-def _check_float32(key: str, value, flag: str) -> None:
-    """A finite float the learners' float32 params cannot hold is refused before tracing."""
-    if isinstance(value, float) and math.isfinite(value) and abs(value) > FLOAT32_MAX:
-        raise UsageError(f"{flag} {key}={value:g} is beyond float32's largest number "
-                         f"({FLOAT32_MAX:.4g}), in which the learners compute; give a smaller "
-                         "value.")
-
-
-def _check_grid_labels(key: str, values: list) -> None:
-    """Grid values that would print as the same label (4 significant digits) are refused."""
-    from oslr.report import params_label
-
-    for v in values:
-        _check_float32(key, v, "--grid")
-    labels = [params_label({key: v}) for v in values]
-    same = sorted({lab for lab in labels if labels.count(lab) > 1})
-    if same:
-        clash = [v for v, lab in zip(values, labels) if lab == same[0]]
-        raise UsageError(f"--grid {key} values {clash} all print as {same[0]!r} (results are "
-                         "labelled to 4 significant digits): give each value once, or values "
-                         "that differ in their first 4 digits.")
-
-
-def prepare(study: dict[str, Any]):
-    """Build problem, learners and params for a study; raise ValueError for any bad input."""
-    import oslr
-    from oslr.checks import unknown_name
-    from oslr.memory import check_fits
-    from oslr.registry import LEARNERS, PROBLEMS
-    from oslr.sim import grid_params
-    from oslr.validation import validate
-
-    name = study["problem"]
-    if name not in PROBLEMS:
-        raise UsageError(unknown_name("problem", name, PROBLEMS))
-    try:
-        problem, pp = oslr.make_problem(name, **dict(study.get("problem_options", {})))
-    except ValueError as err:
-        flags = ", ".join(f"--{k.replace('_', '-')}" for k in study.get("problem_options", {}))
-        raise UsageError(f"{err.args[0] if err.args else err} Change the problem's options "
-                         f"({flags or 'none given'}, or problem_options in the config).") from None
-    if not study["learners"]:
-        raise UsageError("no learners given.")
-    twice = sorted({n for n in study["learners"] if study["learners"].count(n) > 1})
-    if twice:
-        raise UsageError(f"learner(s) {twice} named twice; name each learner once (to compare "
-                         "settings of one learner, sweep them with --grid).")
-    for key, values in study.get("grid", {}).items():
-        _check_grid_labels(key, values)
-    for key, value in study.get("params", {}).items():
-        _check_float32(key, value, "--set")
-    plans = []
-    for lname in study["learners"]:
-        if lname not in LEARNERS:
-            raise UsageError(unknown_name("learner", lname, LEARNERS))
-        spec = LEARNERS[lname]
-        if not problem.supports(spec.family) and study.get("_default_learners"):
-            raise UsageError(
-                f"{study['_default_learners']}: no learners named, and the default ones "
-                f"({', '.join(study['learners'])}) "
-                f"cannot run on problem {name!r} ({problem.kind}): add --learners A,B or "
-                f"learners = [...] to the config (`oslr list` shows each learner's family).")
-        if not problem.supports(spec.family):
-            raise UsageError(
-                f"learner {lname!r} ({spec.family}) cannot run on problem {name!r} "
-                f"({problem.kind}); pick learners of a matching family (oslr list)."
-            )
-        fixed = {k: v for k, v in study.get("params", {}).items() if k in spec.sweepable}
-        grid = {k: v for k, v in study.get("grid", {}).items() if k in spec.sweepable}
-        ks = [int(v) for v in [fixed.get("k")] + list(grid.get("k", [])) if v is not None]
-        takes_max_k = "max_k" in spec.option_names
-        max_k = max(ks) if ks and takes_max_k and 1 <= max(ks) <= problem.d else None
-        # a delay-aware learner buffers the problem's delays; the simulator explains the others
-        delayed = problem.max_delay > 1 and "max_delay" in spec.option_names
-        max_delay = problem.max_delay if delayed else None
-        # a learner whose shapes depend on the arm count is built for the problem's
-        n_arms = problem.n_arms if "n_arms" in spec.option_names else None
-        # a learner that enumerates k-subsets has a static k: --set k, else the problem's k
-        static_k = _static_k(lname, spec, study, pp)
-        try:
-            learner, base = oslr.make(lname, d=problem.d, max_k=max_k,
-                                      horizon=study["horizon"], max_delay=max_delay,
-                                      n_arms=n_arms, **static_k, **fixed)
-        except ValueError as err:
-            msg = _with_flag_hint(err, study)
-            if static_k and "k" not in study.get("params", {}) and msg == str(err.args[0]):
-                msg += (f" Its k is static and came from the problem's k={static_k['k']}: "
-                        "give another with --set k=K (or the problem's with --k K).")
-            raise UsageError(msg) from None
-        prep = None
-        if spec.prepare is not None:
-            def prep(point, _spec=spec):
-                return _spec.prepare(point, problem, pp)
-        labels, params = grid_params(base, grid, prepare=prep)
-        # values fixed with --set (or the config's params) label every row and legend entry
-        labels = [{**fixed, **label} for label in labels]
-        try:
-            validate(learner, problem, params, pp, study["horizon"], study["runs"],
-                     study.get("seed", 0), study.get("comparator_k"))
-            check_fits(learner, problem, params, pp, study["horizon"], study["runs"],
-                       comparator_k=study.get("comparator_k"))
-        except ValueError as err:
-            raise UsageError(_with_flag_hint(err, study)) from None
-        plans.append((learner, labels, params))
-    for key in set(study.get("grid", {})) | set(study.get("params", {})):
-        if not any(key in LEARNERS[n].sweepable or (key == "k" and "k" in
-                   LEARNERS[n].option_names) for n in study["learners"]):
-            raise UsageError(
-                f"parameter {key!r} is not a parameter of any chosen learner "
-                f"({', '.join(study['learners'])}); see `oslr list`."
-            )
-    return problem, pp, plans
-
-
-def _with_flag_hint(err: ValueError, study: dict[str, Any]) -> str:
-    """The message of `err` and, for a parameter the user set, the flag that sets it."""
-    msg = err.args[0] if err.args else str(err)
-    for key in sorted(set(study.get("params", {})) | set(study.get("grid", {}))):
-        if f"parameter {key}=" in msg:
-            flag = "--grid" if key in study.get("grid", {}) else "--set"
-            return f"{msg} Change it with {flag} {key}=... (or params/grid in the config)."
-    return msg
-
-
-def _static_k(name: str, spec, study: dict[str, Any], pp) -> dict[str, int]:
-    """{"k": K} for a learner with a static k option (it enumerates k-subsets), else {}."""
-    if "k" not in spec.option_names:
-        return {}
-    if "k" in study.get("grid", {}):
-        raise UsageError(f"learner {name!r} enumerates k-subsets, so its k is static: run one "
-                         "study per k (--set k=K or --k K) instead of a grid over k.")
-    if "k" in study.get("params", {}):
-        return {"k": int(study["params"]["k"])}
-    import numpy as np
-
-    return {"k": int(np.asarray(pp.k))} if hasattr(pp, "k") else {}
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -471,24 +242,6 @@ def cmd_info(args: argparse.Namespace) -> int:
 def _show(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
-def _check_out_dir(out: Path) -> None:
-    """Refuse an output folder where the results could not be written, before any work: create
-    it (and its parents) and a file in it, then remove the file. A permission check alone
-    passes on folders where no file can be created (a read-only or virtual file system)."""
-    for parent in [out, *out.parents]:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UsageError(f"--out {out}: {parent} exists and is not a folder.")
-            break
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".oslr-write-test-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as err:
-        raise UsageError(f"--out {out}: cannot write there ({err.strerror or err}); give a "
-                         "folder you can write to.") from None
-
 
 def _add_distributed(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("several processes or hosts (jax.distributed)")
@@ -530,120 +283,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.distributed and not study.get("out"):
         raise UsageError("--distributed needs --out: every process must name the same folder "
                          "(without it each would pick its own oslr-results/run-<time>).")
-    out = Path(study.get("out") or _unfinished_default(study)
-               or DEFAULT_OUT / time.strftime("run-%Y%m%d-%H%M%S"))
-    saved = out / CHECKPOINTS
+    out = Path(study.get("out") or study_module.unfinished_default(study)
+               or study_module.DEFAULT_OUT / time.strftime("run-%Y%m%d-%H%M%S"))
     from oslr import folder
 
     folder.refuse_finished(out)  # at once; decided again under the lock below
     rank = _start_distributed(args)
-    problem, pp, plans = prepare(study)  # every check happens here, before tracing
+    problem, pp, plans = study_module.prepare(study)  # every check happens here, before tracing
     study.pop("_default_learners", None)
-    compare_to, until_cap = _check_compare(args, study, plans)
-    _check_out_dir(out)  # made only once the study is known to be valid
+    compare_to, cap = study_module.check_compare(args, study, plans)
+    study_module.check_out_dir(out)  # made only once the study is known to be valid
     from oslr import atomic
 
     # one writer per --out (process 0 of a distributed study writes for all), and what is
-    # there decided under its lock (`_check_same_study`): a study that finished while this
+    # there decided under its lock (`check_same_study`): a study that finished while this
     # one was being prepared is refused, never overwritten
     with atomic.FolderLock(out, "--out") if rank == 0 else contextlib.nullcontext():
-        return _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
-                           until_cap)
-
-
-#: settings that may change between a killed study and its resumption
-_RESUMABLE_CHANGES = {"out", "chunk"}
-
-
-def _settings(study: dict) -> dict:
-    """What identifies a study for resuming: its settings as JSON, less what may change."""
-    return {k: v for k, v in json.loads(json.dumps(study, default=str)).items()
-            if k not in _RESUMABLE_CHANGES and not k.startswith("_")}
-
-
-#: where `oslr run` without --out puts its folders (run-<time> each)
-DEFAULT_OUT = Path("oslr-results")
-
-
-def _unfinished_default(study: dict) -> Path | None:
-    """The folder under DEFAULT_OUT holding the unfinished chunks of this very study (a run
-    without --out that was stopped), so that the same command resumes it; None if there is
-    none."""
-    from oslr import atomic
-
-    mine = _settings(study)
-    for file in sorted(DEFAULT_OUT.glob(f"run-*/{CHECKPOINTS}/study.json"), reverse=True):
-        folder = file.parent.parent
-        if (folder / "config.json").exists():
-            continue
-        try:
-            theirs = atomic.read_json(file, "study settings", "")
-        except ValueError:
-            continue
-        if {k: v for k, v in theirs.items() if k not in _RESUMABLE_CHANGES} == mine:
-            return folder
-    return None
-
-
-def _check_same_study(saved: Path, study: dict) -> bool:
-    """The study's settings are kept in `saved/study.json` (written when its first chunk is
-    about to run); a folder of another study is refused naming each setting that differs.
-    Returns True when `saved` holds saved chunks (checkpoint files) of this study to resume
-    from."""
-    from oslr import atomic, folder
-
-    folder.refuse_finished(saved.parent)  # under the lock: decided on what is there now
-    mine = _settings(study)
-    file = saved / "study.json"
-    if saved.exists() and not saved.is_dir():
-        raise UsageError(f"--out {saved.parent}: {saved} is not a folder (oslr keeps an "
-                         "unfinished study's chunks there); move it away and run the same "
-                         "command again.")
-    if saved.is_dir():  # a temporary of study.json left by a killed writer is no chunk
-        atomic.remove_stale_temporaries(file)
-    if file.exists():
-        theirs = atomic.read_json(file, "study settings", f"delete {saved} to start afresh")
-        theirs = {k: v for k, v in theirs.items() if k not in _RESUMABLE_CHANGES}
-        diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-        if diff:
-            shown = "; ".join(f"{k}: saved {theirs.get(k)!r}, now {mine.get(k)!r}"
-                              for k in diff[:4])
-            raise UsageError(f"--out {saved.parent} holds the unfinished chunks of another "
-                             f"study ({shown}); give another --out, or delete {saved} to drop "
-                             "them.")
-        return next(saved.rglob("checkpoint-*.npz"), None) is not None
-    if saved.exists() and any(p.name != atomic.FolderLock.NAME for p in saved.iterdir()):
-        raise UsageError(f"--out {saved.parent}: {saved} holds chunks of an unknown study (no "
-                         f"study.json: an older oslr?); delete {saved} to start afresh.")
-    saved.mkdir(parents=True, exist_ok=True)
-    atomic.write_json_atomic(file, mine, indent=1, sort_keys=True)
-    return False
-
-
-def _writer_checks_the_folder(saved: Path, study: dict, rank: int) -> bool:
-    """`_check_same_study` by process 0 alone, the one writer of --out (another process looking
-    while process 0 writes study.json would see a half-made folder, refuse it and leave the
-    study: the processes' collectives then disagree). Under --distributed every process then
-    learns whether process 0 refused, and refuses too. Returns True when resuming."""
-    refusal, resuming = None, False
-    if rank == 0:
-        try:
-            resuming = _check_same_study(saved, study)
-        except UsageError as err:
-            refusal = err
-    import jax
-
-    if jax.process_count() > 1:
-        import numpy as np
-        from jax.experimental import multihost_utils
-
-        ok = multihost_utils.process_allgather(np.int32(refusal is None))
-        if rank != 0 and not ok[0]:
-            refusal = UsageError(f"process 0 refused --out {saved.parent} (its message says "
-                                 "why); this process stops too.")
-    if refusal is not None:
-        raise refusal
-    return resuming
+        return _run_locked(args, study, out, rank, problem, pp, plans, compare_to, cap)
 
 
 class _Silent:
@@ -656,156 +312,67 @@ class _Silent:
         pass
 
 
-def _run_locked(args, study, out, saved, rank, problem, pp, plans, compare_to,
-                until_cap) -> int:
-
-    import oslr
-    from oslr import report
-    from oslr.result import SimResult
+def _run_locked(args, study, out, rank, problem, pp, plans, compare_to, cap) -> int:
     log = sys.stderr if rank == 0 else _Silent()
+    saved = out / study_module.CHECKPOINTS
     print(f"oslr run: {problem.name} (d={problem.d}), {len(plans)} learner(s), "
           f"T={study['horizon']}, {study['runs']} runs, seed {study['seed']}", file=log)
-    if _writer_checks_the_folder(saved, study, rank):
+    if study_module.writer_checks_the_folder(saved, study, rank):
         print(f"  resuming from the chunks saved in {saved}", file=log)
     same = "same --out" if study.get("out") else f"it finds {out}, or add --out {out}"
     _RESUME["note"] = (f"every finished chunk is saved in {saved}: run the same command again "
                        f"({same}) to resume.")
     t0 = time.perf_counter()
-    batch, cap = study["runs"], until_cap
-    parts: list[list] = [[] for _ in plans]
-    look, decision = 0, None
     mode = "none" if args.no_progress or rank != 0 else args.progress
-    progress = StudyProgress(mode)
+    progress = study_module.StudyProgress(mode)
     try:
-        while True:
-            look += 1
-            offset = (look - 1) * batch
-            progress.add(len(plans) * study["horizon"])
-            for i, (learner, labels, params) in enumerate(plans):
-                t1 = time.perf_counter()
-                res = oslr.simulate(
-                    learner, problem, params, pp, horizon=study["horizon"], n_runs=batch,
-                    seed=study["seed"], grid=labels, chunk_size=study.get("chunk"),
-                    comparator_k=study.get("comparator_k"),
-                    comparator_radius=study.get("comparator_radius"),
-                    progress=progress.for_learner(learner.name), run_offset=offset,
-                    checkpoint_path=saved / (f"{i}-{learner.name}" if cap is None
-                                             else f"{i}-{learner.name}-look{look}"),
-                )
-                res.info["wall_seconds"] = round(time.perf_counter() - t1, 3)
-                parts[i].append(res)
-                print(f"  {learner.name}: {len(labels)} grid point(s) x {batch} runs in "
-                      f"{res.info['wall_seconds']:.1f} s", file=log)
-            if cap is None:
-                break
-            results = [SimResult.concat_runs(p) for p in parts]
-            decision = report.sequential_frame(results, look, compare_to or "best",
-                                               bounds=getattr(args, "bounds", None),
-                                               variance=getattr(args, "variance", None))
-            undecided = decision[~decision["decided"]]
-            print(_look_line(look, batch, list(undecided["name"])), file=log)
-            if undecided.empty or (look + 1) * batch > cap:
-                break
+        results, decision, look = study_module.run_looks(
+            study, problem, pp, plans, saved, cap, compare_to, args.bounds, args.variance,
+            progress, log)
     except KeyboardInterrupt:
         print(f"\noslr: interrupted; {_RESUME['note']}", file=log)
         return 130
     finally:
         progress.close()
-    if decision is None:  # one batch: each learner's result as simulate returned it
-        results = [p[0] for p in parts]
     if rank != 0:  # every process holds the gathered results; process 0 writes them
         return 0
-    if decision is not None:
-        study = {**study, "until": "separated", "max_runs": cap, "runs": look * batch,
-                 "batch_runs": batch, "looks": look,
-                 "bounds": None if getattr(args, "bounds", None) is None
-                 else list(args.bounds), "variance": getattr(args, "variance", None)}
-        # a fixed-sample test on optionally stopped runs is not valid: under --until only
-        # until.csv's anytime-valid verdicts are written (no compare.csv, no verdict columns)
-        compare_to = None
-    files = report.save_study(results, out, config={**study, "command": args.command_line},
-                              plot=not args.no_plot, axes=args.axes, compare_to=compare_to,
-                              until=decision)
-    # every file is on disk (each written crash-safely, config.json last, the folder flushed):
-    # only now may the checkpoints go, so a crash or a power loss never leaves neither
-    shutil.rmtree(saved, ignore_errors=True)  # the study is complete: its files say it all
-    summary = report.summary_frame(results, compare_to=compare_to)
+    files, config, compare_to = study_module.finish(
+        results, decision, look, cap, study, out, saved, compare_to, args.bounds,
+        args.variance, command=args.command_line, plot=not args.no_plot, axes=args.axes)
     _note_wstar_only(results, log)
-    if args.json:
-        print(summary.to_json(orient="records", indent=1))
-    else:
-        primary = summary[summary["primary"]]
-        cols = ["learner", "params", "metric", "mean", "ci_low", "ci_high", "n_runs"]
-        print(f"\nFinal regret at T={study['horizon']} (mean and 95% t-interval over runs):")
-        print(primary[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-        other = summary[~summary["primary"]]
-        if len(other):
-            print("\nOther regret quantities:")
-            print(other[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-        if compare_to is not None:
-            table = report.compare_frame(results, compare_to)
-            print(f"\nPaired comparison with {table['reference'].iloc[0]} on the same "
-                  f"{results[0].n_runs} runs (difference = learner - reference; 95% t interval; "
-                  f"{table['family'].iloc[0]}; free_verdict: Wilcoxon's signed-rank test):")
-            print(table[_COMPARE_COLUMNS].to_string(index=False,
-                                                    float_format=lambda v: f"{v:.4g}"))
+    _print_summary(args, results, config["horizon"], compare_to)
+    if not args.json:
         if decision is not None:
-            _print_until(decision, look, batch, cap)
+            _print_until(decision, look, study["runs"], cap)
         print(f"\nwrote {', '.join(sorted(files))} to {out} "
               f"({time.perf_counter() - t0:.1f} s)")
     return 0
 
 
-def _look_line(look: int, batch: int, undecided: list[str]) -> str:
-    """What `--until separated` says after each look."""
-    return (f"  look {look}: {look * batch} runs; "
-            + (f"undecided: {', '.join(undecided)}" if undecided
-               else "every comparison decided"))
+def _print_summary(args, results, horizon: int, compare_to: str | None) -> None:
+    """The final regret of each entry (JSON with --json), the other regret quantities, and the
+    paired comparison with its reference."""
+    from oslr import report
 
-
-class StudyProgress:
-    """Progress of a whole `oslr run`: one bar (or one JSON line per finished chunk, for a
-    cluster job's log) over every learner's rounds, with the time left.
-
-    `mode`: "bar" (tqdm on stderr), "jsonl" (lines {"elapsed_s", "learner", "done", "total",
-    "fraction", "eta_s"} on stderr), or "none". `add(rounds)` grows the total (each learner's
-    T, and each batch of `--until`); `for_learner(name)` is the callable `oslr.simulate` takes."""
-
-    def __init__(self, mode: str, stream=None):
-        self.mode, self.stream = mode, stream or sys.stderr
-        self.done, self.total, self.t0, self.bar = 0, 0, time.perf_counter(), None
-        if mode == "bar":
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=0, unit="round", desc="study", file=self.stream)
-
-    def add(self, rounds: int) -> None:
-        self.total += rounds
-        if self.bar is not None:
-            self.bar.total = self.total
-            self.bar.refresh()
-
-    def for_learner(self, name: str):
-        def update(rounds: int) -> None:
-            self.done += rounds
-            if self.bar is not None:
-                self.bar.set_postfix_str(name, refresh=False)
-                self.bar.update(rounds)
-            elif self.mode == "jsonl":
-                elapsed = time.perf_counter() - self.t0
-                frac = self.done / self.total if self.total else 1.0
-                eta = elapsed * (1.0 - frac) / frac if frac > 0 else None
-                print(json.dumps({"elapsed_s": round(elapsed, 2), "learner": name,
-                                  "done": self.done, "total": self.total,
-                                  "fraction": round(frac, 4),
-                                  "eta_s": None if eta is None else round(eta, 1)}),
-                      file=self.stream, flush=True)
-
-        return update if self.mode != "none" else False
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+    summary = report.summary_frame(results, compare_to=compare_to)
+    if args.json:
+        print(summary.to_json(orient="records", indent=1))
+        return
+    primary = summary[summary["primary"]]
+    cols = ["learner", "params", "metric", "mean", "ci_low", "ci_high", "n_runs"]
+    print(f"\nFinal regret at T={horizon} (mean and 95% t-interval over runs):")
+    print(primary[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    other = summary[~summary["primary"]]
+    if len(other):
+        print("\nOther regret quantities:")
+        print(other[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if compare_to is not None:
+        table = report.compare_frame(results, compare_to)
+        print(f"\nPaired comparison with {table['reference'].iloc[0]} on the same "
+              f"{results[0].n_runs} runs (difference = learner - reference; 95% t interval; "
+              f"{table['family'].iloc[0]}; free_verdict: Wilcoxon's signed-rank test):")
+        print(table[_COMPARE_COLUMNS].to_string(index=False,
+                                                float_format=lambda v: f"{v:.4g}"))
 
 
 def _note_wstar_only(results, log) -> None:
@@ -1047,45 +614,6 @@ def _positive_float(text: str) -> float:
     if not (math.isfinite(v) and v > 0):
         raise argparse.ArgumentTypeError(f"{text!r}: give a finite number > 0")
     return v
-
-
-def _check_compare(args: argparse.Namespace, study: dict, plans) -> tuple[str | None, int | None]:
-    """(--compare-to, --until's cap on the runs) after checking them against the study, before
-    any work: a comparison needs two entries and runs to pair; --until needs two runs a batch
-    (each look's interval needs a spread)."""
-    from oslr.checks import unknown_name
-
-    entries = sum(len(labels) for _, labels, _ in plans)
-    names = {learner.name for learner, _, _ in plans}
-    compare_to = args.compare_to
-    if (compare_to is not None or args.until) and entries < 2:
-        raise UsageError("--compare-to and --until compare two learners or grid points or more;"
-                         " this study has one (add --learners A,B or a --grid).")
-    if compare_to not in (None, "best") and compare_to.split(" [")[0] not in names:
-        raise UsageError(unknown_name("learner to compare with", compare_to,
-                                      sorted(names) + ["best"]))
-    if args.max_runs is not None and not args.until:
-        raise UsageError("--max-runs caps --until separated; add --until separated or drop it.")
-    for flag in ("bounds", "variance"):
-        if getattr(args, flag, None) is not None and not args.until:
-            raise UsageError(f"--{flag} sets --until separated's intervals; add --until "
-                             "separated or drop it.")
-    if getattr(args, "bounds", None) is not None and getattr(args, "variance", None) is not None:
-        raise UsageError("give --bounds or --variance, not both: --bounds (a betting sequence) "
-                         "is the tighter where every difference is bounded.")
-    if not args.until:
-        return compare_to, None
-    batch = study["runs"]
-    if batch < 2:
-        raise UsageError(f"--until separated adds batches of --runs runs; give --runs 2 or more "
-                         f"(got {batch}; 10 is a good batch).")
-    cap = args.max_runs if args.max_runs is not None else 10 * batch
-    if cap > 2**31:
-        raise UsageError(f"--max-runs {cap} is beyond 2^31 runs (run ids are int32); lower it "
-                         "(or --runs, whose 10 batches it defaults to).")
-    if cap < batch:
-        raise UsageError(f"--max-runs {cap} is below one batch of --runs {batch}; raise it.")
-    return compare_to, cap
 
 
 def _check_run_count(runs: int) -> None:

@@ -1,0 +1,105 @@
+"""`oslr.Study`: from Python what `oslr run` runs (the same files), with resume, the lock,
+compare-to and until-separated."""
+
+import json
+
+import pandas as pd
+import pytest
+
+import oslr
+from oslr import atomic, checkpoint
+from oslr.cli import main
+from oslr.study import UsageError
+
+#: the test suite's small study (tests/test_cli.py's `_small` shape: its programs are shared)
+SMALL = {"learners": ["ogd-full"], "runs": 3, "horizon": 60, "chunk": 20}
+
+
+def _same_tables(a, b):
+    for name in ("runs.csv", "summary.csv", "curves.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(a / name), pd.read_csv(b / name))
+    pd.testing.assert_frame_equal(pd.read_parquet(a / "runs.parquet"),
+                                  pd.read_parquet(b / "runs.parquet"))
+
+
+def test_study__runs_what_oslr_run_runs_and_returns_the_loaded_folder(tmp_path, capsys):
+    saved = oslr.Study(**SMALL, out=str(tmp_path / "py")).run(progress="none")
+    assert isinstance(saved, oslr.SavedStudy) and saved.path == tmp_path / "py"
+    assert saved.manifest is not None and saved.config["learners"] == ["ogd-full"]
+    assert main(["run", "--learners", "ogd-full", "--runs", "3", "--horizon", "60", "--chunk",
+                 "20", "--no-progress", "--no-plot", "--json", "--out",
+                 str(tmp_path / "cli")]) == 0
+    capsys.readouterr()
+    _same_tables(tmp_path / "py", tmp_path / "cli")
+    settings = {k: v for k, v in saved.config.items() if k in SMALL}
+    assert settings == SMALL
+
+
+def test_study__a_killed_study_resumes_to_the_same_files(tmp_path, monkeypatch):
+    whole = oslr.Study(**SMALL, out=str(tmp_path / "whole")).run(progress="none", plot=False)
+    real, saves = checkpoint.save, []
+
+    def dying(*args):
+        real(*args)
+        saves.append(args[2])
+        if len(saves) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(checkpoint, "save", dying)
+    study = oslr.Study(**SMALL, out=str(tmp_path / "cut"))
+    with pytest.raises(KeyboardInterrupt):
+        study.run(progress="none", plot=False)
+    assert not (tmp_path / "cut" / "config.json").exists()
+    monkeypatch.setattr(checkpoint, "save", real)
+    resumed = study.run(progress="none", plot=False)
+    _same_tables(whole.path, resumed.path)
+    with pytest.raises(ValueError, match=r"already holds a finished oslr run study"):
+        study.run(progress="none")  # a finished folder is never overwritten
+
+
+def test_study__compare_to_and_until_separated_as_the_command_writes_them(tmp_path, capsys):
+    two = {**SMALL, "learners": ["ogd-full", "ogd-random-subset"]}
+    saved = oslr.Study(**two, compare_to="ogd-full", out=str(tmp_path / "c")).run(
+        progress="none", plot=False)
+    assert saved.compare_table is not None and set(saved.compare_table["reference"]) == {
+        "ogd-full"}
+    until = oslr.Study(**{**two, "runs": 2}, until="separated", max_runs=4,
+                       bounds=(-1e4, 1e4), out=str(tmp_path / "u")).run(progress="none",
+                                                                        plot=False)
+    assert until.until is not None and until.compare_table is None
+    assert until.config["until"] == "separated" and until.config["max_runs"] == 4
+    assert until.config["bounds"] == [-1e4, 1e4] and until.config["runs"] in (2, 4)
+
+
+def test_study__bad_values_are_refused_before_anything_is_made(tmp_path):
+    out = tmp_path / "o"
+    for changes, message in (({"runs": 0}, r"^runs=0 must be a positive integer\.$"),
+                             ({"learners": ["nope"]}, r"unknown learner 'nope'"),
+                             ({"horizon": 2**40}, r"^--horizon 1099511627776 \(or horizon in "),
+                             ({"learners": ["ogd-full", "ogd-random-subset"],
+                               "compare_to": "zzz"}, r"learner to compare with 'zzz'"),
+                             ({"learners": ["ogd-full"], "grid": {"eta": [0.1, 0.2]},
+                               "compare_to": "ogd-full"},
+                              r"^--compare-to 'ogd-full' names none of the entries "
+                              r"\['ogd-full \[eta=0.1\]', 'ogd-full \[eta=0.2\]'\] \(a learner "
+                              r"with several grid points is one entry per point\); give one of "
+                              r"them or 'best'\.$")):
+        with pytest.raises(UsageError, match=message):
+            oslr.Study(**{**SMALL, **changes}, out=str(out)).run(progress="none")
+        assert not out.exists()
+
+
+def test_study__a_folder_held_by_another_writer_is_refused(tmp_path):
+    with atomic.FolderLock(tmp_path / "d", "--out"):
+        with pytest.raises(atomic.FolderBusy, match=r"^out .*d is in use by pid "):
+            oslr.Study(**SMALL, out=str(tmp_path / "d")).run(progress="none")
+
+
+def test_study__from_a_toml_file_with_changes(tmp_path):
+    (tmp_path / "s.toml").write_text('learners = ["ogd-full"]\nhorizon = 60\nruns = 3\n'
+                                     'chunk = 20\n[problem_options]\nd = 16\n')
+    study = oslr.Study.from_toml(tmp_path / "s.toml", seed=4)
+    assert (study.learners, study.horizon, study.runs, study.seed) == (["ogd-full"], 60, 3, 4)
+    assert study.problem_options == {"d": 16}
+    assert json.loads(json.dumps(study.to_dict()))["seed"] == 4
+    assert "out" not in study.to_dict() and "comparator_k" not in study.to_dict()
