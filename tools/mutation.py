@@ -87,6 +87,8 @@ EXTRA_TESTS = {
     "oslr.folder": ["tests/test_saved.py", "tests/test_cli.py", "tests/test_report.py"],
     "oslr.saved": ["tests/test_cli.py"],
     "oslr.atomic": ["tests/test_folder.py"],
+    "oslr.study": ["tests/test_cli.py"],
+    "oslr.compile_cache": ["tests/test_cli.py", "tests/test_sim.py"],
 }
 LEARNER_EXTRAS = ["tests/test_contract.py", "tests/test_x64.py"]
 
