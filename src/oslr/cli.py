@@ -630,6 +630,19 @@ def make_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"oslr {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_list(sub)
+    _add_info(sub)
+    _add_plot(sub)
+    _add_compare(sub)
+    _add_merge(sub)
+    _add_run(sub)
+    _add_experiment(sub)
+    _add_reproduce(sub)
+    return parser
+
+
+def _add_list(sub) -> None:
+    """`oslr list`: the registered learners and problems."""
     p_list = sub.add_parser("list", help="list registered learners and problems")
     p_list.add_argument("--json", action="store_true", help="print JSON")
     p_list.add_argument("--d", type=_whole, default=16,
@@ -638,11 +651,17 @@ def make_parser() -> argparse.ArgumentParser:
                         help="import a module that registers learners (oslr.register_learner)")
     p_list.set_defaults(func=cmd_list)
 
+
+def _add_info(sub) -> None:
+    """`oslr info`: versions, backend and devices."""
     p_info = sub.add_parser("info", help="versions, backend, devices, float64 mode and memory "
                                          "(for a bug report or a job's log)")
     p_info.add_argument("--json", action="store_true", help="print JSON")
     p_info.set_defaults(func=cmd_info)
 
+
+def _add_plot(sub) -> None:
+    """`oslr plot`: figures of a saved study."""
     p_plot = sub.add_parser("plot", help="plot a saved study (regret against t, or the regret "
                                          "at T against a swept parameter)")
     p_plot.add_argument("folder", help="a folder written by oslr run, merge or experiment")
@@ -659,6 +678,9 @@ def make_parser() -> argparse.ArgumentParser:
                                       "named by what it shows, never over the study's files)")
     p_plot.set_defaults(func=cmd_plot)
 
+
+def _add_compare(sub) -> None:
+    """`oslr compare`: the paired comparison of a saved study."""
     p_cmp = sub.add_parser("compare", help="paired comparison of a saved study's learners")
     p_cmp.add_argument("folder", help="a folder written by oslr run (or oslr merge)")
     p_cmp.add_argument("--to", default="best",
@@ -670,6 +692,9 @@ def make_parser() -> argparse.ArgumentParser:
     p_cmp.add_argument("--json", action="store_true", help="print JSON")
     p_cmp.set_defaults(func=cmd_compare)
 
+
+def _add_merge(sub) -> None:
+    """`oslr merge`: saved studies of the same settings joined."""
     p_merge = sub.add_parser("merge", help="join saved studies of the same settings run with "
                                            "other seeds (more runs later)")
     p_merge.add_argument("folders", nargs="+", help="folders written by oslr run")
@@ -677,6 +702,9 @@ def make_parser() -> argparse.ArgumentParser:
                                                        "(a finished study there is refused)")
     p_merge.set_defaults(func=cmd_merge)
 
+
+def _add_run(sub) -> None:
+    """`oslr run`: a regret study."""
     p_run = sub.add_parser("run", help="run a regret study (a small default one without flags)")
     p_run.add_argument("--config", help="TOML study file (flags override it)")
     p_run.add_argument("--import", dest="imports", action="append", metavar="MODULE",
@@ -737,6 +765,9 @@ def make_parser() -> argparse.ArgumentParser:
     _add_distributed(p_run)
     p_run.set_defaults(func=cmd_run)
 
+
+def _add_experiment(sub) -> None:
+    """`oslr experiment`: the papers' experiments."""
     p_exp = sub.add_parser("experiment", help="reproduce a paper figure (oslr experiment --list)")
     p_exp.add_argument("--list", action="store_true", help="list the experiments and exit")
     from oslr.registry import EXPERIMENTS  # names only: no experiment module is imported
@@ -765,6 +796,9 @@ def make_parser() -> argparse.ArgumentParser:
     _add_distributed(p_exp)
     p_exp.set_defaults(func=cmd_experiment)
 
+
+def _add_reproduce(sub) -> None:
+    """`oslr reproduce`: every docs/figures file regenerated."""
     p_rep = sub.add_parser("reproduce", help="regenerate every docs/figures file from the "
                            "current code, stamped with the commit (hours; --quick: minutes)")
     p_rep.add_argument("--out", default="oslr-reproduce",
@@ -780,7 +814,6 @@ def make_parser() -> argparse.ArgumentParser:
                             "(done after any reproduce into a docs figures folder)")
     p_rep.add_argument("--no-progress", action="store_true", help="no progress bars")
     p_rep.set_defaults(func=cmd_reproduce)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
