@@ -397,46 +397,16 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                 if cell is not None and cell.exists():
                     saved = atomic.read_json(cell, "arena cell", "delete it to run that cell "
                                              "again.")
-                    rows.append(saved["row"])
-                    curve_rows += saved["curves"]
-                    tuning_rows += saved["tuning"]
-                    run_rows += saved["runs"]
-                    if bar is not None:
-                        bar.update()
-                    continue
-                n_before = (len(rows), len(curve_rows), len(tuning_rows), len(run_rows))
-                summary, ckpts, curves, tuning, info = run_entrant(
-                    entrant, problem, pp, p_d, k, budget, p_horizon, runs, seed, factors,
-                    False, radius, tuning_stream)
-                clear_compiled()  # each cell compiles its own programs; keep none alive
-                has_bound = entrant.bound is not None and (realizable or
-                                                            not entrant.realizable_only)
-                bound = (entrant.bound(p_d, k, budget, ckpts, info) if has_bound
-                         else np.full(len(ckpts), np.nan))
-                mean, _, half = mean_ci(curves, axis=0)
-                exponent = growth_exponent(ckpts, mean, t_min=p_horizon / 100)
-                rows.append({**base, **summary, "problem": name, "exponent": exponent,
-                             "bound": float(bound[-1]), "bound_label": (
-                                 entrant.bound_label + (" (order only, constant 1)"
-                                                        if entrant.order_only else "")
-                                 if has_bound else ""), "skipped": ""})
-                bound_label = rows[-1]["bound_label"]
-                curve_rows += [{"problem": name, "learner": entrant.label, "budget": budget,
-                                "n": int(n), "mean": mean[c], "ci_low": mean[c] - half[c],
-                                "ci_high": mean[c] + half[c], "bound": bound[c],
-                                "bound_label": bound_label}
-                               for c, n in enumerate(ckpts)]
-                tuning_rows += [{**t, "problem": name, "budget": budget} for t in tuning]
-                run_rows += [{"problem": name, "budget": budget, "k": k,
-                              "learner": entrant.label, "run": r, "n": int(n),
-                              "regret": float(curves[r, c])}
-                             for r in range(curves.shape[0]) for c, n in enumerate(ckpts)]
-                if cell is not None:
-                    cell.parent.mkdir(parents=True, exist_ok=True)
-                    atomic.write_json_atomic(cell, {
-                        "row": rows[n_before[0]], "curves": curve_rows[n_before[1]:],
-                        "tuning": tuning_rows[n_before[2]:], "runs": run_rows[n_before[3]:]},
-                        default=_plain)
+                else:
+                    saved = _play_cell(entrant, base, problem, pp, k, budget, runs, seed,
+                                       factors, radius, tuning_stream, realizable)
+                    if cell is not None:
+                        cell.parent.mkdir(parents=True, exist_ok=True)
+                        atomic.write_json_atomic(cell, saved, default=_plain)
+                rows.append(saved["row"])
+                curve_rows += saved["curves"]
+                tuning_rows += saved["tuning"]
+                run_rows += saved["runs"]
                 if bar is not None:
                     bar.update()
     if bar is not None:
@@ -444,6 +414,37 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
     runs_frame = pd.DataFrame(run_rows, columns=RUNS_COLUMNS).assign(seed=seed)  # one seed
     board = rank(pd.DataFrame(rows), runs_frame)
     return board, pd.DataFrame(curve_rows), pd.DataFrame(tuning_rows), runs_frame
+
+
+def _play_cell(entrant: Entrant, base: dict, problem, pp, k: int, budget: int, runs: int,
+               seed: int, factors, radius, tuning_stream, realizable: bool) -> dict:
+    """One arena cell (a problem, a budget, an entrant) tuned and played: its board row, its
+    curve rows (mean, band and bound at each checkpoint), its tuning rows and every
+    evaluation run's regret at every checkpoint, as a cell file keeps them."""
+    name, p_d, p_horizon = base["problem"], base["d"], base["horizon"]
+    summary, ckpts, curves, tuning, info = run_entrant(
+        entrant, problem, pp, p_d, k, budget, p_horizon, runs, seed, factors, False, radius,
+        tuning_stream)
+    clear_compiled()  # each cell compiles its own programs; keep none alive
+    has_bound = entrant.bound is not None and (realizable or not entrant.realizable_only)
+    bound = (entrant.bound(p_d, k, budget, ckpts, info) if has_bound
+             else np.full(len(ckpts), np.nan))
+    mean, _, half = mean_ci(curves, axis=0)
+    exponent = growth_exponent(ckpts, mean, t_min=p_horizon / 100)
+    bound_label = (entrant.bound_label + (" (order only, constant 1)" if entrant.order_only
+                                          else "") if has_bound else "")
+    row = {**base, **summary, "problem": name, "exponent": exponent, "bound": float(bound[-1]),
+           "bound_label": bound_label, "skipped": ""}
+    return {
+        "row": row,
+        "curves": [{"problem": name, "learner": entrant.label, "budget": budget, "n": int(n),
+                    "mean": mean[c], "ci_low": mean[c] - half[c], "ci_high": mean[c] + half[c],
+                    "bound": bound[c], "bound_label": bound_label}
+                   for c, n in enumerate(ckpts)],
+        "tuning": [{**t, "problem": name, "budget": budget} for t in tuning],
+        "runs": [{"problem": name, "budget": budget, "k": k, "learner": entrant.label,
+                  "run": r, "n": int(n), "regret": float(curves[r, c])}
+                 for r in range(curves.shape[0]) for c, n in enumerate(ckpts)]}
 
 
 def _bar(total: int, progress: bool):
