@@ -151,28 +151,42 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
     if history not in HISTORIES:
         raise ValueError(f"unknown history mode {history!r}; choose one of {HISTORIES}.")
     kind = VARIANTS[variant]
-    exact = kind == "rls-sm"
-    fixed = exact and history == "arm"  # the O(K d) form on a fixed arm set
-    capacity = 0 if exact else horizon
-    tracker = make_tracker(kind, d, capacity, schedule, average, refactor_every)
-    tracked = track and not exact
-    width_schedule = schedule or "power"  # the fRLS-GD default; "kpm" when theta uses it
+    if kind == "rls-sm" and history == "arm":
+        return _fixed_arm_linucb(d, n_arms, variant, refactor_every)
+    return _tracked_linucb(d, n_arms, horizon, variant, history, refactor_every, track,
+                           schedule, average)
+
+
+def _budget(params: LinUcbParams) -> Array:
+    del params
+    return jnp.asarray(1, jnp.int32)
+
+
+def _pick(ucb: Array) -> Array:
+    """The arm of the largest UCB; ties within float32 rounding go to the lower index, so that
+    compiled and eager runs (different fusion, last-bit differences) pull the same arm
+    (unit-norm arms tie exactly in round 1)."""
+    top = jnp.max(ucb)
+    return jnp.argmax(ucb >= top - 1e-5 * (1.0 + jnp.abs(top)))
+
+
+def _fixed_arm_linucb(d: int, n_arms: int, variant: str, refactor_every: int) -> Learner:
+    """Exact LinUCB on a fixed arm set, in its O(K d) form (`FixedArmState`, module
+    docstring)."""
 
     def init(key: Array, params: LinUcbParams) -> LinUcbState:
-        del key
-        if fixed:  # filled from the arm table at the start of round 0 (`_fixed_step`)
-            zero_k = jnp.zeros(n_arms, float_dtype())
-            est = FixedArmState(u=jnp.zeros((n_arms, d), float_dtype()), width=zero_k,
-                                mean=zero_k, pulls=zero_k, rsum=zero_k)
-        else:
-            est = tracker.init(params)
-        return LinUcbState(est=est,
-                           phi=jnp.zeros((n_arms, 0 if exact else d), float_dtype()),
-                           hist=history_init(capacity, d, store_features=history == "features"),
-                           a_sum=jnp.zeros((d, d) if tracked else (0, 0), float_dtype()),
-                           b_sum=jnp.zeros(d if tracked else 0, float_dtype()))
+        del key, params
+        # filled from the arm table at the start of round 0 (the refresh in `step`)
+        zero_k = jnp.zeros(n_arms, float_dtype())
+        est = FixedArmState(u=jnp.zeros((n_arms, d), float_dtype()), width=zero_k,
+                            mean=zero_k, pulls=zero_k, rsum=zero_k)
+        return LinUcbState(est=est, phi=jnp.zeros((n_arms, 0), float_dtype()),
+                           hist=history_init(0, d, store_features=False),
+                           a_sum=jnp.zeros((0, 0), float_dtype()),
+                           b_sum=jnp.zeros(0, float_dtype()))
 
-    def _fixed_step(state: LinUcbState, rnd, params: LinUcbParams) -> LinUcbState:
+    def step(key: Array, state: LinUcbState, rnd, params: LinUcbParams) -> LinUcbState:
+        del key
         arms = rnd.arms
         # the float32 guard: recompute from the pull counts at rounds 0, R, 2R, ... (also on a
         # rejected replay event, so that it keeps pace with the rounds)
@@ -180,16 +194,38 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
                        lambda: fixed_arm_state(arms, state.est.pulls, state.est.rsum,
                                                params.lam0),
                        lambda: state.est)
-        ucb = est.mean + params.kappa * jnp.sqrt(jnp.maximum(est.width, 0.0))
-        top = jnp.max(ucb)  # ties as in the general form below
-        arm = jnp.argmax(ucb >= top - 1e-5 * (1.0 + jnp.abs(top)))
+        arm = _pick(est.mean + params.kappa * jnp.sqrt(jnp.maximum(est.width, 0.0)))
         reward = rnd.pull(arm)
         new = fixed_arm_update(est, arms, arm, reward)
         return state._replace(est=tree_select(rnd.accepted, new, est))
 
+    return Learner(init=init, step=step, family=BANDIT, budget=_budget, name=variant,
+                   diagnostics=None,
+                   info={"tracker": "rls-sm", "history": None, "fixed_arms": True},
+                   requires=Requirements(replay=True, n_arms=n_arms, capacity=None,
+                                         history="arm"))
+
+
+def _tracked_linucb(d: int, n_arms: int, horizon: int, variant: str, history: str,
+                    refactor_every: int, track: bool, schedule: str | None,
+                    average: bool) -> Learner:
+    """LinUCB with A^{-1} kept (arm sets that change) or fLinUCB with its SGD trackers."""
+    kind = VARIANTS[variant]
+    exact = kind == "rls-sm"
+    capacity = 0 if exact else horizon
+    tracker = make_tracker(kind, d, capacity, schedule, average, refactor_every)
+    tracked = track and not exact
+    width_schedule = schedule or "power"  # the fRLS-GD default; "kpm" when theta uses it
+
+    def init(key: Array, params: LinUcbParams) -> LinUcbState:
+        del key
+        return LinUcbState(est=tracker.init(params),
+                           phi=jnp.zeros((n_arms, 0 if exact else d), float_dtype()),
+                           hist=history_init(capacity, d, store_features=history == "features"),
+                           a_sum=jnp.zeros((d, d) if tracked else (0, 0), float_dtype()),
+                           b_sum=jnp.zeros(d if tracked else 0, float_dtype()))
+
     def step(key: Array, state: LinUcbState, rnd, params: LinUcbParams) -> LinUcbState:
-        if fixed:
-            return _fixed_step(state, rnd, params)
         k_phi, k_est = jax.random.split(key)
         arms = rnd.arms
         theta = tracker.theta(state.est, params)
@@ -197,14 +233,10 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
             phi = state.phi
             width = jnp.sum((arms @ state.est.a_inv) * arms, axis=-1)
         else:
-            phi = _phi_step(k_phi, state.phi, arms, state.hist, table(rnd), params)
+            phi = _phi_step(k_phi, state.phi, arms, state.hist, table(rnd), params,
+                            width_schedule)
             width = jnp.sum(phi * arms, axis=-1)
-        ucb = arms @ theta + params.kappa * jnp.sqrt(jnp.maximum(width, 0.0))
-        # ties within float32 rounding go to the lower index, so that compiled and eager runs
-        # (different fusion, last-bit differences) pull the same arm; unit-norm arms tie exactly
-        # in round 1
-        top = jnp.max(ucb)
-        arm = jnp.argmax(ucb >= top - 1e-5 * (1.0 + jnp.abs(top)))
+        arm = _pick(arms @ theta + params.kappa * jnp.sqrt(jnp.maximum(width, 0.0)))
         reward = rnd.pull(arm)
         ok = rnd.accepted  # False only for a rejected replay event: then nothing changes
         x = arms[arm]
@@ -233,28 +265,25 @@ def linucb(d: int, n_arms: int, horizon: int = 10_000, variant: str = "linucb",
         """How stored ids become features: this round's arms, or the problem's lookup."""
         return rnd.features if history == "id" and not exact else rnd.arms
 
-    def _phi_step(key, phi, arms, hist: History, tab, params) -> Array:
-        # (11) with n = samples so far; no step before the first sample
-        n = hist.n
-        x_i, _ = history_get(hist, history_draw(key, hist), tab)
-        # the same step form as the theta tracker ([KPM] use one gamma_n for both)
-        gamma = step_at(n, params, width_schedule)
-        lam = reg_at(n, params)
-        nf = jnp.maximum(n, 1).astype(float_dtype())
-        new = phi + gamma * (arms / nf - (phi @ x_i)[:, None] * x_i[None, :] - lam * phi)
-        return jnp.where(n > 0, new, phi)
-
-    def budget(params: LinUcbParams) -> Array:
-        del params
-        return jnp.asarray(1, jnp.int32)
-
-    return Learner(init=init, step=step, family=BANDIT, budget=budget, name=variant,
+    return Learner(init=init, step=step, family=BANDIT, budget=_budget, name=variant,
                    diagnostics=diagnostics if tracked else None,
                    info={"tracker": kind, "history": None if exact else history,
-                         "fixed_arms": fixed},
+                         "fixed_arms": False},
                    requires=Requirements(replay=True, n_arms=n_arms,
                                          capacity=None if exact else horizon,
-                                         history=None if exact and not fixed else history))
+                                         history=None if exact else history))
+
+
+def _phi_step(key, phi, arms, hist: History, tab, params, width_schedule: str) -> Array:
+    """(11) with n = samples so far; no step before the first sample."""
+    n = hist.n
+    x_i, _ = history_get(hist, history_draw(key, hist), tab)
+    # the same step form as the theta tracker ([KPM] use one gamma_n for both)
+    gamma = step_at(n, params, width_schedule)
+    lam = reg_at(n, params)
+    nf = jnp.maximum(n, 1).astype(float_dtype())
+    new = phi + gamma * (arms / nf - (phi @ x_i)[:, None] * x_i[None, :] - lam * phi)
+    return jnp.where(n > 0, new, phi)
 
 
 def _spec(variant: str, description: str, reference: str) -> LearnerSpec:
