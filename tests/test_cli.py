@@ -1,4 +1,5 @@
 import json
+import time as time_module
 from pathlib import Path
 
 import numpy as np
@@ -143,7 +144,8 @@ def test_run__bad_toml_names_the_file_key_and_value(toml, message, tmp_path, cap
 
 
 def test_run__counts_accept_integral_floats(tmp_path):
-    from oslr.cli import build_study, make_parser
+    from oslr.cli import make_parser
+    from oslr.cli.run import build_study
 
     args = make_parser().parse_args(["run", "--horizon", "1e3", "--runs", "2.0", "--chunk", "500"])
     assert (args.horizon, args.runs) == (1000, 2)
@@ -157,7 +159,8 @@ def test_run__counts_accept_integral_floats(tmp_path):
 
 @pytest.mark.slow  # an in-process study; keeps the default run under 5 min
 def test_run__default_study_fits_a_small_d(tmp_path, capsys):
-    from oslr.cli import build_study, make_parser
+    from oslr.cli import make_parser
+    from oslr.cli.run import build_study
 
     for d, k in [(3, 3), (2, 2), (16, 4)]:
         study = build_study(make_parser().parse_args(["run", "--d", str(d)]))
@@ -236,7 +239,7 @@ def test_main__ctrl_c_anywhere_is_one_line_and_exit_130(capsys, monkeypatch):
 
     def interrupted(args):
         raise KeyboardInterrupt
-    monkeypatch.setattr(cli, "cmd_list", interrupted)
+    monkeypatch.setattr(cli.commands, "cmd_list", interrupted)
     parser = cli.make_parser
     monkeypatch.setattr(cli, "make_parser", lambda: _with_func(parser(), interrupted))
     assert main(["list"]) == 130
@@ -956,7 +959,8 @@ def test_make_parser__program_name_flags_and_help_texts():
 
 
 def test_build_study__every_problem_flag_reaches_the_problem_options():
-    from oslr.cli import build_study, make_parser
+    from oslr.cli import make_parser
+    from oslr.cli.run import build_study
 
     args = make_parser().parse_args([
         "run", "--d", "9", "--k", "3", "--sigma", "0.2", "--design", "correlated",
@@ -992,7 +996,7 @@ def test_with_flag_hint__names_the_flag_that_set_the_parameter():
 
 
 def test_print_until__each_comparison_and_what_was_saved(capsys):
-    from oslr.cli import _print_until
+    from oslr.cli.run import _print_until
 
     decision = pd.DataFrame([
         {"name": "a", "decided": True, "verdict": "better", "reference": "b", "diff": -1.5,
@@ -1069,9 +1073,9 @@ def test_backend__a_missing_jax_platform_is_one_line(capsys, monkeypatch):
 
 
 def test_merge__the_command_writes_the_merged_folder_where_out_says(tmp_path, monkeypatch, capsys):
-    import oslr.saved
-
     import types
+
+    import oslr.saved
 
     called = []
 
@@ -1125,7 +1129,7 @@ def test_compile_cache__oslr_compile_cache_or_the_users_cache_folder_unless_set_
     assert len(set_to) == 2
     calls = []
     monkeypatch.setattr(compile_cache, "use_persistent_cache", lambda: calls.append(1))
-    monkeypatch.setattr(cli, "cmd_list", lambda args: 0)
+    monkeypatch.setattr(cli.commands, "cmd_list", lambda args: 0)
     assert main(["list"]) == 0 and calls == []  # only the commands that compile
 
 
@@ -1231,7 +1235,7 @@ def test_note_wstar_only__one_line_when_the_comparator_did_not_fit():
     import io
     from types import SimpleNamespace
 
-    from oslr.cli import _note_wstar_only
+    from oslr.cli.run import _note_wstar_only
 
     def res(name, family, metrics):
         return SimpleNamespace(learner=name, family=family, info={"d": 100000},
@@ -1251,15 +1255,14 @@ def test_note_wstar_only__one_line_when_the_comparator_did_not_fit():
 
 
 def test_run__without_out_the_same_command_finds_its_unfinished_folder(tmp_path, monkeypatch):
-    from oslr import cli
 
     monkeypatch.chdir(tmp_path)
     study = {"problem": "sparse-linear", "runs": 4, "out": None, "_default_learners": "x"}
     assert study_module.unfinished_default(study) is None  # nothing saved yet
     older, newer = (tmp_path / "oslr-results" / f"run-2026010{i}-000000" for i in (1, 2))
     for folder in (older, newer):
-        (folder / cli.CHECKPOINTS).mkdir(parents=True)
-        (folder / cli.CHECKPOINTS / "study.json").write_text(json.dumps(
+        (folder / study_module.CHECKPOINTS).mkdir(parents=True)
+        (folder / study_module.CHECKPOINTS / "study.json").write_text(json.dumps(
             study_module.settings({**study, "chunk": 7})))  # the chunk may change on resuming
     assert study_module.unfinished_default(study) == Path("oslr-results") / newer.name
     (newer / "config.json").write_text("{}")  # finished: not resumed
@@ -1268,9 +1271,8 @@ def test_run__without_out_the_same_command_finds_its_unfinished_folder(tmp_path,
 
 
 def test_check_same_study__resuming_only_when_chunks_are_saved(tmp_path):
-    from oslr import cli
 
-    saved = tmp_path / cli.CHECKPOINTS
+    saved = tmp_path / study_module.CHECKPOINTS
     study = {"problem": "p", "runs": 2}
     assert study_module.check_same_study(saved, study) is False  # writes study.json
     (saved / "0").mkdir()  # a learner's folder whose checkpoints were deleted
@@ -1280,7 +1282,9 @@ def test_check_same_study__resuming_only_when_chunks_are_saved(tmp_path):
 
 
 def test_build_study__another_problem_on_the_command_line_drops_the_configs_settings(tmp_path):
-    from oslr.cli import DEFAULT_STUDY, build_study, make_parser
+    from oslr.cli import make_parser
+    from oslr.cli.run import build_study
+    from oslr.study import DEFAULT_STUDY
 
     cfg = tmp_path / "study.toml"
     cfg.write_text('problem = "sparse-linear"\nlearners = ["ogd-full"]\n'
@@ -1308,13 +1312,13 @@ def test_run__a_process_other_than_0_takes_no_lock_and_writes_nothing(tmp_path, 
     from oslr import atomic, cli
 
     locked = []
-    monkeypatch.setattr(cli, "_start_distributed", lambda args: 1)
+    monkeypatch.setattr(cli.run, "_start_distributed", lambda args: 1)
     monkeypatch.setattr(atomic.FolderLock, "acquire", lambda self: locked.append(self))
     out = tmp_path / "out"
     assert main(["run", "--learners", "ogd-full", "--d", "4", "--k", "2", "--horizon", "5",
                  "--runs", "2", "--out", str(out), "--no-plot", "--no-progress"]) == 0
     assert locked == []  # process 0 holds the folder's lock and writes the files
-    assert sorted(p.name for p in out.iterdir()) == [cli.CHECKPOINTS]
+    assert sorted(p.name for p in out.iterdir()) == [study_module.CHECKPOINTS]
 
 
 def test_run__import_loads_the_plugin_before_the_study(tmp_path, monkeypatch, capsys):
@@ -1328,7 +1332,8 @@ def test_run__import_loads_the_plugin_before_the_study(tmp_path, monkeypatch, ca
 
 
 def test_prepare__a_static_k_is_a_parameter_of_a_learner_that_takes_it():
-    from oslr.cli import build_study, make_parser
+    from oslr.cli import make_parser
+    from oslr.cli.run import build_study
     from oslr.study import UsageError, prepare
 
     study = build_study(make_parser().parse_args(
@@ -1344,7 +1349,8 @@ def test_prepare__a_static_k_is_a_parameter_of_a_learner_that_takes_it():
 
 
 def test_prepare__a_learner_sized_by_the_arm_count_gets_the_problems():
-    from oslr.cli import build_study, make_parser
+    from oslr.cli import make_parser
+    from oslr.cli.run import build_study
     from oslr.study import prepare
 
     study = build_study(make_parser().parse_args(
@@ -1396,10 +1402,9 @@ def test_study_progress__the_total_grows_with_each_look():
 
 
 def test_run__without_out_a_folder_named_by_the_time(tmp_path, monkeypatch):
-    from oslr import cli
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(cli.time, "strftime", lambda fmt: fmt.replace("%Y%m%d-%H%M%S",
+    monkeypatch.setattr(time_module, "strftime", lambda fmt: fmt.replace("%Y%m%d-%H%M%S",
                                                                       "20261129-014500"))
     assert main(["run", "--learners", "ogd-full", "--d", "4", "--k", "2", "--horizon", "5",
                  "--runs", "2", "--no-plot", "--no-progress"]) == 0
@@ -1419,16 +1424,15 @@ def test_writer_checks_the_folder__process_0_alone_reads_it_and_every_process_le
     import numpy as np
     from jax.experimental import multihost_utils
 
-    from oslr import cli
 
-    saved = tmp_path / cli.CHECKPOINTS
+    saved = tmp_path / study_module.CHECKPOINTS
     saved.mkdir()
     (saved / "study.json.tmp-1").write_text("{")  # process 0 half-way through writing it
     study = {"problem": "p", "runs": 2}
     # another process does not look: nothing refused, nothing written
     assert study_module.writer_checks_the_folder(saved, study, 1) is False
     assert sorted(p.name for p in saved.iterdir()) == ["study.json.tmp-1"]
-    with pytest.raises(cli.UsageError, match="chunks of an unknown study"):
+    with pytest.raises(study_module.UsageError, match="chunks of an unknown study"):
         study_module.writer_checks_the_folder(saved, study, 0)  # the writer does, and refuses
 
     # several processes: each learns process 0's verdict from one gather of a flag
@@ -1441,9 +1445,10 @@ def test_writer_checks_the_folder__process_0_alone_reads_it_and_every_process_le
     monkeypatch.setattr(jax, "process_count", lambda: 2)
     monkeypatch.setattr(multihost_utils, "process_allgather", allgather)
     verdict0 = 0
-    with pytest.raises(cli.UsageError, match=r"process 0 refused --out .*; this process stops"):
+    with pytest.raises(study_module.UsageError,
+                       match=r"process 0 refused --out .*; this process stops"):
         study_module.writer_checks_the_folder(saved, study, 1)
-    with pytest.raises(cli.UsageError, match="chunks of an unknown study"):
+    with pytest.raises(study_module.UsageError, match="chunks of an unknown study"):
         study_module.writer_checks_the_folder(saved, study, 0)
     verdict0 = 1
     assert study_module.writer_checks_the_folder(saved, study, 1) is False
@@ -1495,7 +1500,8 @@ def test_look_line__what_until_says_after_each_look():
 
 
 def test_build_study__an_integral_float_count_in_the_config_is_an_integer(tmp_path):
-    from oslr.cli import build_study, make_parser
+    from oslr.cli import make_parser
+    from oslr.cli.run import build_study
 
     cfg = tmp_path / "s.toml"
     cfg.write_text("horizon = 2e3\nruns = 4.0\nchunk = 5e2\nseed = 1e1\n")
@@ -1513,7 +1519,6 @@ def test_run__a_grid_over_a_static_k_names_the_fix(capsys):
 
 def test_experiment_and_reproduce__default_folders_and_the_steps_passed_on(tmp_path, capsys,
                                                                            monkeypatch):
-    import oslr.cli as cli
     import oslr.experiments as ex
     from oslr.experiments import reproduce as rep
 
@@ -1525,7 +1530,7 @@ def test_experiment_and_reproduce__default_folders_and_the_steps_passed_on(tmp_p
     assert main(["experiment", "wll-k", "--dataset", "covtype", "--quick", "--no-progress"]) == 0
     assert seen == [Path("oslr-results") / "wll-k-covtype"]
     # that folder is finished now: the same command leaves it be, in a folder named by the time
-    monkeypatch.setattr(cli.time, "strftime", lambda fmt: "20261204-101500")
+    monkeypatch.setattr(time_module, "strftime", lambda fmt: "20261204-101500")
     assert main(["experiment", "wll-k", "--dataset", "covtype", "--quick", "--no-progress"]) == 0
     assert seen[1] == Path("oslr-results") / "wll-k-covtype-20261204-101500"
     options = []
@@ -1559,10 +1564,9 @@ def test_make_parser__the_new_commands_help_and_choices():
 def test_study_progress__the_time_left_to_a_tenth_of_a_second(monkeypatch):
     import io
 
-    from oslr import cli
 
     clock = iter([100.0, 100.0 + 1.23456])  # start, then the first chunk
-    monkeypatch.setattr(cli.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setattr(time_module, "perf_counter", lambda: next(clock))
     out = io.StringIO()
     progress = study_module.StudyProgress("jsonl", out)
     progress.add(300)
@@ -1666,7 +1670,7 @@ def test_list__unswept_params_flagged_and_problem_options_indented(capsys, monke
     assert k and all(line.endswith("  (not swept)") for line in k)
     assert any(line.startswith(" " * 24 + "options: d=16, k=3") for line in out)
     seen = []
-    monkeypatch.setattr(cli, "cmd_list", lambda args: seen.append(args.command_line) or 0)
+    monkeypatch.setattr(cli.commands, "cmd_list", lambda args: seen.append(args.command_line) or 0)
     monkeypatch.setattr(sys, "argv", ["oslr", "list", "--d", "8"])
     assert main() == 0 and seen == ["oslr list --d 8"]
 
@@ -1775,7 +1779,6 @@ def _finishes_meanwhile(out: Path, what: str = "x"):
 
 def test_run__a_study_that_finished_while_this_one_was_prepared_is_not_overwritten(
         tmp_path, capsys, monkeypatch):
-    import oslr.cli as cli
 
     out = tmp_path / "d"
     real = study_module.prepare
@@ -1802,7 +1805,7 @@ def test_experiment__a_folder_finished_meanwhile_or_a_finished_run_is_refused(tm
     calls = []
     monkeypatch.setattr(ex, "run_experiment", lambda *a, **k: calls.append(a))
     out = tmp_path / "d"
-    monkeypatch.setattr(cli, "_start_distributed", lambda args: _finishes_meanwhile(out)() or 0)
+    monkeypatch.setattr(cli.run, "_start_distributed", lambda args: _finishes_meanwhile(out)() or 0)
     argv = ["experiment", "kpm-pege", "--quick", "--no-progress", "--out", str(out)]
     assert main(argv) == 2 and calls == []
     assert "already holds a finished oslr run study; it is never overwritten" in \
@@ -1954,7 +1957,7 @@ def test_main__a_warning_is_one_line_without_its_source(capsys, monkeypatch):
         return 0
 
     monkeypatch.setattr(warnings, "formatwarning", warnings.formatwarning)
-    monkeypatch.setattr(cli, "cmd_list", warns)
+    monkeypatch.setattr(cli.commands, "cmd_list", warns)
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         # shown as Python shows warnings outside pytest (which records them instead)

@@ -1,0 +1,256 @@
+"""The command line's parser: one function per command adds its flags (each with its help)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from oslr.cli import commands, run
+
+
+def _whole(text: str) -> int:
+    """An argparse type for counts: an integer, also written as an integral float ("1e6")."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    return int(value)
+
+
+def _bounds(text: str) -> tuple[float, float]:
+    """--bounds LO,HI: two finite numbers, LO < HI."""
+    parts = text.split(",")
+    try:
+        lo, hi = (float(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give two numbers LO,HI, e.g. -5000,5000")
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise argparse.ArgumentTypeError(f"{text!r}: give finite LO < HI")
+    return lo, hi
+
+
+def _positive_float(text: str) -> float:
+    """--variance V: a finite number > 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number, e.g. 2500") from None
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number > 0")
+    return v
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="oslr", description="Monte-Carlo regret studies for online learning with limited "
+        "feature access (JAX)."
+    )
+    from oslr import __version__
+
+    parser.add_argument("--version", action="version", version=f"oslr {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_list(sub)
+    _add_info(sub)
+    _add_plot(sub)
+    _add_compare(sub)
+    _add_merge(sub)
+    _add_run(sub)
+    _add_experiment(sub)
+    _add_reproduce(sub)
+    return parser
+
+
+def _add_list(sub) -> None:
+    """`oslr list`: the registered learners and problems."""
+    p_list = sub.add_parser("list", help="list registered learners and problems")
+    p_list.add_argument("--json", action="store_true", help="print JSON")
+    p_list.add_argument("--d", type=_whole, default=16,
+                        help="dimension at which to evaluate d-dependent defaults (default 16)")
+    p_list.add_argument("--import", dest="imports", action="append", metavar="MODULE",
+                        help="import a module that registers learners (oslr.register_learner)")
+    p_list.set_defaults(func=commands.cmd_list)
+
+
+def _add_info(sub) -> None:
+    """`oslr info`: versions, backend and devices."""
+    p_info = sub.add_parser("info", help="versions, backend, devices, float64 mode and memory "
+                                         "(for a bug report or a job's log)")
+    p_info.add_argument("--json", action="store_true", help="print JSON")
+    p_info.set_defaults(func=commands.cmd_info)
+
+
+def _add_plot(sub) -> None:
+    """`oslr plot`: figures of a saved study."""
+    p_plot = sub.add_parser("plot", help="plot a saved study (regret against t, or the regret "
+                                         "at T against a swept parameter)")
+    p_plot.add_argument("folder", help="a folder written by oslr run, merge or experiment")
+    p_plot.add_argument("--against", metavar="PARAM",
+                        help="the regret at T against this swept parameter, a panel per learner")
+    p_plot.add_argument("--metric", help="regret quantity (default: the primary one)")
+    p_plot.add_argument("--axes", choices=["loglog", "linear", "logx"], default="loglog",
+                        help="axes of the regret plot (default loglog: the slope is the growth "
+                             "exponent)")
+    p_plot.add_argument("--band", choices=["pointwise", "simultaneous"], default="pointwise",
+                        help="95%% bands at each checkpoint (default) or covering each whole "
+                             "curve at once (bootstrap-t max band)")
+    p_plot.add_argument("--out", help="figure file, .png/.pdf/.svg (default: in the folder, "
+                                      "named by what it shows, never over the study's files)")
+    p_plot.set_defaults(func=commands.cmd_plot)
+
+
+def _add_compare(sub) -> None:
+    """`oslr compare`: the paired comparison of a saved study."""
+    p_cmp = sub.add_parser("compare", help="paired comparison of a saved study's learners")
+    p_cmp.add_argument("folder", help="a folder written by oslr run (or oslr merge)")
+    p_cmp.add_argument("--to", default="best",
+                       help="reference entry: a learner, 'learner [params]' or best (default)")
+    p_cmp.add_argument("--metric", help="regret quantity (default: the primary one)")
+    p_cmp.add_argument("--margin", type=float,
+                       help="largest difference called equivalent: an entry not separated from "
+                            "the reference is 'equivalent' where TOST shows it within +-MARGIN")
+    p_cmp.add_argument("--json", action="store_true", help="print JSON")
+    p_cmp.set_defaults(func=commands.cmd_compare)
+
+
+def _add_merge(sub) -> None:
+    """`oslr merge`: saved studies of the same settings joined."""
+    p_merge = sub.add_parser("merge", help="join saved studies of the same settings run with "
+                                           "other seeds (more runs later)")
+    p_merge.add_argument("folders", nargs="+", help="folders written by oslr run")
+    p_merge.add_argument("--out", required=True, help="a new folder for the merged per-run files "
+                                                       "(a finished study there is refused)")
+    p_merge.set_defaults(func=commands.cmd_merge)
+
+
+def _add_run(sub) -> None:
+    """`oslr run`: a regret study."""
+    p_run = sub.add_parser("run", help="run a regret study (a small default one without flags)")
+    p_run.add_argument("--config", help="TOML study file (flags override it)")
+    p_run.add_argument("--import", dest="imports", action="append", metavar="MODULE",
+                       help="import a module that registers learners (oslr.register_learner)")
+    p_run.add_argument("--problem", help="problem name (oslr list)")
+    p_run.add_argument("--learners", help="comma-separated learner names")
+    p_run.add_argument("--horizon", type=_whole, help="rounds T")
+    p_run.add_argument("--runs", type=_whole, help="independent runs per grid point")
+    p_run.add_argument("--seed", type=_whole, help="root seed")
+    p_run.add_argument("--grid", action="append", metavar="NAME=V1,V2",
+                       help="sweep a learner parameter (repeatable; cartesian product)")
+    p_run.add_argument("--set", action="append", metavar="NAME=V",
+                       help="fix a learner parameter (repeatable)")
+    p_run.add_argument("--d", type=_whole, help="feature dimension (synthetic problems)")
+    p_run.add_argument("--k", type=_whole, help="sparsity of w* and of the comparator")
+    p_run.add_argument("--sigma", type=float, help="label noise (synthetic problems)")
+    p_run.add_argument("--design", help="gaussian, rademacher, sphere, hadamard or correlated "
+                                        "(synthetic problems)")
+    p_run.add_argument("--n-redundant", dest="n_redundant", type=_whole,
+                       help="append this many standard-normal features")
+    p_run.add_argument("--n-arms", dest="n_arms", type=_whole, help="arms (bandit problems)")
+    p_run.add_argument("--delays", help="feedback delay schedule: fixed, random or batched")
+    p_run.add_argument("--max-delay", dest="max_delay", type=_whole, help="largest delay D_t")
+    p_run.add_argument("--cycle", action="store_true",
+                       help="allow horizons longer than a dataset (rows repeat)")
+    p_run.add_argument("--comparator-k", dest="comparator_k", type=_whole,
+                       help="sparsity of the best-in-hindsight comparator (prediction family)")
+    p_run.add_argument("--chunk", type=_whole, help="rounds per jitted chunk")
+    p_run.add_argument("--out", help="output folder (default oslr-results/run-<time>)")
+    p_run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p_run.add_argument("--no-plot", action="store_true", help="skip the regret plot")
+    p_run.add_argument("--axes", choices=("loglog", "linear", "logx"), default="loglog",
+                       help="regret.png axes (default loglog: the slope is the growth exponent)")
+    p_run.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p_run.add_argument("--progress", choices=["bar", "jsonl", "none"], default="bar",
+                       help="bar: one bar and time left for the whole study (default); jsonl: "
+                            "one JSON line per finished chunk on stderr, for a cluster job's "
+                            "log (done, total, fraction, eta_s)")
+    p_run.add_argument("--compare-to", dest="compare_to", metavar="NAME|best",
+                       help="paired comparison of every learner (and grid point) with NAME or "
+                            "the best, on the same runs (Holm-corrected): printed and compare.csv")
+    p_run.add_argument("--until", choices=("separated",),
+                       help="add batches of --runs runs until every comparison with the "
+                            "reference (--compare-to, default best) is decided by an "
+                            "anytime-valid 95%% interval, or --max-runs is reached")
+    p_run.add_argument("--max-runs", dest="max_runs", type=_whole,
+                       help="--until's cap on the runs (default 10 x --runs)")
+    p_run.add_argument("--bounds", type=_bounds, metavar="LO,HI",
+                       help="--until: bounds every run's difference of final regrets respects "
+                            "(e.g. --bounds=-T,T for losses in [0, 1]); the intervals are then "
+                            "distribution-free (a betting confidence sequence) instead of t "
+                            "intervals that assume normal differences")
+    p_run.add_argument("--variance", type=_positive_float, metavar="V",
+                       help="--until: an upper bound on the variance of a run's difference of "
+                            "final regrets, for unbounded (e.g. heavy-tailed) ones; the "
+                            "intervals are then distribution-free (a Catoni-style confidence "
+                            "sequence); a bound below the true variance voids them")
+    _add_distributed(p_run)
+    p_run.set_defaults(func=run.cmd_run)
+
+
+def _add_experiment(sub) -> None:
+    """`oslr experiment`: the papers' experiments."""
+    p_exp = sub.add_parser("experiment", help="reproduce a paper figure (oslr experiment --list)")
+    p_exp.add_argument("--list", action="store_true", help="list the experiments and exit")
+    from oslr.registry import EXPERIMENTS  # names only: no experiment module is imported
+
+    p_exp.add_argument("name", nargs="?", help="one of: " + ", ".join(EXPERIMENTS))
+    p_exp.add_argument("--dataset", default=None,
+                       help="wll-*: a9a (default), connect4, covtype, mnist35 or kegg; "
+                            "kpm-tracking / kpm-replay: the OBD campaign all (default), men or "
+                            "women (oslr experiment --list says which experiment takes which)")
+    p_exp.add_argument("--runs", type=_whole, default=None,
+                       help="shuffles per point (default 5 as in the paper; 100 for wll-rates)")
+    p_exp.add_argument("--hold-rates", action="store_true",
+                       help="wll-redundant: keep eta and gamma at their values for the original d")
+    p_exp.add_argument("--seed", type=_whole, default=0, help="root seed (default 0)")
+    p_exp.add_argument("--quick", action="store_true",
+                       help="each experiment's small size (oslr experiment --list says what it "
+                            "runs): minutes instead of hours")
+    p_exp.add_argument("--set", action="append", metavar="NAME=V",
+                       help="learner option or parameter, e.g. eta_scale=10 or n_resamples=20")
+    p_exp.add_argument("--out", help="output folder")
+    p_exp.add_argument("--json", action="store_true", help="print the result table as JSON")
+    p_exp.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p_exp.add_argument("--import", dest="imports", action="append", metavar="MODULE",
+                       help="import a module that registers experiments or learners "
+                            "(oslr.register_experiment)")
+    _add_distributed(p_exp)
+    p_exp.set_defaults(func=commands.cmd_experiment)
+
+
+def _add_reproduce(sub) -> None:
+    """`oslr reproduce`: every docs/figures file regenerated."""
+    p_rep = sub.add_parser("reproduce", help="regenerate every docs/figures file from the "
+                           "current code, stamped with the commit (hours; --quick: minutes)")
+    p_rep.add_argument("--out", default="oslr-reproduce",
+                       help="folder for the files and STAMPS.json (docs/figures regenerates the "
+                            "docs' own files; default oslr-reproduce)")
+    p_rep.add_argument("--only", nargs="+", metavar="STEP",
+                       help="steps or docs pages (e.g. kale-results arena); see --list")
+    p_rep.add_argument("--quick", action="store_true",
+                       help="every step at its small size, to check the chain (not into docs)")
+    p_rep.add_argument("--list", action="store_true", help="list the steps and their files")
+    p_rep.add_argument("--tables", metavar="DOCS",
+                       help="only rewrite the generated tables of DOCS/*.md from DOCS/figures "
+                            "(done after any reproduce into a docs figures folder)")
+    p_rep.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p_rep.set_defaults(func=commands.cmd_reproduce)
+
+
+def _add_distributed(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("several processes or hosts (jax.distributed)")
+    g.add_argument("--distributed", action="store_true",
+                   help="run as one of several processes: jax.distributed.initialize() finds the "
+                        "others on SLURM or Open MPI (elsewhere give the three options below); "
+                        "the runs are sharded over every process's devices, process 0 writes")
+    g.add_argument("--coordinator", metavar="HOST:PORT",
+                   help="address of process 0 (default: JAX's detection or "
+                        "JAX_COORDINATOR_ADDRESS)")
+    g.add_argument("--num-processes", dest="num_processes", type=_whole, metavar="N",
+                   help="how many processes run the study (default: JAX's detection)")
+    g.add_argument("--process-id", dest="process_id", type=_whole, metavar="I",
+                   help="this process's index, 0 .. N - 1")
