@@ -181,6 +181,7 @@ def test_run__folder_where_no_file_can_be_created_is_refused_before_any_work(cap
     assert main(["run", "--runs", "2", "--horizon", "20", "--out", "/proc/oslr-out"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--out /proc/oslr-out: cannot write there" in err
+    assert err.endswith("; give a folder you can write to.\n")
 
 
 def test_run__a_study_beyond_memory_is_refused_at_once_with_the_size(tmp_path, capsys):

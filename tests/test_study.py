@@ -103,3 +103,95 @@ def test_study__from_a_toml_file_with_changes(tmp_path):
     assert study.problem_options == {"d": 16}
     assert json.loads(json.dumps(study.to_dict()))["seed"] == 4
     assert "out" not in study.to_dict() and "comparator_k" not in study.to_dict()
+
+
+def test_study__the_pieces_a_reader_of_the_log_and_the_files_meets(tmp_path, monkeypatch,
+                                                                   capsys):
+    import io
+
+    from oslr import report, study
+
+    # a bar on the given stream by default; one line per learner in the log
+    saved = oslr.Study(**SMALL, out=str(tmp_path / "a")).run(plot=False)
+    err = capsys.readouterr().err
+    assert "study: 100%" in err and "  ogd-full: 1 grid point(s) x 3 runs in " in err
+    stream = io.StringIO()
+    bar = study.StudyProgress("bar", stream)
+    bar.add(10)
+    bar.for_learner("x")(10)
+    bar.close()
+    assert "study: 100%" in stream.getvalue()
+    # the figure's axes reach the plot
+    seen = []
+    real = report.plot_regret
+    monkeypatch.setattr(report, "plot_regret",
+                        lambda *a, **k: seen.append(k.get("axes")) or real(*a, **k))
+    oslr.Study(**SMALL, out=str(tmp_path / "b")).run(progress="none", axes="linear")
+    assert seen == ["linear"]
+    # a finished folder is refused at once, naming the argument
+    with pytest.raises(ValueError, match=rf"^out {saved.path} already holds a finished oslr "):
+        oslr.Study(**SMALL, out=str(saved.path)).run(progress="none")
+    # without out: a folder of its own under oslr-results, named by the time
+    monkeypatch.chdir(tmp_path)
+    assert str(oslr.Study(**SMALL).folder()).startswith("oslr-results/run-")
+
+
+def test_study__another_studys_unfinished_chunks_are_refused(tmp_path, monkeypatch):
+    real, saves = checkpoint.save, []
+
+    def dying(*args):
+        real(*args)
+        saves.append(1)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(checkpoint, "save", dying)
+    with pytest.raises(KeyboardInterrupt):
+        oslr.Study(**SMALL, out=str(tmp_path / "d")).run(progress="none")
+    monkeypatch.setattr(checkpoint, "save", real)
+    with pytest.raises(UsageError, match=r"holds the unfinished chunks of another study \(seed: "
+                                         r"saved 0, now 1\)"):
+        oslr.Study(**{**SMALL, "seed": 1}, out=str(tmp_path / "d")).run(progress="none")
+
+
+def test_study__until_separated_with_t_intervals_spends_alpha_over_looks(tmp_path):
+    # two looks of 5 runs: the t interval of look 2 at its share of alpha
+    import numpy as np
+
+    from oslr import stats
+
+    two = {**SMALL, "learners": ["ogd-full", "ogd-random-subset"], "runs": 5}
+    saved = oslr.Study(**two, until="separated", max_runs=10, out=str(tmp_path / "u")).run(
+        progress="none", plot=False)
+    until = saved.until.set_index("name")
+    finals = saved.finals()
+    assert saved.config["looks"] == 2  # t intervals need 10 runs: none at the first look
+    best = until["reference"].iloc[0]
+    other = next(n for n in finals if n != best)
+    low, high = stats.confidence_sequence(finals[other] - finals[best], 2, 1.0 - 0.05 / 1)
+    np.testing.assert_allclose([until.loc[other, "cs_low"], until.loc[other, "cs_high"]],
+                               [low, high], rtol=1e-12)
+
+
+def test_prepare__a_set_k_sizes_max_k_and_the_learners_own_prepare_sees_the_problem():
+    from oslr.study import prepare
+
+    study = {"problem": "sparse-linear", "problem_options": {"d": 8, "k": 2},
+             "learners": ["ogd-random-subset"], "horizon": 60, "runs": 3, "seed": 0,
+             "grid": {}, "params": {"k": 5}, "chunk": 20}
+    _, _, plans = prepare(study)
+    assert plans[0][0].options["max_k"] == 5
+    with pytest.raises(ValueError, match=r"ftpl-oracle-subset needs a dataset problem .*problem "
+                                         r"'sparse-linear' is synthetic"):
+        prepare({**study, "learners": ["ftpl-oracle-subset"], "params": {}})
+
+
+def test_check_compare__a_name_with_words_after_the_learner_is_unknown():
+    from oslr.study import check_compare, prepare
+
+    study = {"problem": "sparse-linear", "problem_options": {"d": 8, "k": 2},
+             "learners": ["ogd-full", "ogd-random-subset"], "horizon": 60, "runs": 3,
+             "seed": 0, "grid": {}, "params": {}, "chunk": 20}
+    _, _, plans = prepare(study)
+    how = oslr.Study(compare_to="ogd-full extra")
+    with pytest.raises(UsageError, match=r"unknown learner to compare with 'ogd-full extra'"):
+        check_compare(how, study, plans)
