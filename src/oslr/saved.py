@@ -1,9 +1,10 @@
-"""Reading a finished study back: `oslr.load(DIR)` on a folder that `oslr run` or
-`oslr experiment` wrote.
+"""Reading a finished study back: `oslr.load(DIR)` on a folder that `oslr run`, `oslr.Study`,
+`oslr experiment` or `oslr merge` wrote.
 
-`load` returns a `SavedStudy` holding every file of the folder (config.json as a dict, each
-CSV / Parquet table as a pandas frame, the figures' paths) and recomputes from the per-run
-files what a researcher asks next without a rerun: the per-run finals of every learner x grid
+`load` first checks every file the folder's manifest lists (`oslr.folder.verify`: a file cut
+short or changed is a one-line `LoadError`), then returns a `SavedStudy` holding the study's
+files (config.json as a dict, each CSV / Parquet table as a pandas frame, the figures' paths)
+and recomputes from the per-run files what a researcher asks next without a rerun: the per-run finals of every learner x grid
 point (`finals`), their paired comparison (`compare`, `oslr.stats.compare`: the runs of a study
 share their streams), regret at T against a swept parameter (`final_vs`, `plot_final`), the
 regret curves with bands (`plot`) and an xarray Dataset entry x run x t (`to_xarray`, with
