@@ -339,9 +339,9 @@ def test_experiment__kpm_replay_and_pege_write_their_tables(tmp_path, capsys, mo
     assert rows[0]["learner"] == "flinucb-sag" and rows[0]["kappa"] == 1.0
     assert 20 < rows[0]["accepted_mean"] < 120  # about 2,040 / 34 = 60 events accepted
     assert (tmp_path / "kpm-replay-men.csv").is_file()
-    assert main(["experiment", "kpm-pege", "--quick", "--runs", "2", "--out", str(tmp_path),
-                 "--no-progress"]) == 0
-    assert (tmp_path / "kpm-pege-sphere.png").is_file()
+    assert main(["experiment", "kpm-pege", "--quick", "--runs", "2", "--out",
+                 str(tmp_path / "pege"), "--no-progress"]) == 0  # a folder of its own
+    assert (tmp_path / "pege" / "kpm-pege-sphere.png").is_file()
 
 
 def test_experiment__kale_and_ito_refuse_unknown_settings_and_datasets(capsys):
@@ -798,7 +798,7 @@ def test_two_oslr_run_into_one_folder__the_second_is_refused_and_the_first_finis
     # the second, run again, is told the folder holds a finished study
     again = _oslr([*study, "--seed", "1"])
     _, err = again.communicate(timeout=300)
-    assert again.returncode == 2 and "already holds a finished study" in err, err
+    assert again.returncode == 2 and "already holds a finished oslr run study" in err, err
 
 
 _BIG_EXPERIMENT = """
