@@ -378,7 +378,7 @@ def test_warn_diagnostics__names_the_learner_the_count_and_the_runs():
     from oslr.sim import _warn_diagnostics
 
     learner = SimpleNamespace(name="ftpsl-knapsack",
-                              info={"warn_if_nonzero": {"lp_failures": "LP solves failed"}})
+                              warn_if_nonzero={"lp_failures": "LP solves failed"})
     with pytest.warns(RuntimeWarning, match=r"^ftpsl-knapsack: 3 LP solves failed \(2 of 4 runs; "
                                             r"diagnostic 'lp_failures'\)\.$"):
         _warn_diagnostics(learner, {"lp_failures": np.array([[0, 1], [2, 0]])})
@@ -447,7 +447,7 @@ def test_simulate__checks_memory_on_the_first_device_of_the_study(monkeypatch):
 def test_warn_diagnostics__a_diagnostic_missing_from_the_sums_is_zero(recwarn):
     from types import SimpleNamespace
 
-    learner = SimpleNamespace(name="x", info={"warn_if_nonzero": {"lp_fail": "failed solves"}})
+    learner = SimpleNamespace(name="x", warn_if_nonzero={"lp_fail": "failed solves"})
     sim._warn_diagnostics(learner, {})  # not recorded: nothing to warn about, no error
     assert not recwarn.list
     with pytest.warns(RuntimeWarning, match=r"^x: 3 failed solves \(2 of 3 runs; diagnostic "

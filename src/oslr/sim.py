@@ -282,9 +282,9 @@ def _progress(progress, name: str, horizon: int, t_done: int):
 
 
 def _warn_diagnostics(learner: Learner, final: dict) -> None:
-    """Warn about every diagnostic named in `learner.info["warn_if_nonzero"]` (name -> what it
-    counts) that is non-zero at the horizon in some run (a solver failure a study must not hide)."""
-    for name, what in (learner.info or {}).get("warn_if_nonzero", {}).items():
+    """Warn about every diagnostic named in `learner.warn_if_nonzero` (name -> what it counts)
+    that is non-zero at the horizon in some run (a solver failure a study must not hide)."""
+    for name, what in (learner.warn_if_nonzero or {}).items():
         values = np.asarray(final.get(name, 0.0))
         if np.any(values > 0):
             warnings.warn(f"{learner.name}: {int(values.sum())} {what} ({int((values > 0).sum())}"

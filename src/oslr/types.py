@@ -63,9 +63,7 @@ class Learner(NamedTuple):
       name: registry name, for labels.
       check: optional `check(params, d)` on concrete (batched) params that raises ValueError with
         a clear message for values out of range; called by the simulator before any tracing.
-      info: static settings recorded in result files (e.g. the norm exponent b). Its optional
-        entry "warn_if_nonzero" maps diagnostic names to what they count: `simulate` warns
-        (RuntimeWarning) when one is non-zero at the horizon (e.g. LP solves that failed).
+      info: static settings recorded in result files (e.g. the norm exponent b).
       requires: what the learner needs from a problem (`Requirements`), checked by the simulator
         before any tracing.
       diagnostics: optional `diagnostics(state, params) -> {name: () array}`, values the harness
@@ -74,6 +72,9 @@ class Learner(NamedTuple):
         in `SimResult.final`.
       options: the static options it was built with (`LearnerSpec.make` fills it in), part of a
         checkpoint's fingerprint.
+      warn_if_nonzero: diagnostic name -> what it counts: `simulate` warns (RuntimeWarning) when
+        one is non-zero at the horizon in some run (e.g. LP solves that failed); every name is a
+        key of `diagnostics`.
     """
 
     init: InitFn
@@ -86,6 +87,7 @@ class Learner(NamedTuple):
     diagnostics: Callable[[PyTree, PyTree], dict] | None = None
     requires: "Requirements | None" = None
     options: dict | None = None
+    warn_if_nonzero: dict[str, str] | None = None
 
 
 class StreamExample(NamedTuple):

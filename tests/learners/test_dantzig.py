@@ -174,7 +174,7 @@ def test_dantzig_poslr__diagnostics_named_and_every_warned_name_is_one_of_them()
                          "w"}
     assert all(jnp.asarray(v).dtype == jnp.float32 for v in diag.values())
     # a warning keyed by a name that is not a diagnostic would never fire
-    assert set(learner.info["warn_if_nonzero"]) == {"lp_unconverged", "lp_loosened"}
+    assert set(learner.warn_if_nonzero) == {"lp_unconverged", "lp_loosened"}
     assert learner.info["gram_mode"] == "unbiased"  # the default Gram estimate
     from oslr.learners.dantzig import dantzig_poslr
 

@@ -177,12 +177,12 @@ def dantzig_poslr(d: int, k: int = 2, max_k0: int | None = None, gram_mode: str 
 
     return Learner(init=init, step=step, family=PREDICTION, budget=budget, name="dantzig-poslr",
                    check=check, diagnostics=diagnostics,
-                   info={"k": int(k), "gram_mode": gram_mode, "t0": int(t0),
-                         "warn_if_nonzero": {
-                             "lp_unconverged": "LP solves did not converge (iteration limit "
-                                               "or numerical error; the previous w was kept): "
-                                               "raise lp_iterations or lp_eps",
-                             "lp_loosened": "LP solves were infeasible and lam was doubled"}})
+                   info={"k": int(k), "gram_mode": gram_mode, "t0": int(t0)},
+                   warn_if_nonzero={
+                       "lp_unconverged": "LP solves did not converge (iteration limit or "
+                                         "numerical error; the previous w was kept): raise "
+                                         "lp_iterations or lp_eps",
+                       "lp_loosened": "LP solves were infeasible and lam was doubled"})
 
 
 def default_t0(c: Ctx) -> int:
