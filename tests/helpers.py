@@ -115,3 +115,20 @@ def dot_precisions(text: str) -> set:
     assert dots, "no float32 matrix product in the program: the check would pass vacuously"
     return {re.search(r"precision = \[(\w+), (\w+)\]", line).groups() if "precision" in line
             else ("DEFAULT", "DEFAULT") for line in dots}
+
+
+def interrupt_after_saves(monkeypatch, n: int) -> None:
+    """Make the n-th checkpoint save of the process raise KeyboardInterrupt once it is on disk
+    (a Ctrl-C right after a chunk was saved); `monkeypatch.undo()` or setting
+    `oslr.checkpoint.save` back ends it."""
+    from oslr import checkpoint
+
+    real, saves = checkpoint.save, []
+
+    def dying(*args):
+        real(*args)
+        saves.append(args[2])
+        if len(saves) == n:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(checkpoint, "save", dying)

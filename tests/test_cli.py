@@ -8,7 +8,7 @@ import pytest
 
 from oslr import study as study_module
 from oslr.cli import main
-from tests.helpers import ACROSS_PROCESSES_RTOL, subprocess_env
+from tests.helpers import ACROSS_PROCESSES_RTOL, interrupt_after_saves, subprocess_env
 
 
 def test_list_json__shows_reference_learners_and_problems(capsys):
@@ -483,14 +483,8 @@ _SMALL = _small()
 def _killed_after_two_chunks(monkeypatch, argv) -> None:
     from oslr import checkpoint
 
-    real, saves = checkpoint.save, []
-
-    def dying(*args):
-        real(*args)
-        saves.append(args[2])
-        if len(saves) == 2:
-            raise KeyboardInterrupt
-    monkeypatch.setattr(checkpoint, "save", dying)
+    real = checkpoint.save
+    interrupt_after_saves(monkeypatch, 2)
     assert main(argv) == 130
     monkeypatch.setattr(checkpoint, "save", real)
 

@@ -10,6 +10,7 @@ import oslr
 from oslr import atomic, checkpoint
 from oslr.cli import main
 from oslr.study import UsageError
+from tests.helpers import interrupt_after_saves
 
 #: the test suite's small study (tests/test_cli.py's `_small` shape: its programs are shared)
 SMALL = {"learners": ["ogd-full"], "runs": 3, "horizon": 60, "chunk": 20}
@@ -37,15 +38,8 @@ def test_study__runs_what_oslr_run_runs_and_returns_the_loaded_folder(tmp_path, 
 
 def test_study__a_killed_study_resumes_to_the_same_files(tmp_path, monkeypatch):
     whole = oslr.Study(**SMALL, out=str(tmp_path / "whole")).run(progress="none", plot=False)
-    real, saves = checkpoint.save, []
-
-    def dying(*args):
-        real(*args)
-        saves.append(args[2])
-        if len(saves) == 2:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(checkpoint, "save", dying)
+    real = checkpoint.save
+    interrupt_after_saves(monkeypatch, 2)
     study = oslr.Study(**SMALL, out=str(tmp_path / "cut"))
     with pytest.raises(KeyboardInterrupt):
         study.run(progress="none", plot=False)
@@ -137,14 +131,8 @@ def test_study__the_pieces_a_reader_of_the_log_and_the_files_meets(tmp_path, mon
 
 
 def test_study__another_studys_unfinished_chunks_are_refused(tmp_path, monkeypatch):
-    real, saves = checkpoint.save, []
-
-    def dying(*args):
-        real(*args)
-        saves.append(1)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(checkpoint, "save", dying)
+    real = checkpoint.save
+    interrupt_after_saves(monkeypatch, 1)
     with pytest.raises(KeyboardInterrupt):
         oslr.Study(**SMALL, out=str(tmp_path / "d")).run(progress="none")
     monkeypatch.setattr(checkpoint, "save", real)
