@@ -7,20 +7,21 @@ import pytest
 
 import oslr
 from oslr.testing import episode_fn
-from tests.helpers import learner_keys, stream
+from tests.helpers import learner_keys, stream, users_build
 from tests.reference.eps_greedy import eps_greedy_reference
 
 
 T = 200
 
 
-def test_eps_greedy__matches_float64_reference_with_same_draws():
+@pytest.mark.parametrize("build", [jax.jit, users_build])  # an argmax: as users compile too
+def test_eps_greedy__matches_float64_reference_with_same_draws(build):
     d, n_arms = 5, 6
     problem, pp = oslr.make_problem("linear-bandit", d=d, n_arms=n_arms)
     learner, params = oslr.make("eps-greedy", d=d, eps=0.2, lam=2.0)  # a ridge other than 1
     assert learner.name == "eps-greedy" and learner.requires.replay  # labels; OBD replay
     assert int(learner.budget(params)) == 1  # one arm a round
-    _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(4), 2, params, pp)
+    _, recs = build(episode_fn(learner, problem, T))(jnp.uint32(4), 2, params, pp)
     exs = stream(problem, pp, 4, 2, T)
     keys = learner_keys(4, 2, T)
 

@@ -13,7 +13,7 @@ from oslr.learners.foster import Rates, rates, subset_gather, subset_update, the
 from oslr.primitives import random_subset_mask
 from oslr.primitives.subsets import subset_table
 from oslr.testing import episode_fn
-from tests.helpers import learner_keys, run_on_host_devices, stream
+from tests.helpers import learner_keys, run_on_host_devices, stream, users_build
 from tests.reference.foster import estimators, foster_reference
 
 
@@ -94,15 +94,17 @@ def _draws(keys, d, k, k_query):
     return np.asarray(g, np.float64), np.asarray(r)
 
 
-@pytest.mark.parametrize("k,k_query", [(2, 4), pytest.param(1, 4, marks=pytest.mark.slow)])
-def test_foster__matches_float64_reference_round_by_round(k, k_query):
+@pytest.mark.parametrize("k,k_query,build", [
+    (2, 4, jax.jit), pytest.param(1, 4, jax.jit, marks=pytest.mark.slow),
+    (2, 4, users_build)])  # the drawn subset is a discrete choice: as users compile too
+def test_foster__matches_float64_reference_round_by_round(k, k_query, build):
     d, T, horizon = 6, 200, 50.0
     problem, pp = oslr.make_problem("sparse-linear", d=d, k=2, design="sphere", clip_y=True,
                                     w_norm="l2")
     # lively rates (scales 3 and 20 at T = 50) so that the law and the weights move
     learner, params = _params(d, k=k, k_query=k_query, horizon=horizon, eta_hedge_scale=3.0,
                               eta_sgd_scale=20.0, radius=0.6)
-    (state, recs) = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(4), 2, params, pp)
+    (state, recs) = build(episode_fn(learner, problem, T))(jnp.uint32(4), 2, params, pp)
     exs = stream(problem, pp, 4, 2, T)
     uniforms, r_masks = _draws(learner_keys(4, 2, T), d, k, k_query)
     preds, arms, w, log_d = foster_reference(exs.x, exs.y, uniforms, r_masks, k, k_query,

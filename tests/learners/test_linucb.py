@@ -10,25 +10,27 @@ from oslr.primitives import history_add
 from oslr.protocol import play_round
 from oslr.testing import episode_fn
 from oslr.types import BanditExample
-from tests.helpers import learner_keys, stream
+from tests.helpers import learner_keys, stream, users_build
 from tests.reference.linucb import flinucb_reference, linucb_reference
 
 T = 300
 
 
-@pytest.mark.parametrize("changing, history, refactor_every", [
-    (True, "features", 256),  # arms change: A^-1 by Sherman-Morrison, O(K d^2)
-    (False, "arm", 256),  # a fixed arm set: the O(K d) form, refactorised at round 256
-    (False, "arm", 7),  # ... and every 7 rounds
+@pytest.mark.parametrize("changing, history, refactor_every, build", [
+    (True, "features", 256, jax.jit),  # arms change: A^-1 by Sherman-Morrison, O(K d^2)
+    (False, "arm", 256, jax.jit),  # a fixed arm set: the O(K d) form, refactorised at round 256
+    (False, "arm", 7, jax.jit),  # ... and every 7 rounds
+    # an argmax is a discrete choice: the build users get (optimised, other fusions) too
+    (False, "arm", 7, users_build),
 ])
 def test_linucb__pulls_the_float64_reference_argmax_every_round(changing, history,
-                                                                 refactor_every):
+                                                                 refactor_every, build):
     d, n_arms = 5, 6
     problem, pp = oslr.make_problem("linear-bandit", d=d, n_arms=n_arms, changing=changing)
     learner, params = oslr.make("linucb", d=d, n_arms=n_arms, kappa=0.5, lam0=1.0,
                                 history=history, refactor_every=refactor_every)
     assert learner.info["fixed_arms"] == (history == "arm")
-    _, recs = jax.jit(episode_fn(learner, problem, T))(jnp.uint32(4), 2, params, pp)
+    _, recs = build(episode_fn(learner, problem, T))(jnp.uint32(4), 2, params, pp)
     exs = stream(problem, pp, 4, 2, T)
     arms = np.asarray(recs.arm)
     _, scores = linucb_reference(exs.arms, exs.rewards, kappa=0.5, lam0=1.0, follow=arms)
@@ -40,12 +42,14 @@ def test_linucb__pulls_the_float64_reference_argmax_every_round(changing, histor
     assert len(np.unique(arms)) > 1
 
 
-@pytest.mark.parametrize("name", ["flinucb-gd", "flinucb-svrg", "flinucb-sag"])
-def test_flinucb__matches_float64_reference_with_the_same_history_draws(name):
+@pytest.mark.parametrize("name, build", [("flinucb-gd", jax.jit), ("flinucb-svrg", jax.jit),
+                                         ("flinucb-sag", jax.jit),
+                                         ("flinucb-gd", users_build)])  # as users compile
+def test_flinucb__matches_float64_reference_with_the_same_history_draws(name, build):
     d, n_arms = 5, 4
     problem, pp = oslr.make_problem("linear-bandit", d=d, n_arms=n_arms)
     learner, params = oslr.make(name, d=d, n_arms=n_arms, horizon=T, kappa=0.3)
-    run = jax.jit(episode_fn(learner, problem, T))
+    run = build(episode_fn(learner, problem, T))
     state, recs = run(jnp.uint32(1), 0, params, pp)
     exs = stream(problem, pp, 1, 0, T)
     n = jnp.arange(T)
