@@ -531,3 +531,34 @@ def test_load__a_table_whose_rows_differ_from_its_manifest_record_is_refused(tmp
     with pytest.raises(LoadError, match=rf"runs\.csv reads as {rows} rows where manifest\.json "
                                         rf"records {rows + off}; copy it again\.$"):
         load(out)
+
+
+def test_final_vs__an_experiment_folder_by_its_per_run_files_params(tmp_path, monkeypatch):
+    # an experiment's per-run file records each grid point's params (param_NAME): final_vs
+    # reads the swept ones there, one row per study, learner and value
+    import dataclasses
+
+    import oslr.experiments as ex
+    from oslr.experiments import write_runs
+
+    grid = [{"eps": 0.05}, {"eps": 0.2}]
+    _, params = oslr.make("eps-greedy", d=3)
+    stacked = oslr.stack_params([dataclasses.replace(params, eps=np.float32(p["eps"]))
+                                 for p in grid])
+    results = [dataclasses.replace(_bandit("eps-greedy", [np.full(R, 2.0), np.full(R, 5.0)],
+                                           grid=grid), params=stacked)]
+
+    def fake(name, dataset, runs, seed, out, *a, **k):
+        write_runs(results, out / "kpm-pege-runs.parquet")
+        return pd.DataFrame({"x": [1]})
+
+    monkeypatch.setattr(ex, "run_experiment", fake)
+    assert main(["experiment", "kpm-pege", "--quick", "--no-progress", "--out",
+                 str(tmp_path / "e")]) == 0
+    exp = load(tmp_path / "e")
+    assert exp.swept() == ["eps"]
+    table = exp.final_vs("eps")
+    assert table[["learner", "mean", "n_runs"]].values.tolist() == [
+        ["eps-greedy", 2.0, R], ["eps-greedy", 5.0, R]]
+    np.testing.assert_allclose(table["eps"], [0.05, 0.2], rtol=1e-6)  # float32 params
+    assert exp.plot_final("eps").axes[0].get_title() == "eps-greedy"

@@ -4,12 +4,12 @@
 `load` first checks every file the folder's manifest lists (`oslr.folder.verify`: a file cut
 short or changed is a one-line `LoadError`), then returns a `SavedStudy` holding the study's
 files (config.json as a dict, each CSV / Parquet table as a pandas frame, the figures' paths)
-and recomputes from the per-run files what a researcher asks next without a rerun: the per-run finals of every learner x grid
-point (`finals`), their paired comparison (`compare`, `oslr.stats.compare`: the runs of a study
-share their streams), regret at T against a swept parameter (`final_vs`, `plot_final`), the
-regret curves with bands (`plot`) and an xarray Dataset entry x run x t (`to_xarray`, with
-xarray installed). `merge` joins folders of the same study run with other seeds (more runs
-later) into one, whose runs are then (seed, run) pairs.
+and recomputes from the per-run files what a researcher asks next without a rerun: the per-run
+finals of every learner x grid point (`finals`), their paired comparison (`compare`,
+`oslr.stats.compare`: the runs of a study share their streams), regret at T against a swept
+parameter (`final_vs`, `plot_final`), the regret curves with bands (`plot`) and an xarray
+Dataset entry x run x t (`to_xarray`, with xarray installed). `merge` joins folders of the same
+study run with other seeds (more runs later) into one, whose runs are then (seed, run) pairs.
 """
 
 from __future__ import annotations
@@ -162,10 +162,10 @@ class SavedStudy:
     def final_vs(self, param: str, metric: str | None = None,
                  level: float = 0.95) -> pd.DataFrame:
         """Mean final `metric` with its t interval per learner, value of the swept parameter
-        `param` (a column of summary.csv, "param_NAME") and value of every other swept
-        parameter (a column each, so that a k x eta study keeps its k values apart): learner,
-        the other swept parameters, `param`, metric, mean, ci_low, ci_high, n_runs, sorted by
-        learner, the others and `param`."""
+        `param` ("param_NAME" in summary.csv, or in an experiment's per-run file) and value of
+        every other swept parameter (a column each, so that a k x eta study keeps its k values
+        apart): learner (and study, in an experiment), the other swept parameters, `param`,
+        metric, mean, ci_low, ci_high, n_runs, sorted by them."""
         from oslr.stats import mean_ci
 
         swept = self.swept()
@@ -173,32 +173,52 @@ class SavedStudy:
             raise LoadError(f"{self.path}: {param!r} was not swept; swept parameters: {swept}.")
         metric = self._check_metric(metric)
         others = [p for p in swept if p != param]
-        labels = (self.summary.drop_duplicates(["learner", "params"])
-                  .set_index(["learner", "params"])[[f"param_{p}" for p in swept]])
+        points, keys = self._points()
+        labels = points.set_index(keys)
         df = self._per_run()
         df = df[df["metric"] == metric]
         rows = []
-        for (learner, params), g in df.groupby(["learner", "params"], sort=False):
-            if (learner, params) not in labels.index:
+        for key, g in df.groupby(keys, sort=False):
+            if key not in labels.index:
                 continue
-            point = labels.loc[(learner, params)]
+            point = labels.loc[key]
             if pd.isna(point[f"param_{param}"]):
                 continue  # a learner without this parameter
             mean, _, half = mean_ci(g["final"].to_numpy(np.float64), level=level)
-            rows.append({"learner": learner, **{p: point[f"param_{p}"] for p in others},
+            rows.append({**dict(zip(keys[:-1], key[:-1])),
+                         **{p: point[f"param_{p}"] for p in others},
                          param: point[f"param_{param}"], "metric": metric,
                          "mean": float(mean), "ci_low": float(mean - half),
                          "ci_high": float(mean + half), "n_runs": len(g)})
         table = pd.DataFrame(rows)
         kept = [p for p in others if table[p].notna().any()]
         table = table.drop(columns=[p for p in others if p not in kept])
-        return table.sort_values(["learner", *kept, param], kind="stable", ignore_index=True)
+        order = [k for k in keys[:-1] if k != "study"] + [k for k in keys if k == "study"]
+        return table.sort_values([*order, *kept, param], kind="stable", ignore_index=True)
+
+    def _points(self) -> tuple[pd.DataFrame, list[str]]:
+        """One row per entry with its param_NAME columns, and the columns that name an entry:
+        learner and params (summary.csv), or study, learner and params (an experiment's
+        per-run file)."""
+        if self.summary is not None and "params" in self.summary:
+            keys = ["learner", "params"]
+            source = self.summary
+        elif self.run_curves is not None and "study" in self.run_curves:
+            keys = ["study", "learner", "params"]
+            source = self.run_curves
+        else:
+            return pd.DataFrame(columns=["learner", "params"]), ["learner", "params"]
+        cols = [c for c in source if c.startswith("param_")]
+        return source.drop_duplicates(keys)[keys + cols], keys
 
     def swept(self) -> list[str]:
-        """The parameters swept in the study (summary.csv's param_NAME columns)."""
-        if self.summary is None:
-            return []
-        return [c[len("param_"):] for c in self.summary if c.startswith("param_")]
+        """The parameters swept in the study: summary.csv's param_NAME columns, or those of an
+        experiment's per-run file whose value changes from one entry to another."""
+        points, keys = self._points()
+        cols = [c for c in points if c.startswith("param_")]
+        if "study" in keys:  # every scalar param is recorded there: the ones that vary
+            cols = [c for c in cols if points[c].nunique(dropna=True) > 1]
+        return [c[len("param_"):] for c in cols]
 
     def _check_metric(self, metric: str | None) -> str:
         """`metric`, or the primary one when None; LoadError naming those there are."""
@@ -238,7 +258,7 @@ class SavedStudy:
         if path is not None:
             check_derived(path, self.path)
         table = self.final_vs(param, metric)
-        others = [p for p in self.swept() if p != param and p in table]
+        others = [p for p in ["study", *self.swept()] if p != param and p in table]
         learners = list(dict.fromkeys(table["learner"]))
         fig, axs = plt.subplots(1, len(learners), figsize=(3.6 * len(learners) + 1, 3.6),
                                 squeeze=False, sharey=True)
