@@ -2007,3 +2007,26 @@ def test_experiment__import_loads_a_users_experiment_before_the_name_is_checked(
     assert (tmp_path / "o" / "mine.csv").is_file() and (tmp_path / "o" / "config.json").is_file()
     out = capsys.readouterr().out  # a table of its own columns is printed as it is
     assert out == " x\n 1\n\nwrote mine.csv, mine-runs.parquet, config.json to o\n"
+
+
+def test_build_study__the_default_sparsities_fit_a_small_d_and_config_keys_are_checked(
+        tmp_path, capsys):
+    from oslr.cli import make_parser
+    from oslr.cli.run import build_study
+
+    for d, k in [(3, 3), (2, 2), (16, 4)]:
+        study = build_study(make_parser().parse_args(["run", "--d", str(d)]))
+        assert study["params"]["k"] == k and study["problem_options"]["k"] == min(3, d)
+    # a config may name the comparator's k and radius; another key is refused, naming both sets
+    cfg = tmp_path / "s.toml"
+    cfg.write_text("comparator_k = 2\ncomparator_radius = 1.0\n")
+    study = build_study(make_parser().parse_args(["run", "--config", str(cfg)]))
+    assert (study["comparator_k"], study["comparator_radius"]) == (2, 1.0)
+    cfg.write_text("horizon = 10\nzzz = 1\n")
+    assert main(["run", "--config", str(cfg)]) == 2
+    assert capsys.readouterr().err == (
+        "oslr: error: unknown config keys ['zzz']; known: ['chunk', 'grid', 'horizon', "
+        "'learners', 'params', 'problem', 'problem_options', 'runs', 'seed'].\n")
+    # --json: one JSON record per row, indented by one space
+    assert main([*_small(), "--out", str(tmp_path / "j")]) == 0
+    assert capsys.readouterr().out.startswith('[\n {\n  "learner":"ogd-full",')
