@@ -8,6 +8,7 @@ import pytest
 
 from oslr import study as study_module
 from oslr.cli import main
+from oslr.cli import run as cli_run
 from tests.helpers import ACROSS_PROCESSES_RTOL, interrupt_after_saves, subprocess_env
 
 
@@ -2030,3 +2031,53 @@ def test_build_study__the_default_sparsities_fit_a_small_d_and_config_keys_are_c
     # --json: one JSON record per row, indented by one space
     assert main([*_small(), "--out", str(tmp_path / "j")]) == 0
     assert capsys.readouterr().out.startswith('[\n {\n  "learner":"ogd-full",')
+
+
+def test_experiment__list_json_summary_hold_rates_and_another_processs_scratch(
+        tmp_path, capsys, monkeypatch):
+    import oslr.experiments as ex
+    from oslr import registry
+
+    assert main(["experiment", "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0] == "Experiments (oslr experiment NAME [--quick]; sizes: full, then --quick):"
+    pege = listed.index(next(line for line in listed if line.startswith("  kpm-pege ")))
+    assert any(", " in line and ".csv" in line for line in listed[pege + 1:pege + 4])
+    assert main(["experiment", "kpm-pege", "--hold-rates"]) == 2
+    assert capsys.readouterr().err == "oslr: error: --hold-rates does not apply to kpm-pege.\n"
+    # a table printed through the experiment's own summary, or as JSON with a one-space indent
+    monkeypatch.setattr(registry.EXPERIMENTS, "_entries", dict(registry.EXPERIMENTS._entries))
+    seen = []
+
+    def run(name, dataset, runs, seed, out, quick, progress, **options):
+        seen.append((seed, quick, progress, out))
+        out.mkdir(parents=True, exist_ok=True)
+        return pd.DataFrame({"x": [1]})
+
+    monkeypatch.setattr(ex, "run_experiment", run)
+    import oslr
+
+    oslr.register_experiment(oslr.ExperimentSpec("toy-sum", "a toy", run,
+                                                 summary=lambda df: "the toy's summary"))
+    assert main(["experiment", "toy-sum", "--out", str(tmp_path / "s"), "--no-progress"]) == 0
+    assert capsys.readouterr().out.startswith("the toy's summary\n")
+    assert main(["experiment", "toy-sum", "--out", str(tmp_path / "j"), "--json"]) == 0
+    assert capsys.readouterr().out == '[\n {\n  "x":1\n }\n]\n'
+    # a process other than 0 works in its own scratch folder, removed at the end
+    monkeypatch.setattr(cli_run, "_start_distributed", lambda args: 1)
+    seen.clear()
+    assert main(["experiment", "toy-sum", "--out", str(tmp_path / "p"), "--seed", "5",
+                 "--quick"]) == 0
+    assert seen == [(5, True, False, tmp_path / "p" / ".process-1")]
+    assert not (tmp_path / "p" / ".process-1").exists()
+
+
+def test_plot__the_axes_reach_the_figure(tmp_path, monkeypatch, capsys):
+    from oslr.saved import SavedStudy
+    from tests.test_saved import _study
+
+    out, _ = _study(tmp_path)
+    seen = []
+    monkeypatch.setattr(SavedStudy, "plot", lambda self, path, **kw: seen.append(kw))
+    assert main(["plot", str(out), "--axes", "logx"]) == 0
+    assert seen == [{"metric": None, "axes": "logx", "band": "pointwise"}]
