@@ -414,19 +414,11 @@ def test_load__a_file_cut_at_any_byte_is_refused_naming_it(tmp_path):
 
 def test_load__an_experiment_folder_reads_as_a_runs_folder(tmp_path, monkeypatch):
     # the experiment's per-run file gives the same per-run frames, compare and plot
-    import oslr.experiments as ex
-    from oslr.experiments import write_runs
 
     a, _ = _study(tmp_path, name="a")
     results = _study(tmp_path, name="b")[1]
 
-    def fake(name, dataset, runs, seed, out, *a, **k):
-        write_runs(results, out / "kpm-pege-runs.parquet")
-        return pd.DataFrame({"x": [1]})
-
-    monkeypatch.setattr(ex, "run_experiment", fake)
-    assert main(["experiment", "kpm-pege", "--quick", "--no-progress", "--out",
-                 str(tmp_path / "e")]) == 0
+    _experiment_folder(results, tmp_path / "e", monkeypatch)
     run, exp = load(a), load(tmp_path / "e")
     assert exp.kind == "experiment" and set(exp.runs["study"]) == {0, 1}
     # two studies: entries named by study; one study alone reads as the run's folder
@@ -538,8 +530,6 @@ def test_final_vs__an_experiment_folder_by_its_per_run_files_params(tmp_path, mo
     # reads the swept ones there, one row per study, learner and value
     import dataclasses
 
-    import oslr.experiments as ex
-    from oslr.experiments import write_runs
 
     grid = [{"eps": 0.05}, {"eps": 0.2}]
     _, params = oslr.make("eps-greedy", d=3)
@@ -548,13 +538,7 @@ def test_final_vs__an_experiment_folder_by_its_per_run_files_params(tmp_path, mo
     results = [dataclasses.replace(_bandit("eps-greedy", [np.full(R, 2.0), np.full(R, 5.0)],
                                            grid=grid), params=stacked)]
 
-    def fake(name, dataset, runs, seed, out, *a, **k):
-        write_runs(results, out / "kpm-pege-runs.parquet")
-        return pd.DataFrame({"x": [1]})
-
-    monkeypatch.setattr(ex, "run_experiment", fake)
-    assert main(["experiment", "kpm-pege", "--quick", "--no-progress", "--out",
-                 str(tmp_path / "e")]) == 0
+    _experiment_folder(results, tmp_path / "e", monkeypatch)
     exp = load(tmp_path / "e")
     assert exp.swept() == ["eps"]
     table = exp.final_vs("eps")
@@ -562,3 +546,17 @@ def test_final_vs__an_experiment_folder_by_its_per_run_files_params(tmp_path, mo
         ["eps-greedy", 2.0, R], ["eps-greedy", 5.0, R]]
     np.testing.assert_allclose(table["eps"], [0.05, 0.2], rtol=1e-6)  # float32 params
     assert exp.plot_final("eps").axes[0].get_title() == "eps-greedy"
+
+
+def _experiment_folder(results, out, monkeypatch):
+    """An `oslr experiment` folder whose per-run file holds `results` (the experiment itself
+    stood in for)."""
+    import oslr.experiments as ex
+    from oslr.experiments import write_runs
+
+    def fake(name, dataset, runs, seed, folder, *a, **k):
+        write_runs(results, folder / "kpm-pege-runs.parquet")
+        return pd.DataFrame({"x": [1]})
+
+    monkeypatch.setattr(ex, "run_experiment", fake)
+    assert main(["experiment", "kpm-pege", "--quick", "--no-progress", "--out", str(out)]) == 0
