@@ -98,11 +98,12 @@ def table_rows(path: Path) -> int:
     return len(pd.read_csv(path))
 
 
-def entry(path: Path) -> dict:
-    """The manifest's record of one file: bytes, sha256 and, for a table, rows."""
+def entry(path: Path, rows: int | None = None) -> dict:
+    """The manifest's record of one file: bytes, sha256 and, for a table, rows (`rows` when
+    the writer knows them, else counted from the file)."""
     record = {"bytes": path.stat().st_size, "sha256": sha256(path)}
     if path.suffix in TABLE_SUFFIXES:
-        record["rows"] = table_rows(path)
+        record["rows"] = table_rows(path) if rows is None else int(rows)
     return record
 
 
@@ -114,12 +115,15 @@ def result_files(folder: Path) -> list[str]:
                   and f.name not in (CONFIG, MANIFEST))
 
 
-def finish(folder: str | Path, names: Iterable[str], config: dict) -> None:
+def finish(folder: str | Path, names: Iterable[str], config: dict,
+           rows: dict[str, int] | None = None) -> None:
     """Mark `folder` finished: manifest.json for the files `names` (each already on disk,
-    written crash-safely), then config.json, then the folder flushed. A crash before
-    config.json's rename leaves an unfinished folder; after it, a complete one."""
+    written crash-safely; `rows`: the tables' row counts where the writer knows them, so that
+    a table is not read back to count them), then config.json, then the folder flushed. A
+    crash before config.json's rename leaves an unfinished folder; after it, a complete one."""
     folder = Path(folder)
-    files = {name: entry(folder / name) for name in sorted(set(names))}
+    rows = rows or {}
+    files = {name: entry(folder / name, rows.get(name)) for name in sorted(set(names))}
     manifest = {"format": MANIFEST_FORMAT, "files": files}
     atomic.write_json_atomic(folder / MANIFEST, manifest, indent=1, sort_keys=True)
     atomic.write_json_atomic(folder / CONFIG, config, indent=1, default=str)

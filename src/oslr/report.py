@@ -258,10 +258,12 @@ def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict |
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files: dict[str, Path] = {}
+    rows: dict[str, int] = {}  # the tables' rows, for the manifest
 
     def put(name: str, frame, **kwargs) -> None:
         atomic.write_frame_atomic(out / name, frame, **kwargs)
         files[name] = out / name
+        rows[name] = len(frame)
 
     summary = summary_frame(results, compare_to=compare_to)
     put("summary.csv", summary)
@@ -296,7 +298,7 @@ def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict |
     # config.json last: its presence says the study's files are all on disk (each was flushed
     # and renamed into place before it), each recorded in manifest.json
     written = [name for name, path in files.items() if path.parent == out and path != out]
-    folder.finish(out, written, meta)
+    folder.finish(out, written, meta, rows)
     files[folder.MANIFEST] = out / folder.MANIFEST
     files[folder.CONFIG] = out / folder.CONFIG
     return files

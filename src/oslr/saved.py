@@ -32,8 +32,6 @@ RUN_TABLES = {"summary": "summary.csv", "curves": "curves.csv", "runs": "runs.cs
 FIGURES = (".png", ".pdf", ".svg")
 
 
-
-
 @dataclass
 class SavedStudy:
     """A finished study's folder, read back (`load`).
@@ -483,9 +481,7 @@ def merge(paths, out: str | Path) -> SavedStudy:
                         "studies of different seeds.")
     target = Path(out)
     with folder.claim(target):  # decided under the lock: a finished study is never replaced
-        written = ["runs.csv", "runs.parquet"]
-        atomic.write_frame_atomic(target / "runs.csv", runs_df)
-        atomic.write_frame_atomic(target / "runs.parquet", curves_df)
+        tables = {"runs.csv": runs_df, "runs.parquet": curves_df}
         config = {**studies[0].config, "seed": sorted({s.config.get("seed") for s in studies}),
                   "runs": int(runs_df.groupby(["learner", "params", "metric"]).size().min()),
                   "merged_from": [str(s.path) for s in studies]}
@@ -493,10 +489,10 @@ def merge(paths, out: str | Path) -> SavedStudy:
         if studies[0].summary is not None:  # the grid labels (param_ columns), not the stats
             keep = [c for c in studies[0].summary if c in ("learner", "problem", "params")
                     or c.startswith("param_")]
-            atomic.write_frame_atomic(target / "summary.csv",
-                                      studies[0].summary[keep].drop_duplicates())
-            written.append("summary.csv")
-        folder.finish(target, written, config)
+            tables["summary.csv"] = studies[0].summary[keep].drop_duplicates()
+        for name, frame in tables.items():
+            atomic.write_frame_atomic(target / name, frame)
+        folder.finish(target, tables, config, {n: len(f) for n, f in tables.items()})
     return load(target)
 
 

@@ -22,7 +22,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 DEFAULT_STUDY: dict[str, Any] = {
     "problem": "sparse-linear",
@@ -543,6 +543,53 @@ def finish(results, decision, look: int, cap: int | None, study: dict, out: Path
     return files, config, compare_to
 
 
+def plan(study: dict, how, out: Path):
+    """Everything checked before anything is traced or any folder made: the problem and the
+    learners (`prepare`), the comparison (`check_compare`; `how` has compare_to, until,
+    max_runs, bounds and variance), then `out` made and tried. Returns (problem, its params,
+    the plans, the reference to compare with, the --until cap)."""
+    problem, pp, plans = prepare(study)
+    study.pop("_default_learners", None)
+    compare_to, cap = check_compare(how, study, plans)
+    check_out_dir(out)  # made only once the study is known to be valid
+    return problem, pp, plans, compare_to, cap
+
+
+class Played(NamedTuple):
+    """What `play` did: the results, the last look's decision (None without --until), the
+    looks, and (process 0 only, else None) the files written, the config and the reference
+    the written comparison used."""
+
+    results: list
+    decision: Any
+    looks: int
+    files: dict | None
+    config: dict | None
+    compare_to: str | None
+
+
+def play(study: dict, out: Path, problem, pp, plans, compare_to: str | None, cap: int | None,
+         bounds, variance, progress: StudyProgress, log, rank: int = 0,
+         command: str | None = None, plot: bool = True, axes: str = "loglog") -> Played:
+    """Under `out`'s lock (held by process 0): decide what the folder holds
+    (`writer_checks_the_folder`: resume, refuse another study), play the looks (`run_looks`),
+    close the progress, and on process 0 write the files (`finish`)."""
+    saved = out / CHECKPOINTS
+    if writer_checks_the_folder(saved, study, rank):
+        print(f"  resuming from the chunks saved in {saved}", file=log)
+    try:
+        results, decision, looks = run_looks(study, problem, pp, plans, saved, cap, compare_to,
+                                             bounds, variance, progress, log)
+    finally:
+        progress.close()
+    if rank != 0:  # every process holds the gathered results; process 0 writes them
+        return Played(results, decision, looks, None, None, compare_to)
+    files, config, compare_to = finish(results, decision, looks, cap, study, out, saved,
+                                       compare_to, bounds, variance, command=command,
+                                       plot=plot, axes=axes)
+    return Played(results, decision, looks, files, config, compare_to)
+
+
 @dataclasses.dataclass
 class Study:
     """A Monte-Carlo regret study, as `oslr run` runs it: `problem` with its options, the
@@ -606,26 +653,14 @@ class Study:
         check_sizes(study)
         out = self.folder()
         folder.refuse_finished(out, "out")
-        problem, pp, plans = prepare(study)
-        compare_to, cap = check_compare(self, study, plans)
-        check_out_dir(out)
-        saved = out / CHECKPOINTS
+        problem, pp, plans, compare_to, cap = plan(study, self, out)
         with atomic.FolderLock(out, "out"):
-            if writer_checks_the_folder(saved, study, 0):
-                print(f"  resuming from the chunks saved in {saved}", file=log)
-            bar = StudyProgress(progress)
-            try:
-                results, decision, look = run_looks(study, problem, pp, plans, saved, cap,
-                                                    compare_to, self.bounds, self.variance,
-                                                    bar, log)
-            finally:
-                bar.close()
-            finish(results, decision, look, cap, study, out, saved, compare_to, self.bounds,
-                   self.variance, plot=plot, axes=axes)
+            play(study, out, problem, pp, plans, compare_to, cap, self.bounds, self.variance,
+                 StudyProgress(progress), log, plot=plot, axes=axes)
         return load(out)
 
 
-__all__ = ["CHECKPOINTS", "DEFAULT_OUT", "DEFAULT_STUDY", "Study", "StudyProgress", "UsageError",
-           "check_compare", "check_out_dir", "check_same_study", "check_sizes", "finish",
-           "load_config", "prepare", "run_looks", "settings", "unfinished_default",
-           "writer_checks_the_folder"]
+__all__ = ["CHECKPOINTS", "DEFAULT_OUT", "DEFAULT_STUDY", "Played", "Study", "StudyProgress",
+           "UsageError", "check_compare", "check_out_dir", "check_same_study", "check_sizes",
+           "finish", "load_config", "plan", "play", "prepare", "run_looks", "settings",
+           "unfinished_default", "writer_checks_the_folder"]

@@ -143,10 +143,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     folder.refuse_finished(out)  # at once; decided again under the lock below
     rank = _start_distributed(args)
-    problem, pp, plans = study_module.prepare(study)  # every check happens here, before tracing
-    study.pop("_default_learners", None)
-    compare_to, cap = study_module.check_compare(args, study, plans)
-    study_module.check_out_dir(out)  # made only once the study is known to be valid
+    # every check happens here, before tracing
+    problem, pp, plans, compare_to, cap = study_module.plan(study, args, out)
     from oslr import atomic
 
     # one writer per --out (process 0 of a distributed study writes for all), and what is
@@ -171,34 +169,27 @@ def _run_locked(args, study, out, rank, problem, pp, plans, compare_to, cap) -> 
     saved = out / study_module.CHECKPOINTS
     print(f"oslr run: {problem.name} (d={problem.d}), {len(plans)} learner(s), "
           f"T={study['horizon']}, {study['runs']} runs, seed {study['seed']}", file=log)
-    if study_module.writer_checks_the_folder(saved, study, rank):
-        print(f"  resuming from the chunks saved in {saved}", file=log)
     same = "same --out" if study.get("out") else f"it finds {out}, or add --out {out}"
     _RESUME["note"] = (f"every finished chunk is saved in {saved}: run the same command again "
                        f"({same}) to resume.")
     t0 = time.perf_counter()
     mode = "none" if args.no_progress or rank != 0 else args.progress
-    progress = study_module.StudyProgress(mode)
     try:
-        results, decision, look = study_module.run_looks(
-            study, problem, pp, plans, saved, cap, compare_to, args.bounds, args.variance,
-            progress, log)
+        played = study_module.play(
+            study, out, problem, pp, plans, compare_to, cap, args.bounds, args.variance,
+            study_module.StudyProgress(mode), log, rank, command=args.command_line,
+            plot=not args.no_plot, axes=args.axes)
     except KeyboardInterrupt:
         print(f"\noslr: interrupted; {_RESUME['note']}", file=log)
         return 130
-    finally:
-        progress.close()
-    if rank != 0:  # every process holds the gathered results; process 0 writes them
+    if rank != 0:
         return 0
-    files, config, compare_to = study_module.finish(
-        results, decision, look, cap, study, out, saved, compare_to, args.bounds,
-        args.variance, command=args.command_line, plot=not args.no_plot, axes=args.axes)
-    _note_wstar_only(results, log)
-    _print_summary(args, results, config["horizon"], compare_to)
+    _note_wstar_only(played.results, log)
+    _print_summary(args, played.results, played.config["horizon"], played.compare_to)
     if not args.json:
-        if decision is not None:
-            _print_until(decision, look, study["runs"], cap)
-        print(f"\nwrote {', '.join(sorted(files))} to {out} "
+        if played.decision is not None:
+            _print_until(played.decision, played.looks, study["runs"], cap)
+        print(f"\nwrote {', '.join(sorted(played.files))} to {out} "
               f"({time.perf_counter() - t0:.1f} s)")
     return 0
 
