@@ -868,7 +868,7 @@ def test_experiment__sigkill_at_random_moments_leaves_no_half_file_that_reads_as
     names = ["big.csv", "big.png", "big-every-other.csv", "big-runs.parquet"]
     want = {n: (ref / n).read_bytes() for n in names}
     out, rng, kills, seen = tmp_path / "out", random.Random(1), 0, set()
-    for _ in range(12):
+    for i in range(12):
         p = start(out)
         wait_for(p, "writing")  # the experiment has reached its writes: kill during them
         time.sleep(rng.uniform(0.0, writes))
@@ -880,6 +880,8 @@ def test_experiment__sigkill_at_random_moments_leaves_no_half_file_that_reads_as
             if (out / n).exists():
                 seen.add(n)
                 assert (out / n).read_bytes() == want[n], (n, kills)
+        if (out / "config.json").exists():  # it finished before the kill: a finished folder
+            out = tmp_path / f"out-{i}"  # is never written again, so the next try starts anew
     assert kills >= 6 and seen, (kills, seen)
     p = start(out)  # a clean run at the end: every file, no temporary of a dead writer left
     _, err = p.communicate(timeout=300)
