@@ -202,72 +202,92 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
     diverged = _diverged(arrays)
     live = [n for n in names if n not in diverged]
     best = reference == "best"
-    if best:
-        pick = min if lower_is_better else max
-        reference = pick(live, key=lambda n: means[n])
-    elif reference not in arrays:
-        raise ValueError(f"reference {reference!r} is not among {names}; give one of them or "
-                         "'best'.")
-    elif reference in diverged:
-        raise ValueError(f"reference {reference!r} diverged (a run is NaN or inf); compare with "
-                         "another entry or 'best'.")
-    # every pair with the reference is oriented (entry, reference), so its tests are the row's
-    vs_ref = [(n, reference) for n in live if n != reference]
-    if best:
-        others = [n for n in live if n != reference]
-        family = vs_ref + [(a, b) for i, a in enumerate(others) for b in others[i + 1:]]
-        family_text = (f"Holm over all {len(family)} pair{'s' * (len(family) != 1)} of "
-                       f"{len(live)} entries "
-                       "(the best chosen after looking)")
-    else:
-        family = vs_ref
-        family_text = (f"Holm over the {len(family)} comparison{'s' * (len(family) != 1)} "
-                       f"with {reference}")
+    reference = _pick_reference(reference, names, live, diverged, means, lower_is_better)
+    family, family_text = _family(live, reference, best)
     tests = {ab: pair_tests(arrays[ab[0]], arrays[ab[1]], level, margin) for ab in family}
     adjusted = {key: holm([t[key] for t in tests.values()]) for key in
                 ("p_free", "p_equiv")}
     adjusted["p"] = holm([t["pair"].p for t in tests.values()])
     holm_of = {key: dict(zip(tests, adjusted[key])) for key in adjusted}
-    alpha = 1.0 - level
-    rows = []
-    for n in names:
-        row = {"name": n, "mean": means[n], "reference": reference}
-        if n == reference or n in diverged:  # outside any comparison of its own
-            fill = 0.0 if n == reference else np.nan
-            row.update(diff=fill, diff_low=fill, diff_high=fill, p=np.nan, p_holm=np.nan,
-                       ahead=0, behind=0, p_free=np.nan, p_free_holm=np.nan,
-                       p_equiv_holm=np.nan)
-            rows.append(row)
-            continue
-        key = (n, reference)
-        pr = tests[key]["pair"]
-        ahead, behind = (pr.below, pr.above) if lower_is_better else (pr.above, pr.below)
-        row.update(diff=pr.diff, diff_low=pr.ci_low, diff_high=pr.ci_high, p=pr.p,
-                   p_holm=holm_of["p"][key], ahead=ahead, behind=behind,
-                   p_free=tests[key]["p_free"], p_free_holm=holm_of["p_free"][key],
-                   p_equiv_holm=holm_of["p_equiv"][key])
-        rows.append(row)
+    rows = [_compare_row(n, means[n], reference, n in diverged, tests, holm_of,
+                         lower_is_better) for n in names]
     table = pd.DataFrame(rows)
+    medians = {n: float(np.median(arrays[n] - arrays[reference])) for n in live}
+    _add_verdicts(table, reference, diverged, medians, lower_is_better, 1.0 - level)
+    table["family"] = family_text
+    cols = ["name", "mean", "reference", "diff", "diff_low", "diff_high", "p", "p_holm",
+            "ahead", "behind", "verdict", "p_free", "p_free_holm", "free_verdict",
+            "p_equiv_holm", "family"]
+    return table[cols]
+
+
+def _pick_reference(reference: str, names: list[str], live: list[str], diverged,
+                    means: dict[str, float], lower_is_better: bool) -> str:
+    """The reference's name: the best live mean for "best", else the named entry, refused
+    when unknown or diverged."""
+    if reference == "best":
+        pick = min if lower_is_better else max
+        return pick(live, key=lambda n: means[n])
+    if reference not in names:
+        raise ValueError(f"reference {reference!r} is not among {names}; give one of them or "
+                         "'best'.")
+    if reference in diverged:
+        raise ValueError(f"reference {reference!r} diverged (a run is NaN or inf); compare with "
+                         "another entry or 'best'.")
+    return reference
+
+
+def _family(live: list[str], reference: str, best: bool) -> tuple[list, str]:
+    """The pairs Holm's correction runs over, and their description: the comparisons with a
+    named reference, or every pair of live entries when the reference was picked as the best.
+    Every pair with the reference is oriented (entry, reference), so its tests are the row's."""
+    vs_ref = [(n, reference) for n in live if n != reference]
+    if not best:
+        return vs_ref, (f"Holm over the {len(vs_ref)} comparison{'s' * (len(vs_ref) != 1)} "
+                        f"with {reference}")
+    others = [n for n in live if n != reference]
+    family = vs_ref + [(a, b) for i, a in enumerate(others) for b in others[i + 1:]]
+    return family, (f"Holm over all {len(family)} pair{'s' * (len(family) != 1)} of "
+                    f"{len(live)} entries (the best chosen after looking)")
+
+
+def _compare_row(name: str, mean: float, reference: str, diverged: bool, tests: dict,
+                 holm_of: dict, lower_is_better: bool) -> dict:
+    """One entry's row of `compare` before its verdicts: the reference and a diverged entry
+    have no comparison of their own (a zero and a NaN difference)."""
+    row = {"name": name, "mean": mean, "reference": reference}
+    if name == reference or diverged:
+        fill = 0.0 if name == reference else np.nan
+        row.update(diff=fill, diff_low=fill, diff_high=fill, p=np.nan, p_holm=np.nan,
+                   ahead=0, behind=0, p_free=np.nan, p_free_holm=np.nan, p_equiv_holm=np.nan)
+        return row
+    key = (name, reference)
+    pr = tests[key]["pair"]
+    ahead, behind = (pr.below, pr.above) if lower_is_better else (pr.above, pr.below)
+    row.update(diff=pr.diff, diff_low=pr.ci_low, diff_high=pr.ci_high, p=pr.p,
+               p_holm=holm_of["p"][key], ahead=ahead, behind=behind,
+               p_free=tests[key]["p_free"], p_free_holm=holm_of["p_free"][key],
+               p_equiv_holm=holm_of["p_equiv"][key])
+    return row
+
+
+def _add_verdicts(table: pd.DataFrame, reference: str, diverged, medians: dict[str, float],
+                  lower_is_better: bool, alpha: float) -> None:
+    """`verdict` (the t test's, with TOST's "equivalent") and `free_verdict` (the signed-rank
+    test's, its direction the median difference) as columns of `table`."""
     better = table["diff"] < 0 if lower_is_better else table["diff"] > 0
     fixed = np.where(table["name"] == reference, "reference",
                      np.where(table["name"].isin(diverged), "diverged", ""))
-
-    medians = {n: float(np.median(arrays[n] - arrays[reference])) for n in live}
     median = table["name"].map(medians)
     free_better = median < 0 if lower_is_better else median > 0
     table["verdict"] = np.where(
         fixed != "", fixed,
         np.where(table["p_holm"] <= alpha, np.where(better, "better", "worse"),
                  np.where(table["p_equiv_holm"] <= alpha, "equivalent", "indistinguishable")))
-    table["free_verdict"] = np.where(  # the signed-rank test's direction: the median difference
+    table["free_verdict"] = np.where(
         fixed != "", fixed,
         np.where(table["p_free_holm"] <= alpha, np.where(free_better, "better", "worse"),
                  "indistinguishable"))
-    table["family"] = family_text
-    cols = ["name", "mean", "reference", "diff", "diff_low", "diff_high", "p", "p_holm",
-            "ahead", "behind", "verdict", "p_free", "p_free_holm", "free_verdict",
-            "p_equiv_holm", "family"]
-    return table[cols]
 
 
 def simultaneous_band(values, level: float = LEVEL, n_boot: int = 2000,
