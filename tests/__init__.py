@@ -1,8 +1,8 @@
 #: The XLA flags of the suite's fast build (tests/conftest.py adds them unless
 #: OSLR_TEST_BUILD=default; tests.helpers.default_build_env takes them out for a child process):
 #: optimisation level 0, programs compiling about twice as fast, and XLA:CPU's older fusion
-#: emitters (a further 30% off the default run on 2026-12-02: 6 min 47 s -> 4 min 46 s). No
-#: imports here: conftest reads this before JAX starts.
+#: emitters (the default run's times under each build: benchmarks/HISTORY.md). No imports
+#: here: conftest reads this before JAX starts.
 FAST_BUILD_FLAGS = (
     "--xla_backend_optimization_level=0",
     "--xla_llvm_disable_expensive_passes=true",

@@ -8,8 +8,8 @@ from tests import FAST_BUILD_FLAGS
 
 # Bytecode caches (`__pycache__`, git-ignored) are written even where PYTHONDONTWRITEBYTECODE is
 # set (as on the CI machine): otherwise every xdist worker rewrites the asserts of every test
-# module and every child process (`oslr` commands, scripts) recompiles the package, about 20 s
-# of a 5.5-minute run on 2 cores (2026-12-02). Children inherit it through the environment.
+# module and every child process (`oslr` commands, scripts) recompiles the package. Children
+# inherit it through the environment.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
@@ -24,7 +24,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # of the same program, or compile both programs as users do (tests.helpers.users_build). Studies,
 # notebooks and benchmarks use the default.
 # OSLR_TEST_BUILD=default runs the suite under the build users get (slower to compile): a result
-# that only the optimised build gets wrong shows there only (topk.in_top_k, 2026-12-01).
+# that only the optimised build gets wrong shows there only (as topk.in_top_k's tie rule did).
 _BUILD = os.environ.get("OSLR_TEST_BUILD", "fast")
 if _BUILD not in ("fast", "default"):
     raise ValueError(f"OSLR_TEST_BUILD={_BUILD!r}: 'fast' (the default: XLA optimisation level 0, "

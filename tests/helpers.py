@@ -31,9 +31,8 @@ def default_build_env(**extra: str) -> dict:
 
 
 #: What numbers computed in another process (a resume in a new process, a study split over
-#: processes) are promised to equal: on a CPU the bits; on a GPU float32 rounding, since each process
-#: compiles and autotunes its own kernels (an H200 resume agreed to 2e-7 relative, 2026-11-28,
-#: issue 36). README, "Randomness and reproducibility".
+#: processes) are promised to equal: on a CPU the bits; on a GPU float32 rounding, since each
+#: process compiles and autotunes its own kernels. docs/reproducibility.md says what holds where.
 ACROSS_PROCESSES_RTOL = 0.0 if jax.default_backend() == "cpu" else 1e-5
 
 
@@ -52,8 +51,8 @@ def study_setup(name="ogd-random-subset", d=8, **options):
 def users_build(fn):
     """`jax.jit(fn)` compiled as XLA's default (optimised) build compiles it, the one users get,
     in this process whatever the suite's build (`tests.USERS_BUILD_OPTIONS`, per program): a
-    result that only that build gets wrong shows without a child process (topk.in_top_k,
-    2026-12-01). Each call lowers and compiles anew: for a few calls of one program."""
+    result that only that build gets wrong shows without a child process (as topk.in_top_k's
+    tie rule did). Each call lowers and compiles anew: for a few calls of one program."""
     jitted = jax.jit(fn)
 
     def call(*args):

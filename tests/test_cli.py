@@ -836,7 +836,7 @@ entry()
 @pytest.mark.slow
 @pytest.mark.skipif(ACROSS_PROCESSES_RTOL != 0.0, reason=(
     "compares the bytes of files that separate processes computed: the same bits on a CPU only "
-    "(README, 'Randomness and reproducibility')"))
+    "(docs/reproducibility.md)"))
 def test_experiment__sigkill_at_random_moments_leaves_no_half_file_that_reads_as_complete(
         tmp_path):
     import random

@@ -11,7 +11,7 @@ from oslr.types import BANDIT, PREDICTION, Requirements
 
 
 # the eight slowest to compile run with -m slow (CI runs both), keeping the default run < 5 min
-# behind -m slow to keep the default run under 5 min on a 2-core CPU; each of these learners also
+# behind -m slow to keep the default run short; each of these learners also
 # has reference or golden-rate tests of its own
 _SLOW_CONTRACT = {"dantzig-poslr", "ftpsl-delayed", "online-greedy", "ftpsl-knapsack",
                   "flinucb-svrg", "ito-projection", "ito-block-bandit", "ito-dual-averaging",

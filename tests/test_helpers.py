@@ -11,7 +11,7 @@ import numpy as np
 from tests import FAST_BUILD_FLAGS, USERS_BUILD_OPTIONS
 from tests.helpers import default_build_env, users_build
 
-# a program whose float32 bits differ between XLA's level-0 and optimised builds (2026-12-02)
+# a program whose float32 bits differ between XLA's level-0 and optimised builds
 _PROGRAM = """
 import json
 import jax, jax.numpy as jnp, numpy as np

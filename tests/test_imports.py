@@ -142,7 +142,7 @@ def _all_imports(path: Path, modules: set[str], type_checking: bool = False) -> 
 
 def test_import_graph__results_and_specs_layered_with_function_level_imports_too():
     """spec <- registry, and result <- frames <- report / saved: no module of these reaches
-    back up, not even inside a function (issue 38)."""
+    back up, not even inside a function."""
     files = {_module_name(p): p for p in SRC.rglob("*.py")}
     layer = ["oslr.spec", "oslr.registry", "oslr.frames", "oslr.result", "oslr.report",
              "oslr.saved"]

@@ -467,11 +467,11 @@ def test_save_checkpoint__an_old_round_already_removed_is_no_error(tmp_path, mon
 
 @pytest.mark.skipif(jax.default_backend() == "cpu",
                     reason="compares this machine's accelerator with its CPU (none here)")
-def test_simulate__linucb_on_the_accelerator_matches_its_cpu_as_the_readme_promises():
-    # issue 36's study: LinUCB, d = 20, K = 10, 256 runs, T = 2,000, seed 0 (18.058 on the CPU;
-    # 18.244 on an H200 before every product ran at HIGHEST). Runs whose argmax meets a near-tie
-    # may pull another arm after a rounding difference, so the README promises the mean of the
-    # final pseudo-regret to 1% and the first rounds (before any trajectory can part) to 1e-5.
+def test_simulate__linucb_on_the_accelerator_matches_its_cpu_as_documented():
+    # LinUCB, d = 20, K = 10, 256 runs, T = 2,000, seed 0 (the GPU differed by 1% before every
+    # product ran at HIGHEST). Runs whose argmax meets a near-tie may pull another arm after a
+    # rounding difference, so docs/reproducibility.md promises the mean of the final
+    # pseudo-regret to 1% and the first rounds (before any trajectory can part) to 1e-5.
     problem, pp = oslr.make_problem("linear-bandit", d=20, n_arms=10)
     learner, params = oslr.make("linucb", d=20, n_arms=10)
     study = dict(horizon=2000, n_runs=256, seed=0)

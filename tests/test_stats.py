@@ -416,8 +416,7 @@ def _null_fwer(e: int, tables: int, n: int, seed: int) -> float:
 @pytest.mark.parametrize("e", [2, 3, 5, 10])
 def test_compare__best_controls_the_family_wise_error_under_the_global_null(e):
     # 2,000 tables of 20 runs a cell; the bound is 5% plus 3 Monte-Carlo standard errors (1.5%);
-    # picking the best then Holm over its own E - 1 comparisons gave 5.5-14.6% (issue 39);
-    # measured: E = 2: 4.75%, 3: 4.2%, 5: 4.2%, 10: 3.05% (140 s for the four on 1 core)
+    # picking the best then Holm over its own E - 1 comparisons exceeded 5% (up to 14.6%)
     assert _null_fwer(e, 2000, 20, seed=e) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000)
 
 
@@ -587,14 +586,14 @@ def _sequence_coverage(name: str, batch: int, looks: int, reps: int, seed: int,
 
 
 def test_sequence_coverage__bounded_rare_spike_and_bernoulli_nulls_in_the_default_run():
-    # where the t sequence covered 15-31% (rare spike) and 18-41% (Bernoulli 0.1), issue 39
+    # where the t sequence covered only 15-31% (rare spike) and 18-41% (Bernoulli 0.1)
     assert _sequence_coverage("spike", 5, 20, 150, seed=0) >= 0.95
     assert _sequence_coverage("bernoulli-0.1", 2, 20, 150, seed=1) >= 0.95
 
 
 def test_sequence_coverage__lognormal_with_its_variance_bound_in_the_default_run():
-    # the t sequence covers a centred lognormal(0, 2) in 45% of studies (measured 2026-11-28,
-    # issue 39); with the variance known, the Catoni-style sequence covers it
+    # the t sequence covers a centred lognormal(0, 2) in about half of the studies; with the
+    # variance known, the Catoni-style sequence covers it
     assert _sequence_coverage("lognormal-2", 5, 20, 60, seed=3) >= 0.95
     assert _sequence_coverage("lognormal-2", 5, 20, 60, seed=3, known=False) < 0.8
 
@@ -608,11 +607,9 @@ _BATTERY = [(name, batch, looks) for name in ("normal", "t3", "lognormal-1", "lo
 @pytest.mark.slow
 @pytest.mark.parametrize("name,batch,looks", _BATTERY)
 def test_sequence_coverage__the_battery_of_nulls_at_least_95_percent(name, batch, looks):
-    # measured 2026-11-28 (1,000 studies of 20 looks, 400 of 100): normal 0.973-1.0, t3
-    # 0.985-1.0 (t sequence, 10 runs before the first decision); Bernoulli 0.5 0.973-0.982,
-    # 0.1 0.968-0.992, 0.02 0.995-0.998, rare spike 0.995-1.0 (betting sequence, bounds given);
-    # 2026-11-29: centred lognormal(0, 1) and (0, 2) with their variance (Catoni-style
-    # sequence), see the README
+    # the t sequence for normal and t3 nulls (10 runs before the first decision), the betting
+    # sequence for bounded nulls (bounds given), the Catoni-style one for centred lognormals
+    # with their variance (docs/statistics.md; the measured coverages: benchmarks/HISTORY.md)
     _, bounds, variance = _null_draws(name, np.random.default_rng(0), 1)
     reps = (1000 if looks == 20 else 400) if bounds is not None else (
         500 if looks == 20 else 250)

@@ -143,12 +143,10 @@ def _write_slot(bufs: dict, values, i: Array, hit: Array) -> dict:
 
     On a CPU a conditional on `hit` (the round index, not batched over runs, so it stays a
     conditional under vmap): only the checkpoint rounds copy anything, and `values` (a thunk) is
-    computed there only. PEGE's idle-heavy round ran 2.6-2.8e6 -> 6.7-7.9e6 run-rounds/s in two
-    runs, ogd-full and linucb about 1.1x (256 runs, linucb 1,024, T = 2,000, process CPU time,
-    timed in turn with the select, 2026-12-01).
-    Elsewhere a select into the slot every round, as before: on a GPU a conditional may cost a
-    read of its predicate by the host each round (not measured: no device was lent to the session
-    that made this change, issue 36). Both write the same values (tests/test_metrics.py).
+    computed there only (a learner whose round is cheap, like PEGE's idle rounds, otherwise pays
+    mostly for the copies; benchmarks/HISTORY.md has the timings).
+    Elsewhere a select into the slot every round: on a GPU a conditional may cost a read of its
+    predicate by the host each round. Both write the same values (tests/test_metrics.py).
     """
     def write(b):
         vals = values()

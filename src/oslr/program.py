@@ -25,9 +25,8 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
 
     A chunk that ends within the horizon needs no guard, and `simulate` compiles the guarded
     program only for a last, partial chunk: the guard costs every round either a select over the
-    whole carry, which copies buffers that a round updates by a batched scatter (an SGD history:
-    fpege-gd ran 3.3x slower with it), or a conditional (6-12% slower for learners with small
-    carries), both measured on the 2-core CPU.
+    whole carry, which copies buffers that a round updates by a batched scatter (an SGD history),
+    or a conditional, which slows learners with small carries (benchmarks/HISTORY.md).
     """
     family = learner.family
 

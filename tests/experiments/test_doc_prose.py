@@ -1,6 +1,6 @@
 """Numbers in the docs' prose (outside the generated tables) recomputed from the shipped files:
 a page regenerated at new run counts cannot keep a stale number in its text. Pages regenerated
-since issue 39's run counts are checked here; the others still carry hand-written numbers."""
+at the current run counts are checked here; the others still carry hand-written numbers."""
 
 import json
 from pathlib import Path

@@ -124,7 +124,7 @@ def _rejected_round(d, t):
 
 
 def test_linucb_under_replay__cholesky_refresh_happens_on_rejected_rounds():
-    # issue 15: a rejected event discarded the refresh of its round with the rest of the update
+    # a regression: a rejected event discarded the refresh of its round with the rest of the update
     d = 3
     learner, params = oslr.make("linucb", d=d, n_arms=2, refactor_every=4, history="features")
     a = jnp.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 3.0]])

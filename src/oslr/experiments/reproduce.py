@@ -12,7 +12,7 @@ simulated (tuning runs included), so that any table is recomputed without a reru
 Markdown text in docs/*.md is written by hand from these files; a number there is current when
 its file's stamp is.
 
-A full run takes many hours on a 2-core CPU (the arena about one, the [WLL] sweeps several);
+A full run takes many hours on a small CPU host (the [WLL] sweeps most of them);
 `--quick` runs every step at its small size (into another folder: quick numbers are not the
 docs' numbers) to check that the whole chain works.
 """

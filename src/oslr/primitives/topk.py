@@ -61,7 +61,7 @@ def in_top_k(score: Array, k: Array, idx: Array) -> Array:
     # an entry is never compared with itself: XLA may compute the gathered s_i and the row of
     # scores from separate copies of a fused producer, rounded differently (FTPSL under the
     # default build, seed 7 round 65: a resample counted 2 where the float64 reference gives 1,
-    # the entry ranked below its own copy, measured 2026-12-01)
+    # the entry ranked below its own copy)
     other, before = j != idx[:, None], j < idx[:, None]
     rank = jnp.sum(other & ((score[None, :] > s_i) | ((score[None, :] == s_i) & before)), axis=-1)
     return rank < k
