@@ -670,9 +670,10 @@ def plot_arena(curves: pd.DataFrame, problem: str, budget: int, path: str | Path
 # ----------------------------------------------------------------------------- experiments
 
 #: The arena's sizes: full (docs/arena.md; 20 evaluation runs, so that Wilcoxon's test can
-#: decide a pair after Holm over a cell's 36, and 4 tuning runs a point, two disjoint sets of 2 for the choice's stability), --quick (the nine entrants on
-#: `rip`, 20 runs too, since at 10 no pair could be decided; small enough to check the chain,
-#: most of its time compiling) and arena-long.
+#: decide a pair after Holm over a cell's 36, and 4 tuning runs a point, two disjoint sets of 2
+#: for the choice's stability), --quick (the nine entrants on `rip`, 20 runs too, since at 10 no
+#: pair could be decided; small enough to check the chain, most of its time compiling) and
+#: arena-long.
 ARENA_FULL = dict(problems=("rip", "agnostic", "drifting", "correlated", "kegg", "a9a"), d=20,
                   k=2, budgets=(5, 10), horizon=20_000, runs=20)
 ARENA_QUICK = dict(problems=("rip",), d=10, k=2, budgets=(5,), horizon=1000, runs=20)
