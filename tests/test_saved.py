@@ -279,14 +279,14 @@ def test_readme__the_loading_example_runs_on_a_saved_folder(tmp_path, monkeypatc
     block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
                  if "oslr.load(" in b)
     rng = np.random.default_rng(0)
-    results = [_bandit("ogd-full", [rng.normal(5, 1, R)]),
-               _bandit("ogd-random-subset", rng.normal(9, 1, (2, R)),
-                       grid=[{"eta": 0.01}, {"eta": 0.1}])]
+    grid = [{"eta": 0.01}, {"eta": 0.05}]
+    results = [_bandit("ogd-full", rng.normal(5, 1, (2, R)), grid=grid),
+               _bandit("ogd-random-subset", rng.normal(9, 1, (2, R)), grid=grid)]
     report.save_study(results, tmp_path / "results", config={"horizon": 40}, plot=False)
     monkeypatch.chdir(tmp_path)
     namespace: dict = {}
     exec(compile(block, "README.md", "exec"), namespace)
-    assert namespace["study"].final_vs("eta")["eta"].tolist() == [0.01, 0.1]
+    assert namespace["study"].final_vs("eta")["eta"].tolist() == [0.01, 0.05] * 2
     for name in ("final_vs_eta.pdf", "regret.svg"):
         assert (tmp_path / name).stat().st_size > 0
 
