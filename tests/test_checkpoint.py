@@ -530,3 +530,51 @@ def test_checkpoint__one_without_its_sha256_or_runtime_is_an_older_oslrs(tmp_pat
                                          rf"\(no {key} recorded\); delete .*ck to start the "
                                          r"study afresh\.$"):
         _resume(args, folder)
+
+
+def test_checkpoint__warnings_point_at_the_callers_line_and_name_each_changed_setting(
+        tmp_path, monkeypatch):
+    args, run, folder, whole = _two_rounds(tmp_path)
+    newest = folder / "checkpoint-000000000020.npz"
+    newest.write_bytes((folder / "checkpoint-000000000010.npz").read_bytes())
+    real = checkpoint.runtime()
+    monkeypatch.setattr(checkpoint, "runtime",
+                        lambda: {**real, "x64": not real["x64"], "xla_flags": "--other"})
+    with pytest.warns(RuntimeWarning) as record:
+        resumed = oslr.simulate(*args, **run, checkpoint_path=folder)
+    _assert_same(whole, resumed)
+    damaged, other = (str(w.message) for w in record)
+    assert damaged == (f"checkpoint {newest} is damaged (it holds round 10, its name says 20); "
+                       "resuming from round 10 instead (the rounds after it are played again).")
+    assert other == (f"checkpoint in {folder} was saved by another runtime (x64 {real['x64']!r} "
+                     f"-> {not real['x64']!r}, xla_flags {real['xla_flags']!r} -> '--other'): "
+                     "the resumed study equals an uninterrupted one only to float rounding, "
+                     "not bit for bit.")
+    assert [w.filename for w in record] == [__file__] * 2  # the line that called simulate
+
+
+def test_checkpoint__a_resume_killed_before_its_first_save_keeps_the_round_it_resumed(tmp_path,
+                                                                                      monkeypatch):
+    args, run, folder, whole = _two_rounds(tmp_path)
+
+    def killed(*a):
+        raise _Killed("before the first save")
+    monkeypatch.setattr(checkpoint, "save", killed)
+    with pytest.raises(_Killed):
+        oslr.simulate(*args, **run, checkpoint_path=folder)
+    assert _saved(folder) == ["checkpoint-000000000010.npz", "checkpoint-000000000020.npz"]
+    # a damaged newest round: the older one is resumed and the newer one removed, not the older
+    (folder / "checkpoint-000000000020.npz").write_bytes(b"junk")
+    with pytest.warns(RuntimeWarning, match="resuming from round 10"), pytest.raises(_Killed):
+        oslr.simulate(*args, **run, checkpoint_path=folder)
+    assert _saved(folder) == ["checkpoint-000000000010.npz"]
+
+
+def test_fallback_rounds__older_rounds_newest_first_and_none_under_distributed(tmp_path,
+                                                                                monkeypatch):
+    for t in (10, 20, 30):
+        checkpoint.file_of(tmp_path, t).write_bytes(b"")
+    assert checkpoint.fallback_rounds(tmp_path, 30) == [20, 10]
+    assert checkpoint.fallback_rounds(tmp_path, 20) == [10]
+    monkeypatch.setattr(checkpoint.jax, "process_count", lambda: 2)
+    assert checkpoint.fallback_rounds(tmp_path, 30) == []

@@ -156,6 +156,15 @@ def resume_round(folder: Path, root: Path) -> int | None:
     return max(common)
 
 
+def fallback_rounds(folder: Path, t_done: int) -> list[int]:
+    """The older saved rounds to resume from, newest first, when round `t_done` is damaged: every
+    older one in a single process; none under jax.distributed, where the processes must resume
+    one round together and another process may have removed its older rounds."""
+    if jax.process_count() != 1:
+        return []
+    return [t for t in reversed(saved_rounds(folder)) if t < t_done]
+
+
 def load(path: Path, like: PyTree, fingerprint: str,
                      sharding: NamedSharding) -> tuple[PyTree, int] | None:
     """The saved carry with `like`'s shapes, its runs axis laid out by `sharding`, and its
@@ -170,10 +179,8 @@ def load(path: Path, like: PyTree, fingerprint: str,
     t_done = resume_round(folder, root)
     if t_done is None:
         return None
-    # the newest round first; in a single process an older saved round when it is damaged
-    older = [t for t in saved_rounds(folder) if t < t_done] if jax.process_count() == 1 else []
     damaged = []
-    for t in [t_done, *reversed(older)]:
+    for t in [t_done, *fallback_rounds(folder, t_done)]:
         file = file_of(folder, t)
         try:
             meta, arrays = read(file)
