@@ -1137,6 +1137,7 @@ def test_experiment__an_unfinished_folder_is_rerun_a_finished_one_refused(tmp_pa
 
     def run(name, dataset, runs, seed, out, *a, **k):
         (out / "table.csv").write_text("x\n1\n")
+        (out / ".studies" / "0123").mkdir(parents=True)  # a study's checkpoints
         return pd.DataFrame({"x": [1]})
 
     monkeypatch.setattr(ex, "run_experiment", run)
@@ -1146,8 +1147,9 @@ def test_experiment__an_unfinished_folder_is_rerun_a_finished_one_refused(tmp_pa
     (out / "table.csv").write_text("old")  # left by a killed run
     assert main(argv) == 0
     assert capsys.readouterr().err == (
-        f"oslr: {out} holds files of an earlier, unfinished run: each is replaced as this run "
-        "writes it (give another --out to keep them).\n")
+        f"oslr: {out} holds an earlier, unfinished run: its finished studies are reused, and "
+        "each file is replaced as this run writes it (give another --out to keep them).\n")
+    assert not (out / ".studies").exists()  # finished: no checkpoint is kept
     finished = {p.name: p.read_bytes() for p in out.iterdir()}
     assert main(argv) == 2  # finished now: never overwritten
     assert capsys.readouterr().err == (

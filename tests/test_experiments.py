@@ -84,3 +84,67 @@ def test_run_experiment__checks_then_runs_and_writes_every_study_it_recorded(tmp
     with pytest.raises(ValueError, match="zzz"):
         experiments.check_options("toy-fast", {"zzz": 1})
     assert not (tmp_path / "x").exists()
+
+
+def _two_studies(args):
+    """A toy experiment of two small studies (4 chunks each), writing one table."""
+    problem, pp = oslr.make_problem("sparse-linear", d=6, k=2)
+    rows = []
+    for name in ("ogd-full", "ogd-random-subset"):
+        learner, params = oslr.make(name, d=6)
+        res = oslr.simulate(learner, problem, params, pp, horizon=40, n_runs=args.runs or 3,
+                            seed=args.seed, chunk_size=10)
+        rows.append({"learner": name, "regret": res.regret_curves()["regret"][0, :, -1].mean()})
+    frame = pd.DataFrame(rows)
+    frame.to_csv(args.out / "two.csv", index=False)
+    return frame
+
+
+def test_experiment__killed_then_rerun_skips_finished_studies_resumes_the_next_same_files(
+        tmp_path, monkeypatch, capsys):
+    from oslr import checkpoint
+    from oslr.cli import main
+    from tests.helpers import interrupt_after_saves
+
+    monkeypatch.setattr(registry.EXPERIMENTS, "_entries", dict(registry.EXPERIMENTS._entries))
+    oslr.register_experiment(oslr.ExperimentSpec("two-studies", "a toy", _two_studies,
+                                                 files=("two.csv",)))
+    argv = ["experiment", "two-studies", "--no-progress", "--json", "--out"]
+    assert main([*argv, str(tmp_path / "whole")]) == 0
+    interrupt_after_saves(monkeypatch, 6)  # the second study's round 20 is on disk
+    assert main([*argv, str(tmp_path / "cut")]) == 130
+    kept = sorted(p.name for p in (tmp_path / "cut" / ".studies").iterdir())
+    assert len(kept) == 2  # a folder per study, named by its settings
+    real, played = checkpoint.save, []
+    monkeypatch.setattr(checkpoint, "save", lambda *a: (played.append(a[2]), real(*a)))
+    with pytest.warns(RuntimeWarning, match=r"^2 of two-studies's studies resumed from the "
+                      r"checkpoints of an interrupted run in .*cut/\.studies: the numbers"):
+        assert main([*argv, str(tmp_path / "cut")]) == 0
+    assert played == [30, 40]  # the first study skipped, the second from round 20 on
+    assert not (tmp_path / "cut" / ".studies").exists()
+    for name in ("two.csv", "two-studies-runs.parquet"):
+        assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
+
+
+def test_keep_studies__none_inside_turns_it_off_and_outside_nothing_is_kept(tmp_path):
+    from oslr import checkpoint
+
+    problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)
+    learner, params = oslr.make("ogd-full", d=4)
+    run = dict(horizon=20, n_runs=2, chunk_size=10)
+    with checkpoint.keep_studies(tmp_path / "k") as kept:
+        with checkpoint.keep_studies(None):
+            oslr.simulate(learner, problem, params, pp, **run)
+        assert not (tmp_path / "k").exists()
+        first = oslr.simulate(learner, problem, params, pp, **run)
+        (folder,) = (tmp_path / "k").iterdir()
+        assert sorted(p.name for p in folder.iterdir()) == [
+            "checkpoint-000000000010.npz", "checkpoint-000000000020.npz"]
+        again = oslr.simulate(learner, problem, params, pp, **run)  # finished: loaded
+        assert kept.resumed == [("ogd-full", 20)]
+        other = oslr.simulate(learner, problem, params, pp, **{**run, "horizon": 30})
+        assert len(list((tmp_path / "k").iterdir())) == 2  # another study, another folder
+        checkpoint.forget_studies()
+        assert not (tmp_path / "k").exists()
+    np.testing.assert_array_equal(first.final["loss"], again.final["loss"])
+    assert other.horizon == 30 and checkpoint.study_path("x") is None

@@ -8,15 +8,24 @@ newest is damaged, and refuses in one line a checkpoint of another study (`finge
 older oslr (its format or a missing key) or one whose every round is damaged. Under
 `jax.distributed` each process keeps its own runs (path/process-I-of-N) and all resume from the
 last round every process saved.
+
+`keep_studies(root)` gives every study simulated inside it (with no checkpoint path of its own) a
+checkpoint folder of its own under `root`, named by the study's fingerprint: an experiment
+killed and run again skips the studies it finished (their last round is the horizon) and
+resumes the one it was playing.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import re
+import shutil
 import warnings
 import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +51,54 @@ def fingerprint(*parts: Any) -> str:
                 h.update(str((a.shape, a.dtype)).encode())
                 h.update(a.tobytes())
     return h.hexdigest()
+
+
+@dataclass
+class KeptStudies:
+    """The folder `keep_studies` keeps its studies' checkpoints in, and the studies it resumed:
+    (learner name, round resumed from), in the order they were simulated."""
+
+    root: Path
+    resumed: list[tuple[str, int]] = field(default_factory=list)
+
+
+_KEPT: contextvars.ContextVar[KeptStudies | None] = contextvars.ContextVar("oslr_kept_studies",
+                                                                          default=None)
+
+
+@contextlib.contextmanager
+def keep_studies(root: str | Path | None):
+    """Within: a study simulated without a checkpoint path saves its chunks under
+    root/<digest of its fingerprint> and resumes from there (`study_path`). `None` turns this
+    off inside an outer `keep_studies` (studies that are timed must be played whole)."""
+    token = _KEPT.set(KeptStudies(Path(root)) if root is not None else None)
+    try:
+        yield _KEPT.get()
+    finally:
+        _KEPT.reset(token)
+
+
+def study_path(fingerprint: str) -> Path | None:
+    """The checkpoint folder `keep_studies` gives a study of this fingerprint (None outside)."""
+    kept = _KEPT.get()
+    if kept is None:
+        return None
+    return kept.root / hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
+
+
+def note_resumed(learner: str, t_done: int) -> None:
+    """Tell the active `keep_studies` that a study of `learner` resumed from round t_done."""
+    kept = _KEPT.get()
+    if kept is not None and t_done > 0:
+        kept.resumed.append((learner, t_done))
+
+
+def forget_studies() -> None:
+    """Remove the checkpoints kept so far (their results are kept elsewhere, as the arena's
+    finished cells are)."""
+    kept = _KEPT.get()
+    if kept is not None:
+        shutil.rmtree(kept.root, ignore_errors=True)
 
 
 #: Checkpoint layout: 2 = one block per device shard (per process under jax.distributed);
@@ -205,7 +262,8 @@ def load(path: Path, like: PyTree, fingerprint: str,
                             if len(damaged) > 1 else "") + f"; {fresh}.")
     if damaged:
         warnings.warn(f"checkpoint {damaged[0]}; resuming from round {t} instead "
-                      f"(the rounds after it are played again).", RuntimeWarning, stacklevel=3)
+                      f"(the rounds after it are played again).", RuntimeWarning,
+                      stacklevel=4)  # load <- sim._resume <- simulate <- its caller
     t_done = t
     if meta.get("fingerprint") != fingerprint:
         raise ValueError(f"checkpoint in {root} belongs to a different study (settings "
@@ -216,7 +274,7 @@ def load(path: Path, like: PyTree, fingerprint: str,
                          if saved_rt.get(k) != now_rt.get(k))
         warnings.warn(f"checkpoint in {root} was saved by another runtime ({what}): the resumed "
                       "study equals an uninterrupted one only to float rounding, not bit for "
-                      "bit.", RuntimeWarning, stacklevel=3)
+                      "bit.", RuntimeWarning, stacklevel=4)
     for t in saved_rounds(folder):  # rounds past the resumed one are played again
         if t > t_done:
             file_of(folder, t).unlink(missing_ok=True)

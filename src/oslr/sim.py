@@ -143,7 +143,8 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
       checkpoint_path: folder to save the carry after each chunk and resume from
         (`oslr.checkpoint`): a study killed at any moment and called again the same way (any
         chunk size) ends bit-identical to an uninterrupted one; a checkpoint of other settings
-        or a damaged one is refused with a ValueError saying so.
+        or a damaged one is refused with a ValueError saying so. Inside
+        `oslr.checkpoint.keep_studies(root)` a study given none gets one under root.
       run_offset: index of the first run (to split a study across processes).
       devices: devices to shard the runs axis over (default: all of `jax.devices()`).
       unroll: rounds per iteration of the compiled loop (`lax.scan`'s unroll): on a GPU it
@@ -174,18 +175,13 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     horizon_a = jnp.asarray(horizon, jnp.int32)
     ckpts_a = jnp.asarray(ckpts, jnp.int32)
     carry = init_b(seed_a, run_ids, lp, pp)
-    t_done = 0
     fingerprint = checkpoint.fingerprint(
         learner.name, repr(learner.info), learner.options or {}, problem.name, problem.d,
         horizon, seed, run_offset,
         n_total, stats, n_checkpoints, unroll, params, problem_params, repr(problem.info),
         checkpoint.carry_layout(carry),
     )
-    ckpt_dir = Path(checkpoint_path) if checkpoint_path is not None else None
-    if ckpt_dir is not None:
-        loaded = checkpoint.load(ckpt_dir, carry, fingerprint, shard)
-        if loaded is not None:
-            carry, t_done = loaded
+    ckpt_dir, carry, t_done = _resume(checkpoint_path, learner.name, fingerprint, carry, shard)
 
     report_done, bar = _progress(progress, learner.name, horizon, t_done)
     for start in range(t_done, horizon, chunk_size):
@@ -213,6 +209,19 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
         realizable=problem.realizable, info=info)
     record(result)
     return result
+
+
+def _resume(checkpoint_path, name: str, fingerprint: str, carry, shard):
+    """The study's checkpoint folder (its own, or the one `checkpoint.keep_studies` gives it;
+    None: no checkpoints), and the carry and round to play on from."""
+    ckpt_dir = (Path(checkpoint_path) if checkpoint_path is not None
+                else checkpoint.study_path(fingerprint))
+    loaded = checkpoint.load(ckpt_dir, carry, fingerprint, shard) if ckpt_dir else None
+    if loaded is None:
+        return ckpt_dir, carry, 0
+    if checkpoint_path is None:
+        checkpoint.note_resumed(name, loaded[1])
+    return ckpt_dir, *loaded
 
 
 def _per_point(ms: dict, n_grid: int, n_runs: int) -> tuple[dict, dict]:

@@ -123,7 +123,7 @@ def _show(value) -> str:
 
 def cmd_experiment(args: argparse.Namespace) -> int:
     from oslr.checks import check_seed, unknown_name
-    from oslr.experiments import EXPERIMENTS, run_experiment
+    from oslr.experiments import EXPERIMENTS, STUDIES, run_experiment
     from oslr.registry import LEARNERS
 
     if args.list or args.name is None:
@@ -172,16 +172,17 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
         return 0
     # one writer per --out, deciding under its lock; each file is replaced whole (a kill leaves
-    # none half-written) and a rerun of an unfinished folder makes every file again (only the
-    # arena's finished cells are kept and reused)
+    # none half-written); a rerun of an unfinished folder makes every file again, skipping the
+    # studies it finished before (their checkpoints in OUT/.studies) and resuming the one it
+    # was playing
     made = not out.exists()
     try:
         with folder.claim(out):
             _refuse_a_runs_chunks(out)
             if not made and folder.result_files(out):
-                print(f"oslr: {out} holds files of an earlier, unfinished run: each is replaced "
-                      "as this run writes it (give another --out to keep them).",
-                      file=sys.stderr)
+                print(f"oslr: {out} holds an earlier, unfinished run: its finished studies are "
+                      "reused, and each file is replaced as this run writes it (give another "
+                      "--out to keep them).", file=sys.stderr)
             df = run_experiment(args.name, dataset, args.runs, args.seed, out, args.quick,
                                 not args.no_progress, **options)
             from oslr.provenance import stamp
@@ -190,6 +191,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                       "seed": args.seed, "quick": args.quick, "options": options,
                       "command": args.command_line, **stamp()}
             folder.finish(out, folder.result_files(out), config)
+            shutil.rmtree(out / STUDIES, ignore_errors=True)  # finished: nothing to resume
     except ValueError:  # UsageError too
         # refused by the experiment's own checks before it wrote anything: the folder made
         # for the lock goes again, as if it had never been made

@@ -108,8 +108,8 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
 _RESUME = {"note": ""}
 
 
-_RESUME_NOTE = ("`oslr run`, `oslr reproduce` and the arena experiments resume from their saved "
-                "parts when run again with the same --out; other experiments start over.")
+_RESUME_NOTE = ("`oslr run`, `oslr experiment` and `oslr reproduce` resume from their saved "
+                "chunks when run again with the same --out.")
 
 
 def _start_distributed(args: argparse.Namespace) -> int:

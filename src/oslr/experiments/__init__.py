@@ -24,18 +24,35 @@ def check_options(name: str, options: dict) -> None:
     EXPERIMENTS[name].check_options(options, LEARNERS)
 
 
+#: Where an experiment keeps its studies' checkpoints until it has finished (`run_experiment`).
+STUDIES = ".studies"
+
+
 def run_experiment(name: str, dataset: str | None, runs: int | None, seed: int, out: Path,
                    quick: bool, progress: bool, **options) -> pd.DataFrame:
     """Run experiment `name` (its spec's `run`), writing its files into `out`; `dataset` None
-    means the experiment's default, `runs` None its own run count."""
-    from oslr.result import recording  # (imports jax: not at the module's import)
+    means the experiment's default, `runs` None its own run count.
+
+    Every study it simulates keeps its checkpoints in out/.studies (`checkpoint.keep_studies`):
+    run again after a kill, the experiment skips the studies it finished and resumes the one it
+    was playing, with the same numbers. The caller removes out/.studies once the experiment's
+    folder is finished."""
+    import warnings
+
+    from oslr.checkpoint import keep_studies  # (imports jax: not at the module's import)
+    from oslr.result import recording
 
     spec = EXPERIMENTS[name]
     spec.check_options(options, LEARNERS)
     args = ExperimentArgs(dataset=spec.check_dataset(dataset), runs=runs, seed=seed,
                           out=Path(out), quick=quick, progress=progress, options=options)
-    with recording() as results:
+    with recording() as results, keep_studies(args.out / STUDIES) as kept:
         frame = spec.run(args)
+    if kept.resumed:
+        warnings.warn(f"{len(kept.resumed)} of {name}'s studies resumed from the checkpoints of "
+                      f"an interrupted run in {args.out / STUDIES}: the numbers are those of an "
+                      "uninterrupted run, but a wall time the experiment reports covers only the "
+                      "rounds played now.", RuntimeWarning, stacklevel=2)
     if spec.runs_file is not None:
         write_runs(results, args.out / spec.runs_file.format(dataset=args.dataset))
     return frame

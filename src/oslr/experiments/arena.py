@@ -53,6 +53,7 @@ import numpy as np
 import pandas as pd
 
 from oslr import atomic
+from oslr.checkpoint import forget_studies
 from oslr.experiments.foster import budgeted
 from oslr.experiments.kale import theorem_2_order, theorem_9_order
 from oslr.experiments.tuning import (MAX_EXTENSIONS, TUNE_OFFSET, TUNING_FACTORS, extension,
@@ -403,6 +404,7 @@ def arena(problems: Sequence[str] = tuple(PROBLEMS), d: int = 20, k: int = 2,
                     if cell is not None:
                         cell.parent.mkdir(parents=True, exist_ok=True)
                         atomic.write_json_atomic(cell, saved, default=_plain)
+                        forget_studies()  # the cell file holds what its studies gave
                 rows.append(saved["row"])
                 curve_rows += saved["curves"]
                 tuning_rows += saved["tuning"]

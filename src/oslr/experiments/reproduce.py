@@ -4,8 +4,8 @@ code in one command, and stamp each file with the commit that made it.
 `STEPS` is the manifest: one step per docs/figures file group, with the exact settings the docs
 used (the [WLL] steps call the experiment functions with their grids; the others are the
 `oslr experiment` presets). Each step writes into out/.work-STEP (kept when the step is killed:
-a rerun resumes from the folders there, the arena's finished cells); its files are then moved to
-`out` under the names the docs use, and `out/STAMPS.json` records, per file, the commit (and
+a rerun resumes from the folders there: its studies' checkpoints, the arena's finished cells);
+its files are then moved to `out` under the names the docs use, and `out/STAMPS.json` records, per file, the commit (and
 whether the checkout had uncommitted changes), the date, the step and its wall time. Each step
 also leaves STEP-runs.parquet, every run's regret at every checkpoint of every study it
 simulated (tuning runs included), so that any table is recomputed without a rerun. The
@@ -31,7 +31,8 @@ from typing import Callable, Sequence
 import pandas as pd
 
 from oslr import atomic, folder, program
-from oslr.experiments import write_runs
+from oslr.checkpoint import keep_studies
+from oslr.experiments import STUDIES, write_runs
 from oslr.provenance import commit
 from oslr.result import recording
 
@@ -255,8 +256,8 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
         log(f"[{i}/{len(steps)}] {step.name} ({step.doc})")
         t0 = time.perf_counter()
         # the step works in out/.work-STEP, removed once its files are in place: a killed step
-        # leaves it, and the rerun resumes from the folders saved there (the arena's finished
-        # cells); its loose files are made again
+        # leaves it, and the rerun resumes from the folders saved there (its studies'
+        # checkpoints, the arena's finished cells); its loose files are made again
         scratch = out / f".work-{step.name}"
         resumed = scratch.exists()
         # one process per step's folder: a second `oslr reproduce` of the step into the same
@@ -269,7 +270,7 @@ def reproduce(steps: Sequence[Step], out: str | Path, quick: bool = False,
                 for stale in scratch.iterdir():
                     if not stale.is_dir() and stale.name != atomic.FolderLock.NAME:
                         stale.unlink()
-            with recording() as results:
+            with recording() as results, keep_studies(scratch / STUDIES):
                 step.run(scratch, quick, progress)
             stamps = _finish_step(step, scratch, results, path, source, quick, log, t0)
         finally:
