@@ -21,11 +21,11 @@ import json
 from benchmarks.cases import BY_NAME
 from benchmarks.harness import idle_make
 from benchmarks.throughput import jax_program, timed_in_turn
-from oslr import metrics, program
+from oslr import families, metrics, program
 
 
 def _compensated_without_copies(family, mstate, example, record, t, ckpts, stats):
-    inc = metrics.increments(family, example, record, stats)
+    inc = families.family(family).increments(example, record, stats)
     run = {}
     for name, value in inc.items():
         s, e = metrics.two_sum(mstate["run"][name], value)
@@ -34,13 +34,13 @@ def _compensated_without_copies(family, mstate, example, record, t, ckpts, stats
 
 
 def _plain_without_copies(family, mstate, example, record, t, ckpts, stats):
-    inc = metrics.increments(family, example, record, stats)
+    inc = families.family(family).increments(example, record, stats)
     return dict(mstate, run={n: mstate["run"][n] + inc[n] for n in mstate["run"]})
 
 
 def _first_sum(family, mstate, example, record, t, ckpts, stats):
-    inc = metrics.increments(family, example, record, stats)
-    first = metrics.running_names(family, stats)[0]
+    inc = families.family(family).increments(example, record, stats)
+    first = families.family(family).running_names(stats)[0]
     return dict(mstate, run={**mstate["run"], first: mstate["run"][first] + inc[first]})
 
 

@@ -130,7 +130,7 @@ def test_harness__idle_learner_commits_and_observes_nothing(family):
     import jax.numpy as jnp
 
     from benchmarks.harness import idle_learner
-    from oslr.protocol import play_round
+    from oslr.rollout import play_round
     from oslr.types import BanditExample, StreamExample
 
     d = 5

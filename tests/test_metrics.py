@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from jax import lax
 
-from oslr import metrics
+from oslr import families, metrics
 from oslr.types import BANDIT, LINEAR, PREDICTION, BanditExample, StreamExample
 
 
@@ -172,7 +172,7 @@ def test_tracker__every_checkpoint_equals_a_float64_prefix_sum(case, write_path)
         want = {n: v for n, v in want.items() if n not in ("gram", "xy", "yy")}
     run, ckpt = _track(family, examples, records, stats)
     assert set(run) == set(want) == set(ckpt)
-    assert metrics.running_names(family, stats) == tuple(want)
+    assert families.family(family).running_names(stats) == tuple(want)
     for name, inc in want.items():
         prefix = np.cumsum(inc, axis=0)
         np.testing.assert_allclose(run[name], prefix[-1], rtol=1e-6, atol=1e-5, err_msg=name)
@@ -181,13 +181,13 @@ def test_tracker__every_checkpoint_equals_a_float64_prefix_sum(case, write_path)
 
 
 def test_running_names__pinned_per_family_and_an_unknown_family_refused():
-    assert metrics.running_names(PREDICTION, True) == (
+    assert families.family(PREDICTION).running_names(True) == (
         "loss", "loss_wstar", "queries", "over_budget", "gram", "xy", "yy")
-    assert metrics.running_names(LINEAR, False) == ("reward", "theta_sum", "queries",
+    assert families.family(LINEAR).running_names(False) == ("reward", "theta_sum", "queries",
                                                     "over_budget")
-    assert metrics.running_names(BANDIT, True) == ("reward", "pseudo_regret", "accepted")
+    assert families.family(BANDIT).running_names(True) == ("reward", "pseudo_regret", "accepted")
     with pytest.raises(ValueError, match="unknown family 'nope'"):
-        metrics.running_names("nope", False)
+        families.family("nope").running_names(False)
     state = metrics.init(LINEAR, 5, 7, stats=False)
     assert set(state["run"]) == {"reward", "theta_sum", "queries", "over_budget", "reward_lo",
                                  "theta_sum_lo", "queries_lo", "over_budget_lo"}

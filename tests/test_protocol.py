@@ -3,7 +3,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from oslr.protocol import BanditRound, LinearRound, PredictionRound, ProtocolError, play_round
+from oslr.protocol import BanditRound, LinearRound, PredictionRound, ProtocolError
+from oslr.rollout import play_round
 from oslr.types import BANDIT, PREDICTION, BanditExample, Learner, StreamExample
 
 

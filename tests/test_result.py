@@ -78,10 +78,10 @@ def test_prediction_regret__exact_comparator_with_the_result_radius_and_wstar(rn
 
 def test_prediction_regret__greedy_above_the_enumeration_limit_is_labelled_a_bound(rng,
                                                                                    monkeypatch):
-    import oslr.result as result_module
+    import oslr.families as families_module
 
     curves = _ls_curves(rng)
-    monkeypatch.setattr(result_module, "ENUMERATION_LIMIT", 9)  # C(5, 2) = 10 supports
+    monkeypatch.setattr(families_module, "ENUMERATION_LIMIT", 9)  # C(5, 2) = 10 supports
     got = _result(PREDICTION, curves, comparator_k=2).regret_curves()
     assert set(got) == {"regret_lb_greedy"}
     greedy = regret.greedy_sparse_ls_loss(curves["gram"], curves["xy"], curves["yy"], 2)

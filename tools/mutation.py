@@ -53,6 +53,8 @@ PRELOAD = ["jax", "jax.numpy", "numpy", "scipy.stats", "pandas", "optax"]
 EXTRA_TESTS = {
     "oslr.checks": ["tests/test_spec.py"],
     "oslr.metrics": ["tests/test_sim.py", "tests/test_regret.py"],
+    "oslr.families": ["tests/test_metrics.py", "tests/test_result.py", "tests/test_protocol.py",
+                      "tests/test_regret.py"],
     "oslr.regret": ["tests/test_sim.py", "tests/test_metrics.py"],
     "oslr.result": ["tests/test_report.py", "tests/test_sim.py"],
     "oslr.protocol": ["tests/test_contract.py"],

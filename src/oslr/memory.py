@@ -11,8 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from oslr import metrics, program
-from oslr.types import PREDICTION, Learner, Problem, PyTree
+from oslr import families, metrics, program
+from oslr.types import Learner, Problem, PyTree
 
 #: Gram-statistics buffers (runs x checkpoints x d x d) above this size are not tracked.
 STATS_BYTES_LIMIT = 512 * 2**20
@@ -63,16 +63,16 @@ def check_fits(learner: Learner, problem: Problem, params: PyTree, problem_param
     grid) whose state cannot fit on `devices` (default: all of `jax.devices()`), from shapes
     alone. Returns the comparator's k (default: the problem's k for a prediction learner) and
     whether the comparator's Gram statistics are kept (`track_stats`; default: when small)."""
-    family = learner.family
-    if comparator_k is None and family == PREDICTION and hasattr(problem_params, "k"):
+    gram = families.family(learner.family).gram_stats  # the comparator's statistics apply
+    if comparator_k is None and gram and hasattr(problem_params, "k"):
         comparator_k = int(np.asarray(problem_params.k))
     n_ckpt = len(metrics.checkpoint_rounds(horizon, n_checkpoints))
     leaves = jax.tree.leaves(params)  # stacked over the grid: (G, ...) each
     n_total = (np.shape(leaves[0])[0] if leaves else 1) * n_runs
     if track_stats is None:
-        track_stats = family == PREDICTION and comparator_k is not None and (
+        track_stats = gram and comparator_k is not None and (
             stats_bytes(n_total, n_ckpt, problem.d) <= STATS_BYTES_LIMIT)
-    stats = bool(track_stats and family == PREDICTION)
+    stats = bool(track_stats and gram)
     devices = list(devices) if devices is not None else jax.devices()
     _check_memory(learner, problem, params, problem_params, n_ckpt, stats, n_total,
                   len(devices), devices[0])

@@ -1,17 +1,9 @@
 """Streaming metrics reduced inside the scan: memory is fixed, whatever the horizon.
 
 A tracker keeps running sums per run and copies them into fixed-size buffers at `C` log-spaced
-checkpoint rounds (docs/algorithms.md R1: 50 log-spaced points plus T). What it sums depends on the
-family:
-
-* prediction (F1): learner loss (ŷ - y)^2; the true model's loss (y_clean - y)^2 (R3); optionally
-  the sufficient statistics G = X^T X, c = X^T y, s = y^T y of the prefix, from which `oslr.regret`
-  computes the best k-sparse least-squares loss in hindsight (R1/R2);
-* linear (F2): reward y <w, x> and Theta = sum y x, whose top-k norm is the best sparse action (R4);
-* bandit (F3): reward, pseudo-regret max_a <x_a, theta*> - <x_pulled, theta*> (R5) and the count
-  of accepted events (every round, except rejected events of a replay; CTR = reward / accepted).
-
-Every family also counts queried features and over-budget rounds.
+checkpoint rounds (docs/algorithms.md R1: 50 log-spaced points plus T). What it sums, and each
+round's terms, are the family's (`oslr.families`): losses, rewards, pseudo-regret, the
+comparator's statistics, queried features and over-budget rounds.
 
 Precision: in float32 (the default) every running sum is compensated: the carry holds the sum and
 its rounding error (TwoSum, an error-free transformation), both checkpointed, and `combine` adds
@@ -30,7 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from oslr.types import BANDIT, LINEAR, PREDICTION, Array, float_dtype
+from oslr import families
+from oslr.types import Array, float_dtype
 
 
 def checkpoint_rounds(horizon: int, n: int = 50) -> np.ndarray:
@@ -50,23 +43,10 @@ def compensated() -> bool:
 _LO = "_lo"  # suffix of the compensation term of a running sum
 
 
-def running_names(family: str, stats: bool) -> tuple[str, ...]:
-    """Names of the running sums a tracker of `family` keeps (each also checkpointed)."""
-    if family == PREDICTION:
-        base = ("loss", "loss_wstar", "queries", "over_budget")
-        return base + (("gram", "xy", "yy") if stats else ())
-    if family == LINEAR:
-        return ("reward", "theta_sum", "queries", "over_budget")
-    if family == BANDIT:
-        return ("reward", "pseudo_regret", "accepted")
-    raise ValueError(f"unknown family {family!r}")
-
-
 def init(family: str, d: int, n_ckpt: int, stats: bool) -> dict[str, dict[str, Array]]:
     """Zero running sums and checkpoint buffers for one run."""
     f = _float()
-    shapes = {"gram": (d, d), "xy": (d,), "theta_sum": (d,)}
-    run = {n: jnp.zeros(shapes.get(n, ()), f) for n in running_names(family, stats)}
+    run = {n: jnp.zeros(shape, f) for n, shape in families.family(family).sums(d, stats).items()}
     if compensated():
         run.update({n + _LO: jnp.zeros_like(v) for n, v in list(run.items())})
     ckpt = {n: jnp.zeros((n_ckpt,) + v.shape, f) for n, v in run.items()}
@@ -90,41 +70,6 @@ def combine(sums: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         lo = sums.get(name + _LO)
         out[name] = value if lo is None else value.astype(np.float64) + np.asarray(lo, np.float64)
     return out
-
-
-def increments(family: str, example: Any, record: Any, stats: bool) -> dict[str, Array]:
-    """This round's contribution to every running sum."""
-    f = _float()
-    if family == PREDICTION:
-        x, y = example.x.astype(f), example.y.astype(f)
-        inc = {
-            "loss": (record.prediction.astype(f) - y) ** 2,
-            "loss_wstar": (example.y_clean.astype(f) - y) ** 2,
-            "queries": record.n_queried.astype(f),
-            "over_budget": record.over_budget.astype(f),
-        }
-        if stats:
-            inc.update(gram=jnp.outer(x, x), xy=y * x, yy=y * y)
-        return inc
-    if family == LINEAR:
-        x, y = example.x.astype(f), example.y.astype(f)
-        return {
-            "reward": y * jnp.sum(record.w.astype(f) * x),
-            "theta_sum": y * x,
-            "queries": record.n_queried.astype(f),
-            "over_budget": record.over_budget.astype(f),
-        }
-    if example.theta is not None:  # continuous action set: the played x
-        mean = jnp.sum(record.x.astype(f) * example.theta.astype(f))
-        return {"reward": mean + example.noise.astype(f),
-                "pseudo_regret": example.best.astype(f) - mean, "accepted": jnp.ones((), f)}
-    means = example.means.astype(f)
-    accepted = (jnp.ones((), f) if record.accepted is None else record.accepted.astype(f))
-    return {
-        "reward": example.rewards[record.arm].astype(f) * accepted,
-        "pseudo_regret": jnp.max(means) - means[record.arm],
-        "accepted": accepted,
-    }
 
 
 def _slot(t: Array, ckpts: Array) -> tuple[Array, Array]:
@@ -162,7 +107,7 @@ def update(
     family: str, mstate: dict, example: Any, record: Any, t: Array, ckpts: Array, stats: bool
 ) -> dict:
     """Add this round's increments; copy the sums into the buffer if round t+1 is a checkpoint."""
-    inc = increments(family, example, record, stats)
+    inc = families.family(family).increments(example, record, stats)
     if compensated():
         run = {}
         for n, v in inc.items():

@@ -25,12 +25,8 @@ import numpy as np
 
 from oslr.primitives.prefix import prefix_sums
 from oslr.types import (
-    BANDIT,
-    LINEAR,
-    PREDICTION,
     Array,
     BanditExample,
-    Learner,
     StreamExample,
     float_dtype,
 )
@@ -285,37 +281,8 @@ class BanditRound:
         return x @ ex.theta + ex.noise
 
 
-def make_round(family: str, example: Any, budget: Array, t: Array | None = None, lookup=None):
-    """Build the round object of `family` for `example` at round index `t` (`lookup`: the
-    problem's `features` bound to its params, for bandit rounds)."""
-    if family == PREDICTION:
-        return PredictionRound(example, budget, t)
-    if family == LINEAR:
-        return LinearRound(example, budget, t)
-    if family == BANDIT:
-        return BanditRound(example, t, lookup)
-    raise ValueError(f"unknown family {family!r}")
-
-
 def problem_lookup(problem: Any, problem_params: Any):
     """`ids -> features` of `problem` with its params bound, or None."""
     if getattr(problem, "features", None) is None:
         return None
     return lambda ids: problem.features(problem_params, ids)
-
-
-def play_round(learner: Learner, key: Array, state: Any, example: Any, params: Any,
-               t: Array | None = None, lookup=None):
-    """Run one protocol round `t`: build the round, call `learner.step`, return (state, record).
-
-    Raises:
-      ProtocolError: at trace time if the learner never committed / played / pulled.
-    """
-    rnd = make_round(learner.family, example, learner.budget(params), t, lookup)
-    new_state = learner.step(key, state, rnd, params)
-    if rnd._record is None:
-        raise ProtocolError(
-            f"learner {learner.name!r} returned without committing a decision "
-            "(call round.commit / round.play / round.pull exactly once)."
-        )
-    return new_state, rnd._record

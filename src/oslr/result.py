@@ -1,8 +1,9 @@
-"""`SimResult`: the labelled output of a study and its regret arithmetic (float64, host side).
+"""`SimResult`: the labelled output of a study; its regret is its family's comparator
+(`oslr.families`, float64, host side).
 
 Kept apart from the harness (`oslr.sim` builds it and imports neither the comparators nor the
-reports) and from the files and plots (`oslr.report`, which reads it); its tables come from
-`oslr.frames`.
+reports directly) and from the files and plots (`oslr.report`, which reads it); its tables come
+from `oslr.frames`.
 """
 
 from __future__ import annotations
@@ -14,11 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from oslr import regret
-from oslr.types import LINEAR, PREDICTION
-
-#: Above this many supports the F1 comparator switches from exact enumeration to greedy.
-ENUMERATION_LIMIT = 200_000
+from oslr import families
 
 _RECORDERS: list[list] = []
 
@@ -167,23 +164,4 @@ class SimResult:
         return curves_frame([self])
 
     def _compute_regret(self) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        c = self.curves
-        if self.family == PREDICTION:
-            loss = c["loss"].astype(np.float64)
-            if self.realizable:
-                out["regret_wstar"] = loss - c["loss_wstar"]
-            if "gram" in c and self.comparator_k is not None:
-                best, exact = regret.best_sparse_ls_loss(
-                    c["gram"], c["xy"], c["yy"], self.comparator_k,
-                    radius=self.comparator_radius, enumeration_limit=ENUMERATION_LIMIT,
-                )
-                out["regret" if exact else "regret_lb_greedy"] = loss - best
-        elif self.family == LINEAR:
-            k = np.asarray(self.params.k).reshape(-1, 1, 1)
-            b = float(self.info.get("b", 2.0))
-            best = regret.best_sparse_linear_reward(c["theta_sum"], k, b)
-            out["regret"] = best - c["reward"]
-        else:
-            out["pseudo_regret"] = c["pseudo_regret"].astype(np.float64)
-        return out
+        return families.family(self.family).regret(self)

@@ -26,7 +26,8 @@ from jax import lax
 
 from oslr.primitives.tree import tree_select
 from oslr.prng import THREEFRY
-from oslr.protocol import play_round, problem_lookup
+from oslr.families import family
+from oslr.protocol import ProtocolError, problem_lookup
 from oslr.types import Array, Learner, Problem, PyTree
 
 PROBLEM_INIT, PROBLEM_ROUNDS, LEARNER_INIT, LEARNER_ROUNDS = range(4)
@@ -51,6 +52,25 @@ def root_key(seed: Any) -> Array:
 def run_keys(seed: Any, run_id: Any) -> Array:
     """(4,) typed keys of run `run_id` under root seed `seed` (uint32 / int32 scalars)."""
     return jax.random.split(jax.random.fold_in(root_key(seed), run_id), 4)
+
+
+def play_round(learner: Learner, key: Array, state: Any, example: Any, params: Any,
+               t: Array | None = None, lookup=None):
+    """Run one protocol round `t`: build the round of the learner's family (`lookup`: the
+    problem's `features` bound to its params, for bandit rounds), call `learner.step`, return
+    (state, record).
+
+    Raises:
+      ProtocolError: at trace time if the learner never committed / played / pulled.
+    """
+    rnd = family(learner.family).round(example, learner.budget(params), t, lookup)
+    new_state = learner.step(key, state, rnd, params)
+    if rnd._record is None:
+        raise ProtocolError(
+            f"learner {learner.name!r} returned without committing a decision "
+            "(call round.commit / round.play / round.pull exactly once)."
+        )
+    return new_state, rnd._record
 
 
 def init_run(learner: Learner, problem: Problem, keys: Array, lp: PyTree,

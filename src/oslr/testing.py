@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from oslr.protocol import play_round, problem_lookup
+from oslr.protocol import problem_lookup
 from oslr.rollout import (
     LEARNER_INIT,
     LEARNER_ROUNDS,
@@ -39,6 +39,7 @@ from oslr.rollout import (
     PROBLEM_ROUNDS,
     episode_fn,
     learner_round_keys,
+    play_round,
     root_key,
     run_keys,
     stream,

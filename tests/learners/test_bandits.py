@@ -87,7 +87,7 @@ def test_eps_greedy__decaying_exploration_rate_matches_the_reference_with_the_sa
 
 
 def test_eps_greedy__a_rejected_replay_event_leaves_the_state_as_it_was():
-    from oslr.protocol import play_round
+    from oslr.rollout import play_round
     from oslr.types import BanditExample
 
     learner, params = oslr.make("eps-greedy", d=3, eps=1.0)

@@ -130,7 +130,7 @@ def test_ftpsl__estimator_is_unbiased_up_to_the_resampling_factor():
     learner = ftpsl(d, max_k=d, b=2.0, n_resamples=M)
     params = build_params(FtpslParams, d, k=k, horizon=100, c0=1e6, gamma_max=1.0)
     x = jnp.asarray([0.5, -1.0, 0.25, 0.8, -0.3], jnp.float32)
-    from oslr.protocol import play_round
+    from oslr.rollout import play_round
     from oslr.types import StreamExample
 
     ex = StreamExample(x=x, y=jnp.float32(1.0), y_clean=jnp.float32(1.0))

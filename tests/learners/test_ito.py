@@ -100,7 +100,7 @@ def test_rates__golden():
 
 def test_ito_block_bandit__its_bandit_option_reaches_the_rate(monkeypatch):
     import oslr.learners.ito as ito
-    from oslr.protocol import play_round
+    from oslr.rollout import play_round
 
     seen = []
     real = ito.bandit_rate

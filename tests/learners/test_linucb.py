@@ -7,7 +7,7 @@ import pytest
 
 import oslr
 from oslr.primitives import history_add
-from oslr.protocol import play_round
+from oslr.rollout import play_round
 from oslr.testing import episode_fn
 from oslr.types import BanditExample
 from tests.helpers import learner_keys, stream, users_build

@@ -27,7 +27,7 @@ Protocol, per problem and query budget B (observations per round):
   the next five above (below) are tuned too, at most MAX_EXTENSIONS windows each way; the
   board says how many points each entrant tried and whether its choice sits at that cap.
 * Regret R1 against the best k-sparse least squares in hindsight on the prefix (exact where
-  C(d, k) <= `oslr.result.ENUMERATION_LIMIT`, else R2, a greedy lower bound, labelled so).
+  C(d, k) <= `oslr.families.ENUMERATION_LIMIT`, else R2, a greedy lower bound, labelled so).
 
 Outputs (`arena`): a leaderboard (one row per problem x budget x entrant: regret at T with its
 95% interval, rank, its paired difference to the best on the same runs with a Holm-corrected
