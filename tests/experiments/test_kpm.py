@@ -31,6 +31,17 @@ def test_kpm_runtime__both_linucb_forms_are_rows():
     assert (df["ms_per_round"] > 0).all() and (df["d"] == 4).all()
 
 
+def test_kpm_runtime__timed_studies_are_played_whole_inside_an_experiment(tmp_path):
+    # an experiment keeps its studies' checkpoints to resume them; a timed study loaded from
+    # its own finished checkpoint would time nothing
+    from oslr.checkpoint import keep_studies
+    from oslr.experiments.kpm import kpm_runtime
+
+    with keep_studies(tmp_path / "kept") as kept:
+        kpm_runtime(ds=(4,), n_arms=3, horizon=8, repeats=2, learners=("linucb",))
+    assert not (tmp_path / "kept").exists() and kept.resumed == []
+
+
 # ------------------------------------------------- the studies' bookkeeping, on a fake engine
 
 
