@@ -135,7 +135,8 @@ def test_readme__every_command_runs_and_the_loading_example_runs_on_its_study(
         status = main(_small_argv(argv))
         assert status == 0, (shlex.join(words), capsys.readouterr().err[-2000:])
         ran.append(argv[0])
-    assert {"list", "run", "experiment", "reproduce", "plot", "compare", "merge", "info"} <= set(ran)
+    assert {"list", "run", "experiment", "reproduce", "plot", "compare", "merge",
+            "info"} <= set(ran)
     assert (tmp_path / "results" / "final_vs_eta.png").is_file()
     assert (tmp_path / "both" / "config.json").is_file()
     block = next(b for b in re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)

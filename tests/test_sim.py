@@ -493,3 +493,22 @@ def test_simulate__keeps_its_programs_in_the_persistent_compilation_cache(monkey
     learner, params, problem, pp = _setup()
     oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2)
     assert calls == [1]
+
+
+def test_simulate__bad_unroll_and_a_fractional_grid_value_are_named(monkeypatch):
+    learner, params, problem, pp = _setup()
+    with pytest.raises(ValueError, match=r"^unroll must be a positive integer, got 0\.$"):
+        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, unroll=0)
+    with pytest.raises(ValueError, match=r"^grid: parameter k=1\.5 must be a whole number "
+                                         r"\(it counts something\); give e\.g\. k=1 or k=2\.$"):
+        oslr.grid_params(params, {"k": [1.5]})
+
+
+def test_simulate__checks_memory_on_the_devices_it_was_given(monkeypatch):
+    seen = []
+    real = sim.check_fits
+    monkeypatch.setattr(sim, "check_fits", lambda *a: (seen.append(a[-1]), real(*a))[1])
+    learner, params, problem, pp = _setup()
+    mine = [jax.devices()[0]]
+    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, devices=mine)
+    assert seen == [mine] and seen[0] is not None
