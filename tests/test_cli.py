@@ -2085,3 +2085,16 @@ def test_plot__the_axes_reach_the_figure(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(SavedStudy, "plot", lambda self, path, **kw: seen.append(kw))
     assert main(["plot", str(out), "--axes", "logx"]) == 0
     assert seen == [{"metric": None, "axes": "logx", "band": "pointwise"}]
+
+
+def test_experiment_help__names_every_experiment_with_its_full_and_quick_size(capsys):
+    from oslr.registry import EXPERIMENTS
+
+    with pytest.raises(SystemExit):
+        main(["experiment", "--help"])
+    text = capsys.readouterr().out
+    sizes = text[text.index("sizes (the full run; quick: what --quick runs):"):]
+    flat = " ".join(sizes.split())
+    for name in EXPERIMENTS:
+        assert f" {name}: {' '.join(EXPERIMENTS[name].sizes.split())}" in flat, name
+        assert "quick:" in EXPERIMENTS[name].sizes, name

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import textwrap
+from collections.abc import Callable
 
 from oslr.cli import commands, run
 
@@ -46,6 +48,17 @@ def _positive_float(text: str) -> float:
     return v
 
 
+class _Parser(argparse.ArgumentParser):
+    """A command's parser whose help may end with text made only when the help is shown
+    (`more`), so that building the parser imports nothing heavy."""
+
+    more: Callable[[], str] | None = None
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        return text if self.more is None else f"{text}\n{self.more()}"
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="oslr", description="Monte-Carlo regret studies for online learning with limited "
@@ -54,7 +67,7 @@ def make_parser() -> argparse.ArgumentParser:
     from oslr import __version__
 
     parser.add_argument("--version", action="version", version=f"oslr {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_list(sub)
     _add_info(sub)
     _add_plot(sub)
@@ -203,13 +216,13 @@ def _add_experiment(sub) -> None:
                             "kpm-tracking / kpm-replay: the OBD campaign all (default), men or "
                             "women (oslr experiment --list says which experiment takes which)")
     p_exp.add_argument("--runs", type=_whole, default=None,
-                       help="shuffles per point (default 5 as in the paper; 100 for wll-rates)")
+                       help="runs (a dataset's shuffles) per study point (default: the "
+                            "experiment's own, below)")
     p_exp.add_argument("--hold-rates", action="store_true",
                        help="wll-redundant: keep eta and gamma at their values for the original d")
     p_exp.add_argument("--seed", type=_whole, default=0, help="root seed (default 0)")
     p_exp.add_argument("--quick", action="store_true",
-                       help="each experiment's small size (oslr experiment --list says what it "
-                            "runs): minutes instead of hours")
+                       help="each experiment's small size (below): minutes instead of hours")
     p_exp.add_argument("--set", action="append", metavar="NAME=V",
                        help="learner option or parameter, e.g. eta_scale=10 or n_resamples=20")
     p_exp.add_argument("--out", help="output folder")
@@ -219,7 +232,19 @@ def _add_experiment(sub) -> None:
                        help="import a module that registers experiments or learners "
                             "(oslr.register_experiment)")
     _add_distributed(p_exp)
+    p_exp.more = _experiment_sizes
     p_exp.set_defaults(func=commands.cmd_experiment)
+
+
+def _experiment_sizes() -> str:
+    """Each experiment's full and --quick sizes, from its spec (imported only for the help)."""
+    from oslr.registry import EXPERIMENTS
+
+    lines = ["sizes (the full run; quick: what --quick runs):"]
+    for name in EXPERIMENTS:
+        lines += textwrap.wrap(f"{name}: {EXPERIMENTS[name].sizes}", width=78,
+                               initial_indent="  ", subsequent_indent="      ")
+    return "\n".join(lines) + "\n"
 
 
 def _add_reproduce(sub) -> None:
