@@ -395,7 +395,7 @@ def test_experiment__arena_writes_leaderboard_curves_and_figures(tmp_path, capsy
 def test_experiment__arena_k_one_arena_per_k(tmp_path, capsys, monkeypatch):
     import oslr.experiments.arena as ex
     from oslr.experiments.arena import ENTRANTS
-    from oslr.experiments.doc_tables import arena_k
+    from doctools.tables import arena_k
 
     ogd = tuple(e for e in ENTRANTS if e.learner.startswith("ogd"))
     monkeypatch.setattr(ex, "ARENA_K", dict(problems=("rip",), d=6, ks=(1, 2), budgets=(4,),

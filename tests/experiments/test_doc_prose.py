@@ -48,7 +48,7 @@ def test_kpm_prose__replay_speed_ratio_and_run_counts_follow_the_files():
 
 
 def test_findings__the_kpm_paragraph_follows_its_page_files():
-    from oslr.experiments.doc_tables import _sci
+    from doctools.tables import _sci
 
     text = _page("findings.md")
     curve = pd.read_csv(FIGURES / "kpm-tracking-all.csv")
@@ -66,7 +66,7 @@ def test_findings__the_kpm_paragraph_follows_its_page_files():
 def test_foster_prose__slopes_ratios_and_the_paired_counts_follow_the_files():
     from scipy import stats as st
 
-    from oslr.experiments.doc_tables import _foster_rate_runs
+    from doctools.tables import _foster_rate_runs
     from oslr.stats import pair_tests
 
     text = _page("foster-results.md")
@@ -106,7 +106,7 @@ def test_foster_prose__slopes_ratios_and_the_paired_counts_follow_the_files():
 
 
 def test_findings__the_fkk_paragraph_follows_its_page_files():
-    from oslr.experiments.doc_tables import _foster_rate_runs, _integer
+    from doctools.tables import _foster_rate_runs, _integer
     from oslr.report import growth_exponent_interval
     from oslr.stats import paired
 
@@ -128,7 +128,7 @@ def test_findings__the_fkk_paragraph_follows_its_page_files():
 
 
 def test_kale_prose__the_paired_counts_follow_the_per_run_files():
-    from oslr.experiments.doc_tables import _final_runs, _runs_of
+    from doctools.tables import _final_runs, _runs_of
     from oslr.stats import pair_tests
 
     text = _page("kale-results.md")
@@ -253,7 +253,7 @@ def test_ito_prose__fig1b_on_kegg_follows_its_files():
 def _wll_k(stem: str):
     """{k: (ratio, Paired of FTPSL - random subset, sign by both tests after Holm)} and the
     table of a [WLL] k/d step, from its shipped files."""
-    from oslr.experiments import doc_tables as dt
+    from doctools import tables as dt
 
     df = pd.read_csv(FIGURES / f"{stem}.csv")
     runs = dt._final_runs(FIGURES, dt._wll_step(stem), "sum_reward")
@@ -314,15 +314,12 @@ def test_wll_prose__the_k_over_d_claims_follow_the_files():
     assert all(s < 0 for _, _, s in last.values())
     assert (f"a9a by {_triple(last['a9a'][1], -1)}, connect-4 by {_triple(last['c4'][1], -1)}, "
             f"covtype by {_triple(last['cov'][1], -1)}") in text
-    stamps = json.loads((FIGURES / "STAMPS.json").read_text())
-    walls = {ds: stamps[f"wll-k-{ds}-tuned.csv"]["seconds"] for ds in ("a9a", "covtype",
-                                                                          "connect4")}
-    assert (f"a9a {walls['a9a']:,.0f} s, covtype {walls['covtype']:,.0f} s, connect-4 "
-            f"{walls['connect4']:,.0f} s") in text
+    for ds in ("a9a", "covtype", "connect4"):  # wall times rendered from STAMPS.json
+        assert f"<!-- oslr-value seconds wll-k-{ds}-tuned.csv -->" in text
 
 
 def test_wll_prose__the_redundant_feature_claims_follow_the_files():
-    from oslr.experiments import doc_tables as dt
+    from doctools import tables as dt
     from oslr.stats import paired
 
     text = _page("wll-results.md")
@@ -354,11 +351,8 @@ def test_wll_prose__the_redundant_feature_claims_follow_the_files():
     f, rs = half["ftpsl"], half["ftpl-random-subset"]
     assert (f"(FTPSL's +-{f.min():,.0f}-{f.max():,.0f}, the random subset's "
             f"+-{rs.min():,.0f}-{rs.max():,.0f})") in text
-    stamps = json.loads((FIGURES / "STAMPS.json").read_text())
-    wall = {kind: f"{stamps[f'wll-redundant-a9a-{kind}.csv']['seconds']:,.0f} s)"
-            for kind in ("tuned", "held")}
-    assert f"`figures/wll-redundant-a9a-tuned.*`; {wall['tuned']}" in text
-    assert f"`figures/wll-redundant-a9a-held.*`, {wall['held']}" in text
+    for kind in ("tuned", "held"):  # wall times rendered from STAMPS.json
+        assert f"<!-- oslr-value seconds wll-redundant-a9a-{kind}.csv -->" in text
 
 
 def test_wll_prose__theorem_3s_term_against_the_best_action_follows_the_files():
@@ -388,8 +382,8 @@ def test_wll_prose__eq1_as_printed_follows_its_files():
             "tests, 50 shuffles) and indistinguishable from it at 0.1-0.5") in text
     assert ("on a9a FTPSL is behind the random subset at k/d = 0.05 and indistinguishable from "
             "it at 0.1-0.5") in findings
-    wall = json.loads((FIGURES / "STAMPS.json").read_text())["wll-k-a9a-eq1.csv"]["seconds"]
-    assert f"At 50 shuffles (rerun 2026-11-29, {wall:.0f} s) the random subset is ahead" in text
+    assert ("At 50 shuffles (rerun <!-- oslr-value date wll-k-a9a-eq1.csv -->2026-11-29"
+            "<!-- /oslr-value -->, <!-- oslr-value seconds wll-k-a9a-eq1.csv -->") in text
 
 
 def test_wll_prose__the_mnist_claims_follow_its_files():
@@ -415,7 +409,7 @@ def _arena(name: str, k: int | None = None):
     """The board of arena NAME (one k) by learner, and a function (a, b) -> (a - b: mean,
     low, high; both tests separate, t only, Wilcoxon only) paired on the cell's runs, Holm
     over the cell's pairs (one problem and budget)."""
-    from oslr.experiments.doc_tables import _arena_cell_pairs
+    from doctools.tables import _arena_cell_pairs
 
     board = pd.read_csv(FIGURES / f"{name}.csv")
     runs = pd.read_parquet(FIGURES / f"{name}-runs.parquet")
@@ -556,7 +550,7 @@ def test_arena_prose__the_arena_k_claims_follow_the_files():
 def _arena_main():
     """The main arena's board indexed by (problem, budget, learner), and pair(problem, budget,
     a, b) as `_arena`'s (a - b, paired on the cell's runs, Holm over the cell's pairs)."""
-    from oslr.experiments.doc_tables import _arena_cell_pairs
+    from doctools.tables import _arena_cell_pairs
 
     board = pd.read_csv(FIGURES / "arena.csv")
     runs = pd.read_parquet(FIGURES / "arena-runs.parquet")

@@ -253,14 +253,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             print(f"{row.step:<22} {row.doc:<15} {row.files}")
         return 0
     if args.tables is not None:
-        from oslr.experiments.doc_tables import update
-
         docs = Path(args.tables)
         if not (docs / "figures").is_dir():
             raise UsageError(f"--tables {docs}: no figures folder there; give the docs folder "
                              "(the one holding the pages and figures/).")
         missing: list[str] = []
-        changed = update(docs, missing)
+        changed = _doc_tables(docs).update(docs, missing)
         print(f"rewrote the generated tables of {', '.join(changed) or 'no page (all current)'}")
         _say_missing(missing, docs)
         return 0
@@ -276,13 +274,28 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     print(f"wrote {sum(len(s.files) for s in steps)} files and STAMPS.json to {out} "
           f"(commit {source})")
     if out.name == "figures" and any(out.parent.glob("*.md")) and not args.quick:
-        from oslr.experiments.doc_tables import update
-
         missing: list[str] = []
-        changed = update(out.parent, missing)  # the pages' generated tables follow the new files
+        # the pages' generated tables follow the new files
+        changed = _doc_tables(out.parent).update(out.parent, missing)
         print(f"rewrote the generated tables of {', '.join(changed) or 'no page'}")
         _say_missing(missing, out.parent)
     return 0
+
+
+def _doc_tables(docs: Path):
+    """The table renderer of the checkout `docs` belongs to (DOCS/../doctools/tables.py): the
+    docs' tooling is not installed with oslr."""
+    import importlib.util
+
+    path = docs.resolve().parent / "doctools" / "tables.py"
+    if not path.is_file():
+        raise UsageError(f"{docs}: the docs' tables are rendered by doctools/tables.py of the "
+                         f"oslr checkout they belong to, and {path} is not there; run this from "
+                         "a checkout (git clone) of oslr.")
+    spec = importlib.util.spec_from_file_location("doctools.tables", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _say_missing(missing: list[str], docs: Path) -> None:
