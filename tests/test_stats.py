@@ -72,6 +72,11 @@ def test_compare__verdicts_against_the_best_with_holm():
     # rewards: higher is better; a named reference
     table = stats.compare(values, reference="a", lower_is_better=False).set_index("name")
     assert table.loc["b", "verdict"] == "better" and table.loc["b", "ahead"] == 20
+    # rewards with "best": the highest mean is the reference
+    best = stats.compare(values, lower_is_better=False).set_index("name")
+    highest = max(values, key=lambda n: values[n].mean())
+    assert highest != lowest and (best["reference"] == highest).all()
+    assert best.loc[highest, "verdict"] == "reference"
     with pytest.raises(ValueError, match="not among"):
         stats.compare(values, reference="z")
 
