@@ -124,27 +124,3 @@ def test_experiment__killed_then_rerun_skips_finished_studies_resumes_the_next_s
     assert not (tmp_path / "cut" / ".studies").exists()
     for name in ("two.csv", "two-studies-runs.parquet"):
         assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
-
-
-def test_keep_studies__none_inside_turns_it_off_and_outside_nothing_is_kept(tmp_path):
-    from oslr import checkpoint
-
-    problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)
-    learner, params = oslr.make("ogd-full", d=4)
-    run = dict(horizon=20, n_runs=2, chunk_size=10)
-    with checkpoint.keep_studies(tmp_path / "k") as kept:
-        with checkpoint.keep_studies(None):
-            oslr.simulate(learner, problem, params, pp, **run)
-        assert not (tmp_path / "k").exists()
-        first = oslr.simulate(learner, problem, params, pp, **run)
-        (folder,) = (tmp_path / "k").iterdir()
-        assert sorted(p.name for p in folder.iterdir()) == [
-            "checkpoint-000000000010.npz", "checkpoint-000000000020.npz"]
-        again = oslr.simulate(learner, problem, params, pp, **run)  # finished: loaded
-        assert kept.resumed == [("ogd-full", 20)]
-        other = oslr.simulate(learner, problem, params, pp, **{**run, "horizon": 30})
-        assert len(list((tmp_path / "k").iterdir())) == 2  # another study, another folder
-        checkpoint.forget_studies()
-        assert not (tmp_path / "k").exists()
-    np.testing.assert_array_equal(first.final["loss"], again.final["loss"])
-    assert other.horizon == 30 and checkpoint.study_path("x") is None
