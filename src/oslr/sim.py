@@ -196,7 +196,8 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     if bar is not None:
         bar.close()
 
-    ms = jax.tree.map(lambda a: a[:n_total], to_host(carry[2]))
+    _, _, metric_state = carry  # (learner state, problem state, metrics), `program`
+    ms = jax.tree.map(lambda a: a[:n_total], to_host(metric_state))
     final, curves = _per_point(ms, len(grid), n_runs)
     _warn_diagnostics(learner, final)
     info = {**(problem.info or {}), **(learner.info or {}),
