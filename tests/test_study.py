@@ -183,3 +183,17 @@ def test_check_compare__a_name_with_words_after_the_learner_is_unknown():
     how = oslr.Study(compare_to="ogd-full extra")
     with pytest.raises(UsageError, match=r"unknown learner to compare with 'ogd-full extra'"):
         check_compare(how, study, plans)
+
+
+def test_prepare__the_memory_check_counts_the_statistics_a_given_comparator_k_keeps(monkeypatch):
+    # a9a has no k of its own: with comparator_k the exact comparator's d x d statistics are
+    # kept, and a study they do not fit in is refused while it is being prepared
+    from oslr import memory
+    from oslr.study import prepare
+
+    study = {"problem": "a9a", "problem_options": {}, "learners": ["ogd-full"], "horizon": 100,
+             "runs": 2, "seed": 0, "grid": {}, "params": {}}
+    monkeypatch.setattr(memory, "_available_bytes", lambda device: 10**6)  # the plain state fits
+    prepare(study)
+    with pytest.raises(UsageError, match=r"^this study needs about 0\.0 GiB on each device"):
+        prepare({**study, "comparator_k": 3})
