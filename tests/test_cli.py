@@ -2098,3 +2098,43 @@ def test_experiment_help__names_every_experiment_with_its_full_and_quick_size(ca
     for name in EXPERIMENTS:
         assert f" {name}: {' '.join(EXPERIMENTS[name].sizes.split())}" in flat, name
         assert "quick:" in EXPERIMENTS[name].sizes, name
+
+
+def test_until_printout__a_diverged_entry_is_named_diverged_not_worse(capsys):
+    decision = pd.DataFrame([
+        {"name": "a", "reference": "r", "runs": 20, "diff": np.nan, "cs_low": np.nan,
+         "cs_high": np.nan, "decided": True, "verdict": "diverged", "method": "t"},
+        {"name": "b", "reference": "r", "runs": 20, "diff": 2.0, "cs_low": 1.0, "cs_high": 3.0,
+         "decided": True, "verdict": "worse", "method": "t"}])
+    cli_run._print_until(decision, 2, 10, 100)
+    out = capsys.readouterr().out
+    assert "  a: diverged (a run is NaN or inf): not compared\n" in out
+    assert "  b: worse than r: difference 2 (1, 3)\n" in out
+    assert "Decided after 20 of at most 100 runs (1 diverged, left out): 80% of" in out
+    cli_run._print_until(decision.iloc[:1], 1, 10, 100)
+    out = capsys.readouterr().out
+    assert "nothing was compared" in out and "Decided" not in out
+
+
+@pytest.mark.parametrize("compare,bounds,ok", [
+    (None, "-1,5", False), ("best", "-5,1", False), (None, "-5,5", True),
+    ("ogd-full", "-1,5", True)])
+def test_run__asymmetric_bounds_with_the_best_are_refused_before_any_work(
+        tmp_path, capsys, monkeypatch, compare, bounds, ok):
+    from oslr import study as study_mod
+
+    monkeypatch.setattr(study_mod, "play", lambda *a, **k: (_ for _ in ()).throw(
+        RuntimeError("played")))
+    out = tmp_path / "d"
+    argv = ["run", "--learners", "ogd-full,ogd-random-subset", "--runs", "2", "--horizon", "20",
+            "--until", "separated", f"--bounds={bounds}", "--out", str(out),
+            *(["--compare-to", compare] if compare else [])]
+    if ok:
+        with pytest.raises(RuntimeError, match="played"):
+            main(argv)
+        return
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith(
+        f"oslr: error: --bounds {bounds.replace(',', ',')} with the best as reference: its pairs "
+        "are taken either way round, so give symmetric bounds (e.g. --bounds=-5,5)")
+    assert not out.exists()

@@ -429,6 +429,22 @@ class StudyProgress:
             self.bar.close()
 
 
+def _check_bounds(bounds, compare_to: str | None) -> None:
+    """--bounds before any work: two finite numbers lo < hi, symmetric where the reference is
+    the best (its pairs are taken either way round as the best changes between looks)."""
+    if bounds is None:
+        return
+    lo, hi = (float(b) for b in bounds)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise UsageError(f"--bounds {lo:g},{hi:g}: give two finite numbers LO < HI that every "
+                         "run's difference of final regrets respects.")
+    if compare_to in (None, "best") and lo != -hi:
+        raise UsageError(f"--bounds {lo:g},{hi:g} with the best as reference: its pairs are "
+                         "taken either way round, so give symmetric bounds (e.g. "
+                         f"--bounds=-{max(-lo, hi):g},{max(-lo, hi):g}) or name a reference "
+                         "with --compare-to.")
+
+
 def check_compare(args, study: dict, plans) -> tuple[str | None, int | None]:
     """(--compare-to, --until's cap on the runs) after checking them against the study, before
     any work: a comparison needs two entries and runs to pair; --until needs two runs a batch
@@ -463,6 +479,7 @@ def check_compare(args, study: dict, plans) -> tuple[str | None, int | None]:
     if getattr(args, "bounds", None) is not None and getattr(args, "variance", None) is not None:
         raise UsageError("give --bounds or --variance, not both: --bounds (a betting sequence) "
                          "is the tighter where every difference is bounded.")
+    _check_bounds(getattr(args, "bounds", None), compare_to)
     if not args.until:
         return compare_to, None
     batch = study["runs"]

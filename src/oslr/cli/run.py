@@ -246,13 +246,20 @@ def _print_until(decision, look: int, batch: int, cap: int) -> None:
     runs = look * batch
     print(f"\nUntil separated (anytime-valid 95% intervals, union bound over looks and "
           f"comparisons; batches of {batch} runs): {look} look(s), {runs} runs.")
+    diverged = decision["verdict"] == "diverged"
     for _, r in decision.iterrows():
+        if r["verdict"] == "diverged":
+            print(f"  {r['name']}: diverged (a run is NaN or inf): not compared")
+            continue
         what = ("undecided" if not r["decided"] else
                 f"{'better' if r['verdict'] == 'better' else 'worse'} than {r['reference']}")
         print(f"  {r['name']}: {what}: difference {r['diff']:.4g} "
               f"({r['cs_low']:.4g}, {r['cs_high']:.4g})")
-    if decision["decided"].all():
-        print(f"Decided after {runs} of at most {cap} runs: {1 - runs / cap:.0%} of the "
+    if diverged.all():
+        print("Every entry but the reference diverged: nothing was compared.")
+    elif decision["decided"].all():
+        left = f" ({diverged.sum()} diverged, left out)" if diverged.any() else ""
+        print(f"Decided after {runs} of at most {cap} runs{left}: {1 - runs / cap:.0%} of the "
               f"fixed-size study's run-rounds saved.")
     else:
         print(f"Stopped at the cap of {cap} runs (--max-runs) with comparisons undecided: the "
