@@ -283,7 +283,8 @@ def test_compare__a_diverged_entry_has_its_own_verdict_and_is_never_the_referenc
     rng = np.random.default_rng(11)
     base = rng.normal(0.0, 1.0, 30)
     values = {"broken": np.concatenate([[np.nan], base[1:] - 5.0]),  # first and lowest otherwise
-              "good": base, "worse": base + 1.0, "noisy": base + rng.normal(0, 3, 30)}
+              "good": base, "worse": base + 1.0 + np.random.default_rng(12).normal(0, 0.1, 30),
+              "noisy": base + rng.normal(0, 3, 30)}
     table = stats.compare(values).set_index("name")
     assert table.loc["good", "verdict"] == "reference" and (table["reference"] == "good").all()
     assert table.loc["broken", "verdict"] == "diverged"
@@ -369,9 +370,9 @@ def test_compare__five_runs_no_distribution_free_verdict_and_tost_equivalence_by
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="margin must be a positive finite"):
             stats.compare(values, margin=bad)
-    # a constant nonzero difference: zero spread, p = 0 (t and TOST alike decide at once)
+    # a constant nonzero difference: no t test applies (no p, never a p of 0); TOST decides
     shifted = stats.paired(base + 1.0, base)
-    assert (shifted.p, shifted.sem, shifted.diff) == (0.0, 0.0, 1.0)
+    assert np.isnan(shifted.p) and shifted.diff == pytest.approx(1.0)
     # equal runs: the companion's p is 1, TOST's is 0 within any margin
     same = stats.compare({"a": base, "b": base.copy()}, reference="a", margin=1.0)
     row = same.set_index("name").loc["b"]
@@ -740,7 +741,8 @@ def test_sequential_compare__an_interval_that_ends_at_zero_is_undecided(monkeypa
     for cs, verdict in (((-1.0, 0.0), "undecided"), ((0.0, 1.0), "undecided"),
                         ((-1.0, -1e-12), "better"), ((1e-12, 1.0), "worse")):
         monkeypatch.setattr(stats, "confidence_sequence", lambda d, look, level, cs=cs: cs)
-        row = stats.sequential_compare({"a": d, "b": d + 1.0}, look=1, reference="b").iloc[0]
+        row = stats.sequential_compare({"a": d, "b": d ** 2 + 1.0}, look=1,
+                                       reference="b").iloc[0]
         assert (row["decided"], row["verdict"]) == (verdict != "undecided", verdict)
 
 
@@ -776,3 +778,29 @@ def test_simultaneous_band__every_resample_counts_recomputed_here_and_no_warning
             mean, half = stats.simultaneous_band(v, n_boot=n_boot, seed=9)
         np.testing.assert_allclose(half, q * v.std(0, ddof=1) / np.sqrt(2), rtol=1e-12)
         np.testing.assert_allclose(mean, v.mean(0))
+
+
+def test_constant__a_difference_made_in_floating_point_is_constant_not_significant():
+    # b = a + 0.1 computed in floating point: a + 0.1 - a is not the same double in every run
+    a = np.random.default_rng(3).normal(1000.0, 300.0, 40)
+    b = a + 0.1
+    assert np.ptp(b - a) > 0  # rounding spread, as regrets computed in float64 have
+    assert stats.constant(b, a) == "constant" and stats.constant(a, a + 0.0) == "zero"
+    assert stats.constant(a + np.random.default_rng(4).normal(0, 1e-3, 40), a) is None
+    for n in (2, 10, 40):
+        r = stats.paired(b[:n], a[:n])
+        assert np.isnan(r.p) and r.diff == pytest.approx(0.1)
+    table = stats.compare({"a": a, "b": b}, reference="a").set_index("name")
+    assert table.loc["b", "verdict"] == "constant" and np.isnan(table.loc["b", "p_holm"])
+    assert table.loc["b", "free_verdict"] == "constant"
+    # two runs: never "worse" from a t p of 1e-16
+    two = stats.compare({"a": a[:2], "b": b[:2]}, reference="a").set_index("name")
+    assert two.loc["b", "verdict"] == "constant"
+    # --until: never decided on a zero-width t interval, whatever the look
+    for look in (1, 5, 40):
+        row = stats.sequential_compare({"a": a, "b": b}, look, reference="a").iloc[0]
+        assert not row["decided"] and row["verdict"] == "undecided"
+    # a real spread, however small against the values, is tested as before
+    c = a + 0.1 + np.random.default_rng(5).normal(0, 0.01, 40)
+    assert stats.compare({"a": a, "c": c}, reference="a").set_index("name").loc[
+        "c", "verdict"] == "worse"

@@ -67,8 +67,9 @@ class Paired:
     Attributes:
       n: runs; diff: mean of d; sem: its standard error; ci_low, ci_high: the two-sided t
       interval at the level asked; p: two-sided p-value of mean(d) = 0 (paired t test; 1.0
-      when every d_r is 0, NaN for one run); below: runs with a_r < b_r; above: runs with
-      a_r > b_r.
+      when every d_r is 0 up to rounding, NaN for one run and for a constant nonzero difference,
+      where a t test does not apply: see `constant`); below: runs with a_r < b_r; above: runs
+      with a_r > b_r.
     """
 
     n: int
@@ -81,6 +82,26 @@ class Paired:
     above: int
 
 
+#: A difference whose spread over the runs is at most this share of the values' magnitude is
+#: constant (`constant`): rounding, not variation (b = a + 1 computed in floating point).
+CONSTANT_RTOL = 1e-10
+
+
+def constant(a, b) -> str | None:
+    """"zero" when d = a - b is 0 in every run up to rounding, "constant" when it is one
+    nonzero value in every run up to rounding, else None: the spread (and for "zero" the mean)
+    of d at most CONSTANT_RTOL times the largest |a| or |b|. A t test needs a spread; these
+    get no p-value from it."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    d = a - b
+    if len(d) < 2 or not np.isfinite(d).all():
+        return None
+    tol = CONSTANT_RTOL * max(float(np.max(np.abs(a))), float(np.max(np.abs(b))))
+    if float(np.max(d) - np.min(d)) > tol:
+        return None
+    return "zero" if abs(float(np.mean(d))) <= tol else "constant"
+
+
 def paired(a, b, level: float = LEVEL) -> Paired:
     """Paired t comparison of a with b, both (R,) per-run values of the same runs."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
@@ -90,10 +111,11 @@ def paired(a, b, level: float = LEVEL) -> Paired:
     d = a - b
     n = len(d)
     mean, sem, half = mean_ci(d, level=level)
-    if n < 2:
+    kind = constant(a, b)
+    if n < 2 or kind == "constant":
         p = float("nan")
-    elif sem == 0:
-        p = 1.0 if mean == 0 else 0.0
+    elif kind == "zero":
+        p = 1.0
     else:
         p = float(2.0 * _st.t.sf(abs(mean) / sem, n - 1))
     return Paired(n=n, diff=float(mean), sem=float(sem), ci_low=float(mean - half),
@@ -144,7 +166,7 @@ def pair_tests(a: np.ndarray, b: np.ndarray, level: float = LEVEL,
         p_free = float(_st.wilcoxon(d, zero_method="wilcox").pvalue)
     p_equiv = float("nan")
     if margin is not None and pr.n >= 2:
-        if pr.sem == 0:
+        if constant(a, b) is not None:
             p_equiv = 0.0 if abs(pr.diff) < margin else 1.0
         else:
             low = _st.t.sf((pr.diff + margin) / pr.sem, pr.n - 1)  # H0: mean <= -margin
@@ -185,8 +207,10 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
       difference where p_free_holm <= alpha, else indistinguishable), p_equiv_holm (TOST, NaN
       without a margin) and family (the family's description). Verdicts: "reference",
       "better", "worse", "equivalent" (within the margin), "indistinguishable" (p_holm >
-      alpha: no evidence either way, not equivalence) or "diverged" (a NaN or inf run: no
-      difference, no p-value, outside the family, and never the reference).
+      alpha: no evidence either way, not equivalence), "constant" (the same nonzero difference
+      in every run up to rounding, `constant`: no t test applies; no p-value, outside the t
+      family) or "diverged" (a NaN or inf run: no difference, no p-value, outside the family,
+      and never the reference).
     """
     names = list(values)
     if not names:
@@ -213,7 +237,9 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
                          lower_is_better) for n in names]
     table = pd.DataFrame(rows)
     medians = {n: float(np.median(arrays[n] - arrays[reference])) for n in live}
-    _add_verdicts(table, reference, diverged, medians, lower_is_better, 1.0 - level)
+    constants = {n for n in live if n != reference
+                 and constant(arrays[n], arrays[reference]) == "constant"}
+    _add_verdicts(table, reference, diverged, constants, medians, lower_is_better, 1.0 - level)
     table["family"] = family_text
     cols = ["name", "mean", "reference", "diff", "diff_low", "diff_high", "p", "p_holm",
             "ahead", "behind", "verdict", "p_free", "p_free_holm", "free_verdict",
@@ -271,13 +297,15 @@ def _compare_row(name: str, mean: float, reference: str, diverged: bool, tests: 
     return row
 
 
-def _add_verdicts(table: pd.DataFrame, reference: str, diverged, medians: dict[str, float],
-                  lower_is_better: bool, alpha: float) -> None:
-    """`verdict` (the t test's, with TOST's "equivalent") and `free_verdict` (the signed-rank
-    test's, its direction the median difference) as columns of `table`."""
+def _add_verdicts(table: pd.DataFrame, reference: str, diverged, constants,
+                  medians: dict[str, float], lower_is_better: bool, alpha: float) -> None:
+    """`verdict` (the t test's, with TOST's "equivalent"; "constant" for a difference that is
+    one nonzero value in every run, `constant`) and `free_verdict` (the signed-rank test's, its
+    direction the median difference) as columns of `table`."""
     better = table["diff"] < 0 if lower_is_better else table["diff"] > 0
     fixed = np.where(table["name"] == reference, "reference",
-                     np.where(table["name"].isin(diverged), "diverged", ""))
+                     np.where(table["name"].isin(diverged), "diverged",
+                              np.where(table["name"].isin(constants), "constant", "")))
     median = table["name"].map(medians)
     free_better = median < 0 if lower_is_better else median > 0
     table["verdict"] = np.where(
@@ -518,7 +546,7 @@ def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: s
             low, high = betting_sequence(d, bounds, share)
         elif variance is not None:
             low, high = catoni_sequence(d, variance, share)
-        elif len(d) < min_runs or not np.any(d != d[0]):
+        elif len(d) < min_runs or constant(arrays[n], arrays[reference]) is not None:
             low, high = -math.inf, math.inf
         else:
             low, high = confidence_sequence(d, look, share)
