@@ -804,3 +804,15 @@ def test_constant__a_difference_made_in_floating_point_is_constant_not_significa
     c = a + 0.1 + np.random.default_rng(5).normal(0, 0.01, 40)
     assert stats.compare({"a": a, "c": c}, reference="a").set_index("name").loc[
         "c", "verdict"] == "worse"
+
+
+def test_compare__messages_and_the_family_of_two_entries_in_full():
+    rng = np.random.default_rng(21)
+    a, b = rng.normal(0, 1, 8), rng.normal(1, 1, 8)
+    assert stats.compare({"a": a, "b": b})["family"].iloc[0] == (
+        "Holm over all 1 pair of 2 entries (the best chosen after looking)")
+    with pytest.raises(ValueError, match=r"^nothing to compare: give at least one entry\.$"):
+        stats.compare({})
+    with pytest.raises(ValueError, match=r"^reference 'a' diverged \(a run is NaN or inf\); "
+                                         r"compare with another entry or 'best'\.$"):
+        stats.compare({"a": np.r_[np.nan, a[1:]], "b": b}, reference="a")
