@@ -550,7 +550,8 @@ def test_checkpoint__warnings_point_at_the_callers_line_and_name_each_changed_se
                      f"-> {not real['x64']!r}, xla_flags {real['xla_flags']!r} -> '--other'): "
                      "the resumed study equals an uninterrupted one only to float rounding, "
                      "not bit for bit.")
-    assert [w.filename for w in record] == [__file__] * 2  # the line that called simulate
+    if "MUTANT_UNDER_TEST" not in os.environ:  # mutmut's trampolines add frames of their own
+        assert [w.filename for w in record] == [__file__] * 2  # the line that called simulate
 
 
 def test_checkpoint__a_resume_killed_before_its_first_save_keeps_the_round_it_resumed(tmp_path,
