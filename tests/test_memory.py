@@ -84,7 +84,25 @@ def test_check_fits__statistics_beyond_their_limit_are_not_kept(monkeypatch):
     monkeypatch.setattr(memory, "STATS_BYTES_LIMIT", memory.stats_bytes(2, n_ckpt, 4) - 1)
     assert memory.check_fits(learner, problem, stacked, pp, 10, 2) == (2, False)
     assert memory.check_fits(learner, problem, stacked, pp, 10, 1) == (2, True)
+    monkeypatch.setattr(memory, "STATS_BYTES_LIMIT", memory.stats_bytes(2, n_ckpt, 4))
+    assert memory.check_fits(learner, problem, stacked, pp, 10, 2) == (2, True)  # at the limit
     # asked for, on a family whose comparator has no use for them: not kept
     lin, lp = oslr.make("ftpl-random-subset", d=4)
     assert memory.check_fits(lin, problem, oslr.stack_params([lp]), pp, 10, 1,
                              comparator_k=2, track_stats=True) == (2, False)
+
+
+def test_check_fits__the_memory_check_counts_the_statistics_it_keeps():
+    learner, params = oslr.make("ogd-full", d=4)
+    problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)
+    stacked = oslr.stack_params([params])
+    n_ckpt = len(metrics.checkpoint_rounds(10))
+    plain = 2 * memory.run_bytes(learner, problem, stacked, pp, n_ckpt, False)
+    with_stats = 2 * memory.run_bytes(learner, problem, stacked, pp, n_ckpt, True)
+    assert with_stats > plain
+    device = _device(plain)  # room for the state without the comparator's statistics
+    assert memory.check_fits(learner, problem, stacked, pp, 10, 1, track_stats=False,
+                             devices=[device]) == (2, False)
+    with pytest.raises(ValueError, match="this study needs about"):
+        memory.check_fits(learner, problem, stacked, pp, 10, 1, track_stats=True,
+                          devices=[device])

@@ -58,7 +58,9 @@ def test_prediction_round__wrong_order_fails_at_trace_time(order):
 def test_play_round__missing_commit_is_an_error():
     lazy = Learner(init=lambda k, p: (), step=lambda k, s, r, p: s, family=PREDICTION,
                    budget=lambda p: jnp.int32(1), name="lazy")
-    with pytest.raises(ProtocolError, match="without committing"):
+    with pytest.raises(ProtocolError, match=r"^learner 'lazy' returned without committing a "
+                       r"decision \(call round\.commit / round\.play / round\.pull exactly "
+                       r"once\)\.$"):
         play_round(lazy, jax.random.key(0), (), _example(), None)
 
 
