@@ -2054,25 +2054,31 @@ def test_experiment__list_json_summary_hold_rates_and_another_processs_scratch(
     seen = []
 
     def run(name, dataset, runs, seed, out, quick, progress, **options):
-        seen.append((seed, quick, progress, out))
+        seen.append((runs, seed, quick, progress, out))
         out.mkdir(parents=True, exist_ok=True)
         return pd.DataFrame({"x": [1]})
 
     monkeypatch.setattr(ex, "run_experiment", run)
     import oslr
 
-    oslr.register_experiment(oslr.ExperimentSpec("toy-sum", "a toy", run,
-                                                 summary=lambda df: "the toy's summary"))
-    assert main(["experiment", "toy-sum", "--out", str(tmp_path / "s"), "--no-progress"]) == 0
-    assert capsys.readouterr().out.startswith("the toy's summary\n")
+    oslr.register_experiment(oslr.ExperimentSpec(
+        "toy-sum", "a toy", run, summary=lambda df: f"the toy's summary of {len(df)} row",
+        learners=("ogd-full",)))
+    (tmp_path / "s").mkdir()  # an empty folder given as --out: nothing earlier to speak of
+    assert main(["experiment", "toy-sum", "--out", str(tmp_path / "s"), "--no-progress",
+                 "--set", "eta=0.5"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("the toy's summary of 1 row\n") and err == ""
+    config = json.loads((tmp_path / "s" / "config.json").read_text())
+    assert config["options"] == {"eta": 0.5} and config["runs"] is None
     assert main(["experiment", "toy-sum", "--out", str(tmp_path / "j"), "--json"]) == 0
     assert capsys.readouterr().out == '[\n {\n  "x":1\n }\n]\n'
     # a process other than 0 works in its own scratch folder, removed at the end
     monkeypatch.setattr(cli_run, "_start_distributed", lambda args: 1)
     seen.clear()
     assert main(["experiment", "toy-sum", "--out", str(tmp_path / "p"), "--seed", "5",
-                 "--quick"]) == 0
-    assert seen == [(5, True, False, tmp_path / "p" / ".process-1")]
+                 "--quick", "--runs", "3"]) == 0
+    assert seen == [(3, 5, True, False, tmp_path / "p" / ".process-1")]
     assert not (tmp_path / "p" / ".process-1").exists()
 
 

@@ -73,7 +73,9 @@ EXTRA_TESTS = {
     "oslr.frames": ["tests/test_report.py", "tests/test_result.py", "tests/test_saved.py"],
     "oslr.provenance": ["tests/test_cli.py"],
     "oslr.cli": ["tests/test_readme.py", "tests/experiments/test_doc_tables.py"],
-    "oslr.cli.commands": ["tests/test_saved.py", "tests/test_extension.py"],
+    "oslr.cli.commands": ["tests/test_saved.py", "tests/test_extension.py",
+                          "tests/experiments/test_doc_tables.py",
+                          "tests/experiments/test_reproduce.py"],
     "oslr.__init__": ["tests/test_imports.py", "tests/test_extension.py"],
     "oslr.testing": ["tests/test_contract.py", "tests/test_x64.py"],
     # primitives whose numeric checks live with the code that uses them

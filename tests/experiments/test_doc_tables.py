@@ -135,8 +135,10 @@ def test_cli_tables(tmp_path, capsys):
     page = docs / "page.md"
     page.write_text("<!-- oslr-table arena-skipped -->\nold\n<!-- /oslr-table -->\n")
     assert main(["reproduce", "--tables", str(docs)]) == 0
-    assert "rewrote the generated tables of page.md" in capsys.readouterr().out
+    assert capsys.readouterr().out == "rewrote the generated tables of page.md\n"
     assert page.read_text() == dt.render(page.read_text(), figures)
+    assert main(["reproduce", "--tables", str(docs)]) == 0  # current now
+    assert capsys.readouterr().out == "rewrote the generated tables of no page (all current)\n"
     assert main(["reproduce", "--tables", str(figures)]) == 2  # not the docs folder
     assert "no figures folder there" in capsys.readouterr().err
     # a table whose file is missing (its step not rerun yet) is left as it was and named
@@ -144,7 +146,8 @@ def test_cli_tables(tmp_path, capsys):
                     "<!-- oslr-table kpm-pege -->\nkept\n<!-- /oslr-table -->\n")
     assert main(["reproduce", "--tables", str(docs)]) == 0
     out, err = capsys.readouterr()
-    assert "left 1 tables as they were, their files missing: kpm-pege (kpm-pege.csv)" in err
+    assert err == ("left 1 tables as they were, their files missing: kpm-pege (kpm-pege.csv); "
+                   f"run `oslr reproduce` for their steps, then `oslr reproduce --tables {docs}`\n")
     assert "kept" in page.read_text() and "old" not in page.read_text()
     with pytest.raises(FileNotFoundError):
         dt.render(page.read_text(), figures)  # strict by default (the docs test)
