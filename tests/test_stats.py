@@ -787,6 +787,9 @@ def test_constant__a_difference_made_in_floating_point_is_constant_not_significa
     assert np.ptp(b - a) > 0  # rounding spread, as regrets computed in float64 have
     assert stats.constant(b, a) == "constant" and stats.constant(a, a + 0.0) == "zero"
     assert stats.constant(a + np.random.default_rng(4).normal(0, 1e-3, 40), a) is None
+    # the boundary: a mean difference of exactly the tolerance (1e-10 of 1e10) is still zero
+    big = np.full(3, 1e10)
+    assert stats.constant(big, big - 1.0) == "zero" and stats.constant(big, big - 2.0) == "constant"
     for n in (2, 10, 40):
         r = stats.paired(b[:n], a[:n])
         assert np.isnan(r.p) and r.diff == pytest.approx(0.1)
