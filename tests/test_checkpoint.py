@@ -207,6 +207,11 @@ def test_checkpoint__older_layout_is_refused(tmp_path):
     with pytest.raises(ValueError, match="older oslr"):
         oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2,
                       checkpoint_path=tmp_path)
+    (tmp_path / "meta.json").unlink()  # either file of the pair alone is refused too
+    (tmp_path / "carry.npz").write_bytes(b"")
+    with pytest.raises(ValueError, match="older oslr"):
+        oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2,
+                      checkpoint_path=tmp_path)
 
 
 def test_checkpoint__format_change_is_refused(tmp_path, monkeypatch):
@@ -517,13 +522,14 @@ def test_checkpoint__a_block_saved_under_another_shape_is_damaged(tmp_path):
         _resume(args, folder)
 
 
-@pytest.mark.parametrize("key", ["sha256", "runtime"])
+@pytest.mark.parametrize("key", ["sha256", "runtime", "sha256, runtime"])
 def test_checkpoint__one_without_its_sha256_or_runtime_is_an_older_oslrs(tmp_path, key):
     # saved before the digest and the runtime were recorded (the same format number): not
     # resumed silently under another runtime
     args, folder, file, blocks = _one_saved_round(tmp_path)
     meta = json.loads(blocks["meta"].tobytes())
-    del meta[key]
+    for k in key.split(", "):
+        del meta[k]
     blocks["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     np.savez(file, **blocks)
     with pytest.raises(ValueError, match=rf"^checkpoint .*020\.npz was written by an older oslr "
@@ -599,5 +605,6 @@ def test_keep_studies__none_inside_turns_it_off_and_outside_nothing_is_kept(tmp_
         assert len(list((tmp_path / "k").iterdir())) == 2  # another study, another folder
         checkpoint.forget_studies()
         assert not (tmp_path / "k").exists()
+        checkpoint.forget_studies()  # nothing kept: no error
     np.testing.assert_array_equal(first.final["loss"], again.final["loss"])
     assert other.horizon == 30 and checkpoint.study_path("x") is None
