@@ -2119,7 +2119,14 @@ def test_until_printout__a_diverged_entry_is_named_diverged_not_worse(capsys):
     assert "Decided after 20 of at most 100 runs (1 diverged, left out): 80% of" in out
     cli_run._print_until(decision.iloc[:1], 1, 10, 100)
     out = capsys.readouterr().out
-    assert "nothing was compared" in out and "Decided" not in out
+    assert out.endswith("\nEvery entry but the reference diverged: nothing was compared.\n")
+    assert "Decided" not in out
+    undecided = decision.assign(decided=[True, False], verdict=["diverged", "undecided"])
+    cli_run._print_until(undecided, 10, 10, 100)
+    assert capsys.readouterr().out.endswith(
+        "  b: undecided: difference 2 (1, 3)\nStopped at the cap of 100 runs (--max-runs) with "
+        "comparisons undecided: the learners may not differ, or differ by less than these runs "
+        "resolve.\n")
 
 
 @pytest.mark.parametrize("compare,bounds,ok", [

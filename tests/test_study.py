@@ -197,3 +197,32 @@ def test_prepare__the_memory_check_counts_the_statistics_a_given_comparator_k_ke
     prepare(study)
     with pytest.raises(UsageError, match=r"^this study needs about 0\.0 GiB on each device"):
         prepare({**study, "comparator_k": 3})
+
+
+def test_check_compare__each_refusal_in_full_and_the_largest_cap():
+    from types import SimpleNamespace
+
+    from oslr.study import check_compare
+
+    plans = [(SimpleNamespace(name="a"), [{}], None), (SimpleNamespace(name="b"), [{}], None)]
+
+    def args(**given):
+        return SimpleNamespace(**{"compare_to": None, "until": None, "max_runs": None,
+                                  "bounds": None, "variance": None, **given})
+
+    for given, message in [
+        ({"compare_to": "zz"}, "unknown learner to compare with 'zz'; available: a, b, best."),
+        ({"until": "separated", "bounds": (-1, 5), "variance": 2.0},
+         "give --bounds or --variance, not both: --bounds (a betting sequence) is the tighter "
+         "where every difference is bounded."),
+        ({"until": "separated", "bounds": (5, 1)},
+         "--bounds 5,1: give two finite numbers LO < HI that every run's difference of final "
+         "regrets respects."),
+        ({"until": "separated", "bounds": (-1, 5)},
+         "--bounds -1,5 with the best as reference: its pairs are taken either way round, so "
+         "give symmetric bounds (e.g. --bounds=-5,5) or name a reference with --compare-to.")]:
+        with pytest.raises(UsageError) as err:
+            check_compare(args(**given), {"runs": 10}, plans)
+        assert str(err.value) == message
+    assert check_compare(args(until="separated", max_runs=2**31), {"runs": 10}, plans) == (
+        None, 2**31)  # run ids 0 .. 2^31 - 1
