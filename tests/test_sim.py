@@ -512,3 +512,15 @@ def test_simulate__checks_memory_on_the_devices_it_was_given(monkeypatch):
     mine = [jax.devices()[0]]
     oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, devices=mine)
     assert seen == [mine] and seen[0] is not None
+
+
+def test_simulate__the_result_keeps_its_settings_and_is_recorded():
+    from oslr.result import recording
+
+    learner, params, problem, pp = _setup()
+    with recording() as seen:
+        res = oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, n_checkpoints=5,
+                            comparator_radius=0.5)
+    assert res.comparator_radius == 0.5 and res.realizable is True
+    np.testing.assert_array_equal(res.ckpts, metrics.checkpoint_rounds(20, 5))
+    assert len(seen) == 1 and seen[0].learner == learner.name and seen[0].n_runs == 2
