@@ -191,7 +191,7 @@ class SavedStudy:
         table = pd.DataFrame(rows)
         kept = [p for p in others if table[p].notna().any()]
         table = table.drop(columns=[p for p in others if p not in kept])
-        order = [k for k in keys[:-1] if k != "study"] + [k for k in keys if k == "study"]
+        order = ["learner", "study"] if "study" in keys else ["learner"]
         return table.sort_values([*order, *kept, param], kind="stable", ignore_index=True)
 
     def _points(self) -> tuple[pd.DataFrame, list[str]]:

@@ -155,8 +155,9 @@ def pair_tests(a: np.ndarray, b: np.ndarray, level: float = LEVEL,
     """The tests of one pair (d = a - b), as a dict: "pair" (`paired`), "p_free" (Wilcoxon's
     signed-rank p, distribution-free; exact for small n, zero differences dropped; 1.0 when
     every d_r is 0) and "p_equiv" (with a margin, the TOST p of |mean(d)| < margin: the larger
-    of the two one-sided t tests' p-values; NaN without one)."""
+    of the two one-sided t tests' p-values; NaN without one) and "constant" (`constant`)."""
     pr = paired(a, b, level)
+    kind = constant(a, b)
     d = a - b
     if pr.n < 2:
         p_free = float("nan")
@@ -166,13 +167,13 @@ def pair_tests(a: np.ndarray, b: np.ndarray, level: float = LEVEL,
         p_free = float(_st.wilcoxon(d, zero_method="wilcox").pvalue)
     p_equiv = float("nan")
     if margin is not None and pr.n >= 2:
-        if constant(a, b) is not None:
+        if kind is not None:
             p_equiv = 0.0 if abs(pr.diff) < margin else 1.0
         else:
             low = _st.t.sf((pr.diff + margin) / pr.sem, pr.n - 1)  # H0: mean <= -margin
             high = _st.t.cdf((pr.diff - margin) / pr.sem, pr.n - 1)  # H0: mean >= margin
             p_equiv = float(max(low, high))
-    return {"pair": pr, "p_free": p_free, "p_equiv": p_equiv}
+    return {"pair": pr, "p_free": p_free, "p_equiv": p_equiv, "constant": kind}
 
 
 def compare(values: Mapping[str, np.ndarray], reference: str = "best",
@@ -238,7 +239,7 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
     table = pd.DataFrame(rows)
     medians = {n: float(np.median(arrays[n] - arrays[reference])) for n in live}
     constants = {n for n in live if n != reference
-                 and constant(arrays[n], arrays[reference]) == "constant"}
+                 and tests[(n, reference)]["constant"] == "constant"}
     _add_verdicts(table, reference, diverged, constants, medians, lower_is_better, 1.0 - level)
     table["family"] = family_text
     cols = ["name", "mean", "reference", "diff", "diff_low", "diff_high", "p", "p_holm",
