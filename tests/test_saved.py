@@ -495,6 +495,7 @@ def test_final_vs_and_plot_final__a_k_by_eta_study_keeps_each_k_apart(tmp_path, 
     table = study.final_vs("eta")
     assert list(table.columns) == ["learner", "k", "eta", "metric", "mean", "ci_low", "ci_high",
                                    "n_runs"]
+    assert table.index.tolist() == list(range(len(table)))  # sorted rows numbered afresh
     assert pd.isna(table["k"].iloc[0])  # ogd-full has no k
     assert table[["learner", "eta", "mean"]].values.tolist()[0] == ["ogd-full", 0.01, 4.0]
     assert table[["learner", "k", "eta", "mean"]].values.tolist()[1:] == [
@@ -560,3 +561,4 @@ def _experiment_folder(results, out, monkeypatch):
 
     monkeypatch.setattr(ex, "run_experiment", fake)
     assert main(["experiment", "kpm-pege", "--quick", "--no-progress", "--out", str(out)]) == 0
+

@@ -819,3 +819,12 @@ def test_compare__messages_and_the_family_of_two_entries_in_full():
     with pytest.raises(ValueError, match=r"^reference 'a' diverged \(a run is NaN or inf\); "
                                          r"compare with another entry or 'best'\.$"):
         stats.compare({"a": np.r_[np.nan, a[1:]], "b": b}, reference="a")
+
+
+def test_pair_tests__tost_from_two_runs_and_a_constant_difference_at_the_margin():
+    a = np.array([1.0, 3.0])
+    two = stats.pair_tests(a + np.array([0.1, 0.2]), a, margin=1.0)
+    assert np.isfinite(two["p_equiv"])  # two runs suffice for TOST
+    at = stats.pair_tests(a + 0.5, a, margin=0.5)  # exactly 0.5 in both runs: not within
+    assert at["constant"] == "constant" and at["p_equiv"] == 1.0
+    assert stats.pair_tests(a + 0.25, a, margin=0.5)["p_equiv"] == 0.0
