@@ -19,6 +19,7 @@ value in the docs equals what its files say. Other numbers in the prose are writ
 from __future__ import annotations
 
 import functools
+import math
 import json
 import re
 from pathlib import Path
@@ -58,7 +59,7 @@ def _ci(r: pd.Series, col: str, fmt: Callable[[float], str] = _integer, low: str
 
 def _best_if_separated(finals: dict[str, "pd.Series"]) -> str | None:
     """The entry with the lowest mean of `finals` (name -> per-run values over the same runs)
-    when the paired t test and Wilcoxon's signed-rank test, each with Holm's correction over
+    when the paired t test and the sign-flip test, each with Holm's correction over
     every pair (`oslr.stats.compare`, family-wise 5%), both put it below every other, else None
     (nothing is bold)."""
     from oslr.stats import compare
@@ -80,7 +81,7 @@ def _final_runs(figures: Path, step: str, *metrics: str) -> pd.DataFrame:
 
 def _paired_signs(pairs: dict, alpha: float = 0.05) -> dict:
     """key -> -1 where a is below b on the same runs, +1 where above, 0 where the paired t test
-    and Wilcoxon's signed-rank test (each with Holm over every key of `pairs`, family-wise
+    and the sign-flip test (each with Holm over every key of `pairs`, family-wise
     `alpha`) do not both separate them, for `pairs` key -> (a, b) per-run value arrays: a "win"
     (bold) needs the distribution-free test as well as the t test."""
     return {k: _both_sign(r, q, q_free, alpha)
@@ -88,7 +89,7 @@ def _paired_signs(pairs: dict, alpha: float = 0.05) -> dict:
 
 
 def _both_sign(r, q: float, q_free: float, alpha: float = 0.05) -> int:
-    """The sign of a paired difference where both its Holm-adjusted p-values (t, Wilcoxon) are
+    """The sign of a paired difference where both its Holm-adjusted p-values (t, sign-flip) are
     at most `alpha`, else 0."""
     return int(np.sign(r.diff)) if q <= alpha and q_free <= alpha else 0
 
@@ -166,7 +167,7 @@ def arena_k(figures: Path) -> str:
     return (regret + "\nGrowth exponents (t >= T/100; 95% bootstrap interval over the runs):\n\n"
             + exps + "\nEach learner minus the next below it in its column, whose rank is "
             "in brackets (paired at T; Holm over the column's pairs; bold: the t test and "
-            "Wilcoxon's test both separate the two, \"(t)\" / \"(W)\": one of them only):\n\n"
+            "the sign-flip test both separate the two, \"(t)\" / \"(S)\": one of them only):\n\n"
             + steps)
 
 
@@ -245,9 +246,9 @@ def arena_against(figures: Path, name: str = "arena", against: str = "ogd-random
     """Each entrant minus `against`, paired on a cell's shared runs: the mean difference of the
     final regrets with its (unadjusted) 95% t interval, per problem and budget. The family,
     fixed before looking: every pair of the cell's entrants (36 with nine), Holm over it for the
-    paired t and for Wilcoxon's signed-rank test alike (the family of the board's ties with the
+    paired t and for the sign-flip test alike (the family of the board's ties with the
     best, so any pair shown here can be claimed). Bold: both tests separate the two (negative:
-    lower regret than `against`); "(t)" / "(W)": only the t / only the Wilcoxon test does;
+    lower regret than `against`); "(t)" / "(S)": only the t / only the sign-flip test does;
     plain: neither (indistinguishable)."""
     board = _read_board(figures, name)
     runs = pd.read_parquet(figures / f"{name}-runs.parquet")
@@ -263,7 +264,7 @@ def arena_against(figures: Path, name: str = "arena", against: str = "ogd-random
 
 
 def _arena_cell_pairs(runs: pd.DataFrame, problem: str, budget: int) -> dict:
-    """(a, b) -> (Paired a - b, Holm t p, Holm Wilcoxon p) for every pair of one arena cell's
+    """(a, b) -> (Paired a - b, Holm t p, Holm sign-flip p) for every pair of one arena cell's
     entrants (the family: all of the cell's pairs, fixed before looking)."""
     from oslr.experiments.arena import final_regrets
 
@@ -273,7 +274,7 @@ def _arena_cell_pairs(runs: pd.DataFrame, problem: str, budget: int) -> dict:
 
 def _arena_pair_text(found: dict, a: str, b: str) -> str:
     """a - b from `_arena_cell_pairs`: "+2.4 (+1.2, +3.5)", bold where both tests separate
-    them, "(t)" / "(W)" where only one does; "-" where either did not run."""
+    them, "(t)" / "(S)" where only one does; "-" where either did not run."""
     if (a, b) in found:  # the pair as it ran, or the other way round
         pr, q_t, q_w = found[(a, b)]
         diff, low, high = pr.diff, pr.ci_low, pr.ci_high
@@ -285,7 +286,7 @@ def _arena_pair_text(found: dict, a: str, b: str) -> str:
     text = f"{_signed_regret(diff)} ({_signed_regret(low)}, {_signed_regret(high)})"
     if _both_sign(pr, q_t, q_w):
         return f"**{text}**"
-    return text + (" (t)" if q_t <= 0.05 else " (W)" if q_w <= 0.05 else "")
+    return text + (" (t)" if q_t <= 0.05 else " (S)" if q_w <= 0.05 else "")
 
 
 def arena_stability(figures: Path, names: Sequence[str] = ("arena", "arena-k",
@@ -405,16 +406,16 @@ def _signed(x: float) -> str:
 
 
 def _paired_cells(pairs: dict) -> dict:
-    """key -> (Paired, Holm-adjusted t p, Holm-adjusted Wilcoxon p) for `pairs` key -> (a, b)
+    """key -> (Paired, Holm-adjusted t p, Holm-adjusted sign-flip p) for `pairs` key -> (a, b)
     per-run arrays of the same runs (`oslr.stats.paired` and its distribution-free companion,
-    Wilcoxon's signed-rank test, each with Holm over every key: the family)."""
+    the sign-flip test, each with Holm over every key: the family)."""
     from oslr.stats import pair_tests
 
     return _holm_cells({k: pair_tests(*ab) for k, ab in pairs.items()})
 
 
 def _holm_cells(tests: dict) -> dict:
-    """key -> (Paired, Holm-adjusted t p, Holm-adjusted Wilcoxon p) for `tests` key ->
+    """key -> (Paired, Holm-adjusted t p, Holm-adjusted sign-flip p) for `tests` key ->
     `oslr.stats.pair_tests` result, Holm over every key (the family)."""
     from oslr.stats import holm
 
@@ -437,18 +438,18 @@ def _p(p: float) -> str:
 
 def _paired_text(r, p_holm: float, p_free_holm: float, alpha: float = 0.05,
                  above: str = "ahead", fmt: Callable[[float], str] | None = None) -> str:
-    """"+1,970 (1,900, 2,040), ahead in 97/100, p 0.003, Wilcoxon p 0.004" for a paired a - b
+    """"+1,970 (1,900, 2,040), ahead in 97/100, p 0.003, sign-flip p 0.004" for a paired a - b
     (the interval unadjusted, both p after Holm; `above` names the runs where a > b: "ahead"
-    for a reward, "above" for a regret), with "t only" or "Wilcoxon only" where one of the two
+    for a reward, "above" for a regret), with "t only" or "sign-flip only" where one of the two
     separates at `alpha` and the other does not. The numbers are signed integers, and "the
     same to rounding" where every difference rounds to 0, unless `fmt` formats them."""
     if fmt is None and max(abs(r.ci_low), abs(r.ci_high)) < 0.5:
         return f"0 (0, 0): the same to rounding in all {r.n} runs"
     fmt = fmt or _signed
     t_says, free_says = p_holm <= alpha, p_free_holm <= alpha
-    only = ("" if t_says == free_says else " (t only)" if t_says else " (Wilcoxon only)")
+    only = ("" if t_says == free_says else " (t only)" if t_says else " (sign-flip only)")
     return (f"{fmt(r.diff)} ({fmt(r.ci_low)}, {fmt(r.ci_high)}), "
-            f"{above} in {r.above}/{r.n}, {_p(p_holm)}, Wilcoxon {_p(p_free_holm)}{only}")
+            f"{above} in {r.above}/{r.n}, {_p(p_holm)}, sign-flip {_p(p_free_holm)}{only}")
 
 
 def _wll_step(stem: str) -> str:
@@ -461,14 +462,14 @@ def wll_k(figures: Path, stem: str) -> str:
     """[WLL] Fig. 1a-d: mean cumulative reward (95% interval) of the three learners per k, the
     best k-sparse action's reward on the same streams, and FTPSL minus the random subset paired
     on the same shuffles (Holm over the table's k; bold: the higher of the two where the t and
-    the Wilcoxon test both separate them at family-wise 5%, from the step's per-run file)."""
+    the sign-flip test both separate them at family-wise 5%, from the step's per-run file)."""
     df = pd.read_csv(figures / f"{stem}.csv")
     runs = _final_runs(figures, _wll_step(stem), "sum_reward")
     tests = _paired_cells({k: (_runs_of(runs, learner="ftpsl", param_k=k),
                                _runs_of(runs, learner="ftpl-random-subset", param_k=k))
                            for k in sorted(df["k"].unique())})
     lines = ["| k (k/d) | " + " | ".join(_WLL_LEARNERS) + " | best | ftpsl - random subset, "
-             "paired (ahead in, Holm p of the t and Wilcoxon tests) |", "|---|---|---|---|---|---|"]
+             "paired (ahead in, Holm p of the t and sign-flip tests) |", "|---|---|---|---|---|---|"]
     for k, part in df.groupby("k", sort=True):
         by = {r["learner"]: r for _, r in part.iterrows()}
         cells = {n: _ci(by[n], "reward_mean", low="reward_ci_low", high="reward_ci_high")
@@ -629,7 +630,7 @@ def kpm_tracking(figures: Path) -> str:
 def kpm_tracking_pairs(figures: Path) -> str:
     """kpm-tracking: every pair of trackers at the last n, ||theta_n - theta~_n|| a - b on the
     same runs (event orders) with its 95% interval, the runs where a is above, and the t and
-    Wilcoxon p after Holm over the pairs (from kpm-tracking-runs.parquet)."""
+    sign-flip p after Holm over the pairs (from kpm-tracking-runs.parquet)."""
     fin = _final_runs(figures, "kpm-tracking", "sum_tracking_error")
     err = {name: _runs_of(part) for name, part in fin.groupby("learner", sort=False)}
     pairs = _paired_cells(_every_pair(err))
@@ -697,7 +698,7 @@ def _ctr_pairs(ctr: dict[tuple[str, float], np.ndarray]) -> dict:
 
 def kpm_replay_all_pairs(figures: Path) -> str:
     """kpm-replay on random/all: how many of the pairs of (learner, kappa) cells the paired t
-    test and Wilcoxon's signed-rank test separate on the same runs (Holm over every pair), the
+    test and the sign-flip test separate on the same runs (Holm over every pair), the
     separated ones each with its interval, and the smallest p-values before any correction."""
     from oslr.stats import pair_tests
 
@@ -708,10 +709,10 @@ def kpm_replay_all_pairs(figures: Path) -> str:
     t_sep = [k for k, (_, q, _) in pairs.items() if q <= 0.05]
     free_sep = [k for k, (_, _, q) in pairs.items() if q <= 0.05]
     text = (f"{len(pairs)} pairs of the {len(ctr)} cells, each on the same {n} runs: "
-            f"{len(t_sep)} separated by the paired t test and {len(free_sep)} by Wilcoxon's "
-            f"signed-rank test (Holm over the {len(pairs)} pairs, family-wise 5%); the smallest "
+            f"{len(t_sep)} separated by the paired t test and {len(free_sep)} by the "
+            f"sign-flip test (Holm over the {len(pairs)} pairs, family-wise 5%); the smallest "
             f"p-values before any correction: t {min(r['pair'].p for r in raw.values()):.2g}, "
-            f"Wilcoxon {min(r['p_free'] for r in raw.values()):.2g}.\n")
+            f"sign-flip {min(r['p_free'] for r in raw.values()):.2g}.\n")
     for k in dict.fromkeys(t_sep + free_sep):
         r, q, q_free = pairs[k]
         text += f"- {k}: {_paired_text(r, q, q_free)}\n"
@@ -720,7 +721,7 @@ def kpm_replay_all_pairs(figures: Path) -> str:
 
 def kpm_replay_men_pairs(figures: Path) -> str:
     """kpm-replay on random/men: every pair of learners, CTR score a - b on the same runs with
-    its 95% interval, the runs where a is ahead, and the t and Wilcoxon p after Holm over the
+    its 95% interval, the runs where a is ahead, and the t and sign-flip p after Holm over the
     pairs."""
     pairs = _paired_cells(_ctr_pairs(_ctr_runs(figures, "kpm-replay-men")))
     lines = ["| pair (a - b) | CTR difference (95% interval), runs a ahead, Holm p |", "|---|---|"]
@@ -802,7 +803,7 @@ def ito_table1(figures: Path, stem: str = "ito-table1") -> str:
 def ito_table1_pairs(figures: Path, stem: str = "ito-table1") -> str:
     """[ITO] Table 1's paired comparisons: every pair of methods per setting, a - b on the same
     instances (from STEM-finals.csv) with its 95% interval, the instances where a is above, and
-    the t and Wilcoxon p after Holm over every pair of every setting (the family)."""
+    the t and sign-flip p after Holm over every pair of every setting (the family)."""
     fin = pd.read_csv(figures / f"{stem}-finals.csv")
     pairs = {}
     for (d, kp, k), part in fin.groupby(["d", "k_prime", "k"], sort=False):
@@ -886,7 +887,7 @@ def foster_exponents(figures: Path) -> str:
 def foster_rate_pairs(figures: Path) -> str:
     """foster-rate: foster-hedge minus ogd-random-subset of the same budget on the same runs,
     per budget k' and T: the paired difference (95% interval), the runs where foster-hedge is
-    above, and the t and Wilcoxon p after Holm over every (k', T) cell (the family)."""
+    above, and the t and sign-flip p after Holm over every (k', T) cell (the family)."""
     runs = _foster_rate_runs(figures)
     keys = sorted((kq, int(t)) for (learner, kq), wide in runs.items()
                   if learner == "foster-hedge" for t in wide.columns)
@@ -926,7 +927,7 @@ def _kale_dantzig_solved(figures: Path) -> pd.DataFrame:
 def kale_dantzig(figures: Path) -> str:
     """kale-dantzig: final regret against w* (95% interval) per design and k0 of the Dantzig
     learner, the random subset of the same budget and ogd-full (bold: a budgeted learner below
-    ogd-full on the same runs, paired t and Wilcoxon tests both, Holm over the table's 12
+    ogd-full on the same runs, paired t and sign-flip tests both, Holm over the table's 12
     comparisons, from
     kale-dantzig-runs.parquet), and the final l1 error."""
     df = pd.read_csv(figures / "kale-dantzig.csv")
@@ -974,7 +975,7 @@ KALE_GREEDY_ROWS = ((100, "rademacher", (1000, 30_000)),
 def kale_greedy(figures: Path) -> str:
     """kale-greedy: final regret (95% interval) of online-greedy, the random subset of k0
     features and ogd-full at the `KALE_GREEDY_ROWS` cells (bold: the lower of the two budgeted
-    learners where the paired t and Wilcoxon tests on the same runs both separate them, Holm
+    learners where the paired t and sign-flip tests on the same runs both separate them, Holm
     over the table's cells, from kale-greedy-runs.parquet), and Theorem 9's order term
     (Rademacher only)."""
     df = pd.read_csv(figures / "kale-greedy.csv")
@@ -1013,7 +1014,7 @@ def kale_greedy(figures: Path) -> str:
 def kale_dantzig_pairs(figures: Path) -> str:
     """kale-dantzig: dantzig-poslr minus the random subset of the same budget and minus ogd-full
     on the same runs, per design and k0 (the LP solved: t0 <= T), each with its 95% interval,
-    the runs where dantzig-poslr is above, and the t and Wilcoxon p after Holm over every
+    the runs where dantzig-poslr is above, and the t and sign-flip p after Holm over every
     comparison of the table (the family)."""
     solved = _kale_dantzig_solved(figures)
     k = int(solved["info_k"].iloc[0])
@@ -1038,7 +1039,7 @@ def kale_dantzig_pairs(figures: Path) -> str:
 def kale_greedy_pairs(figures: Path) -> str:
     """kale-greedy: online-greedy minus the random subset of k0 features on the same runs, per
     setting (d, design) and T, each with its 95% interval, the runs where online-greedy is
-    above, and the t and Wilcoxon p after Holm over every cell (the family)."""
+    above, and the t and sign-flip p after Holm over every cell (the family)."""
     runs = _final_runs(figures, "kale-greedy", "regret", "regret_lb_greedy")
     pairs = {}
     for (d, design, t), part in runs.groupby(["info_d", "info_design", "t"], sort=False):
@@ -1084,6 +1085,52 @@ def foster_hard(figures: Path) -> str:
 
 
 #: Table name (as in the docs' markers) -> function of the figures folder.
+def _centred_draws(law: str, rng, n: int) -> tuple[np.ndarray, float, float]:
+    """n mean-zero differences of `law`, their standard deviation and their range's half
+    width (inf where unbounded)."""
+    if law == "bernoulli-0.5":
+        return (rng.random(n) < 0.5) - 0.5, 0.5, 0.5
+    if law == "bernoulli-0.05":
+        return (rng.random(n) < 0.05) - 0.05, math.sqrt(0.05 * 0.95), 0.95
+    return rng.lognormal(0, 1, n) - math.exp(0.5), math.sqrt((math.e - 1) * math.e), math.inf
+
+
+def sequential_widths(figures: Path, reps: int = 10, batch: int = 10) -> str:
+    """The width of each sequential interval of `oslr.stats` at 100 and 1,000 runs (looks of
+    `batch` runs, one comparison, 95%), in units of the differences' sd and as a multiple of
+    the fixed-sample t interval's: the median over `reps` seeded samples of each law (no
+    file of `figures` is read)."""
+    from oslr import stats
+
+    def width(method: str, d: np.ndarray, sd: float, half: float) -> float:
+        if method == "fixed t (one look)":
+            return 2 * stats.mean_ci(d)[2]
+        if method == "t spent over looks":
+            return np.subtract(*stats.confidence_sequence(d, len(d) // batch)[::-1])
+        if method.startswith("betting"):
+            scale = 10.0 if "10x" in method else 1.0
+            return np.subtract(*stats.betting_sequence(d, (-scale * half, scale * half))[::-1])
+        scale = 4.0 if "4x" in method else 1.0
+        return np.subtract(*stats.catoni_sequence(d, scale * sd * sd)[::-1])
+
+    methods = ("fixed t (one look)", "t spent over looks", "betting, bounds the range",
+               "betting, bounds 10x the range", "Catoni, the true variance",
+               "Catoni, 4x the variance")
+    rows = [_row("law", "interval", "width at 100 runs (sd)", "x fixed t",
+                 "width at 1,000 runs (sd)", "x fixed t"), "|---|---|---|---|---|---|"]
+    for law in ("bernoulli-0.5", "bernoulli-0.05", "lognormal-1"):
+        rng = np.random.default_rng(7)
+        samples = [_centred_draws(law, rng, 1000) for _ in range(reps)]
+        got = {m: [np.median([width(m, d[:n], sd, half) / sd for d, sd, half in samples])
+                   for n in (100, 1000)]
+               for m in methods if not (m.startswith("betting") and math.isinf(samples[0][2]))}
+        fixed = got[methods[0]]
+        for m, (w100, w1000) in got.items():
+            rows.append(_row(law, m, f"{w100:.3f}", f"{w100 / fixed[0]:.1f}", f"{w1000:.3f}",
+                             f"{w1000 / fixed[1]:.1f}"))
+    return "\n".join(rows) + "\n"
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "arena-regret": arena_regret,
     "arena-exponents": arena_exponents,
@@ -1123,6 +1170,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     **{f"wll-rates-{ds}": functools.partial(wll_rates, dataset=ds)
        for ds in ("a9a", "covtype", "connect4", "mnist35")},
     "wll-redundant": wll_redundant,
+    "sequential-widths": sequential_widths,
 }
 
 

@@ -453,7 +453,7 @@ def test_run__until_separated_stops_once_decided_and_is_right(tmp_path, capsys):
     # batches of 2 runs: the first look's interval (1 degree of freedom) cannot decide
     assert main(["run", "--d", "6", "--k", "2", "--runs", "2", "--horizon", "300", "--out",
                  str(out), "--no-progress", "--no-plot", "--until", "separated",
-                 "--max-runs", "40"]) == 0
+                 "--max-runs", "40", "--normal"]) == 0
     captured = capsys.readouterr()
     text = captured.out
     assert "  look 1: 2 runs; undecided: ogd-random-subset\n" in captured.err  # each look said
@@ -903,7 +903,9 @@ def test_run__until_separated_stops_at_the_cap_exactly(tmp_path, capsys):
     assert set(pd.read_csv(out / "runs.csv")["run"]) == {0, 1, 2, 3}
     assert pd.read_csv(out / "until.csv")["runs"].tolist() == [4]
     assert pd.read_csv(out / "until.csv")["method"].tolist() == ["betting"]  # --bounds given
-    assert config["bounds"] == [-1000.0, 1000.0]
+    assert config["bounds"] == [-1000.0, 1000.0] and config["normal"] is False
+    assert pd.read_csv(out / "until.csv")["assumes"].tolist() == [
+        "every difference within the bounds given"]
     # optionally stopped runs: only the anytime-valid verdicts of until.csv are written, no
     # fixed-sample compare.csv and no verdict columns in the summary
     assert not (out / "compare.csv").exists()
@@ -911,6 +913,9 @@ def test_run__until_separated_stops_at_the_cap_exactly(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "Paired comparison with" not in captured.out
     assert "  look 1: 2 runs; undecided: ogd-random-subset\n" in captured.err  # each look said
+    assert ("\nUntil separated (anytime-valid 95% intervals: betting confidence sequence, "
+            "assuming every difference within the bounds given; Bonferroni over the "
+            "comparisons; batches of 2 runs): 2 look(s), 4 runs.\n") in captured.out
 
 
 def test_run__until_separated_with_a_variance_bound_uses_the_catoni_sequence(tmp_path):
@@ -928,7 +933,8 @@ def test_run__until_separated_with_a_variance_bound_uses_the_catoni_sequence(tmp
 def test_run__the_largest_seed_and_a_cap_of_one_batch_are_accepted(tmp_path, capsys):
     out = tmp_path / "o"
     assert main([*_small("ogd-full,ogd-random-subset", runs=2, horizon=30, chunk=30), "--seed",
-                 "4294967295", "--until", "separated", "--max-runs", "2", "--out", str(out)]) == 0
+                 "4294967295", "--until", "separated", "--max-runs", "2", "--normal", "--out",
+                 str(out)]) == 0
     config = json.loads((out / "config.json").read_text())
     assert config["seed"] == 2**32 - 1 and config["runs"] == 2 and config["looks"] == 1
 
@@ -1000,9 +1006,10 @@ def test_print_until__each_comparison_and_what_was_saved(capsys):
         {"name": "a", "decided": True, "verdict": "better", "reference": "b", "diff": -1.5,
          "cs_low": -2.0, "cs_high": -1.0},
         {"name": "c", "decided": False, "verdict": "", "reference": "b", "diff": 0.1,
-         "cs_low": -1.0, "cs_high": 1.2}])
+         "cs_low": -1.0, "cs_high": 1.2}]).assign(method="catoni", assumes="what is assumed")
     _print_until(decision, 3, 8, 64)
     out = capsys.readouterr().out
+    assert "(anytime-valid 95% intervals: Catoni-style sequence, assuming what is assumed;" in out
     assert "batches of 8 runs): 3 look(s), 24 runs." in out
     assert "  a: better than b: difference -1.5 (-2, -1)" in out
     assert "  c: undecided: difference 0.1 (-1, 1.2)" in out
@@ -1581,7 +1588,8 @@ def test_compare_and_plot__printed_columns_and_the_default_figure(tmp_path, caps
     out, _ = _study(tmp_path)
     assert main(["compare", str(out), "--to", "linucb"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("Holm over the 2 comparisons with linucb; free_verdict: Wilcoxon")
+    assert lines[0].startswith("Holm over the 2 comparisons with linucb; free_verdict: the "
+                               "sign-flip test of the same mean")
     assert lines[1].split() == ["name", "metric", "mean", "diff", "diff_low", "diff_high",
                                 "p_holm", "ahead", "behind", "verdict", "p_free_holm",
                                 "free_verdict"]
@@ -1716,6 +1724,12 @@ if __name__ == "__main__":  # regenerate the pinned help texts
     (["--until", "separated", "--variance", "inf"], "give a finite number > 0"),
     (["--until", "separated", "--variance", "x"], "'x': give a number"),
     (["--until", "separated", "--variance", "4", "--bounds=-5,5"], "not both"),
+    (["--until", "separated"], "oslr: error: --until separated needs one assumption about the "
+     "runs' differences of final regrets: --bounds LO,HI (any distribution within them), "
+     "--variance V (any with variance <= V), or --normal (t intervals; not valid for skewed "
+     "regrets)."),
+    (["--normal"], "--normal sets --until separated's intervals; add --until separated or "
+     "drop it."),
 ])
 def test_run__bounds_refused_in_one_line_before_any_simulation(argv, match, capsys, tmp_path):
     try:
@@ -2111,7 +2125,7 @@ def test_until_printout__a_diverged_entry_is_named_diverged_not_worse(capsys):
         {"name": "a", "reference": "r", "runs": 20, "diff": np.nan, "cs_low": np.nan,
          "cs_high": np.nan, "decided": True, "verdict": "diverged", "method": "t"},
         {"name": "b", "reference": "r", "runs": 20, "diff": 2.0, "cs_low": 1.0, "cs_high": 3.0,
-         "decided": True, "verdict": "worse", "method": "t"}])
+         "decided": True, "verdict": "worse", "method": "t"}]).assign(assumes="normal")
     cli_run._print_until(decision, 2, 10, 100)
     out = capsys.readouterr().out
     assert "  a: diverged (a run is NaN or inf): not compared\n" in out

@@ -135,7 +135,7 @@ def test_sequential_frame__passes_its_level(swept):
     assert (wide["cs_high"] - wide["cs_low"]).item() > (narrow["cs_high"] - narrow["cs_low"]).item()
     assert wide["method"].item() == "betting"
     assert wide["metric"].item() == report.compare_frame([swept])["metric"].iloc[0]
-    assert report.sequential_frame([swept], 1)["method"].item() == "t"
+    assert report.sequential_frame([swept], 1, normal=True)["method"].item() == "t"
 
 
 def test_sequential_frame__hands_its_look_reference_metric_level_and_variance_on(
@@ -156,10 +156,10 @@ def test_sequential_frame__hands_its_look_reference_metric_level_and_variance_on
     # default 95% level, the bounds and the variance bound
     seen, real = {}, stats.sequential_compare
 
-    def spy(values, look, reference, level, bounds, variance=None):
+    def spy(values, look, reference, level, bounds, variance=None, normal=False):
         seen.update(values=values, look=look, reference=reference, level=level, bounds=bounds,
-                    variance=variance)
-        return real(values, look, reference, level, bounds, variance=variance)
+                    variance=variance, normal=normal)
+        return real(values, look, reference, level, bounds, variance=variance, normal=normal)
 
     monkeypatch.setattr(stats, "sequential_compare", spy)
     one = report.sequential_frame([swept], 7, reference="ogd-random-subset [k=2]",
@@ -167,6 +167,8 @@ def test_sequential_frame__hands_its_look_reference_metric_level_and_variance_on
     assert (seen["look"], seen["reference"], seen["level"], seen["bounds"], seen["variance"]) \
         == (7, k2, 0.95, (-1e4, 1e4), None)
     assert set(seen["values"]) == {k2, k3} and one["method"].tolist() == ["betting"]
+    report.sequential_frame([swept], 7, normal=True)
+    assert (seen["bounds"], seen["variance"], seen["normal"]) == (None, None, True)
 
 
 def test_save_study__files_config_and_the_figure(swept, tmp_path):
@@ -246,8 +248,8 @@ def test_plot_regret__into_a_given_axis_labels_bands_and_scales(swept):
 
 def test_frames__empty_input_and_column_order(swept, tmp_path):
     assert report.runs_curves_frame([]).empty and report.curves_frame([]).empty
-    assert list(report.sequential_frame([swept], 1).columns[:3]) == ["name", "metric",
-                                                                    "reference"]
+    assert list(report.sequential_frame([swept], 1, normal=True).columns[:3]) == [
+        "name", "metric", "reference"]
     s = report.summary_frame([swept], compare_to="best")
     assert s["diff"].dtype == np.float64 and s.loc[~s["primary"], "diff"].isna().all()
     assert s.loc[~s["primary"], "verdict"].isna().all()

@@ -177,9 +177,9 @@ def test_sequential_compare__bonferroni_over_pairs_for_best_over_comparisons_whe
     v = {"a": base + 0.9 + 0.3 * rng.normal(size=12), "b": base + 0.05 + 0.3 * rng.normal(size=12),
          "c": base + 0.3 * rng.normal(size=12)}
     ref = min(v, key=lambda n: v[n].mean()) if reference == "best" else reference
-    t = sequential_compare(v, look=2, reference=reference)
+    t = sequential_compare(v, look=2, reference=reference, normal=True)
     assert list(t.columns) == ["name", "reference", "runs", "diff", "cs_low", "cs_high",
-                               "decided", "verdict", "method"]
+                               "decided", "verdict", "method", "assumes"]
     assert set(t["method"]) == {"t"}
     assert list(t["name"]) == [n for n in v if n != ref]
     for _, row in t.iterrows():
@@ -199,17 +199,17 @@ def test_sequential_compare__two_entries_suffice_one_does_not():
 
     rng = np.random.default_rng(0)
     a = rng.normal(size=12)
-    t = sequential_compare({"a": a, "b": a + 1.0 + 0.01 * rng.normal(size=12)}, look=1)
+    t = sequential_compare({"a": a, "b": a + 1.0 + 0.01 * rng.normal(size=12)}, look=1, normal=True)
     assert list(t["name"]) == ["b"] and t["verdict"].item() == "worse"
     # fewer than min_runs runs, or every difference equal: no t interval, undecided
-    few = sequential_compare({"a": a[:9], "b": a[:9] + 1.0 + rng.normal(size=9)}, look=1)
+    few = sequential_compare({"a": a[:9], "b": a[:9] + 1.0 + rng.normal(size=9)}, look=1, normal=True)
     whole = np.round(4 * a)  # whole numbers: b - a is exactly 1 in every run
-    same = sequential_compare({"a": whole, "b": whole + 1.0}, look=1, min_runs=2)
+    same = sequential_compare({"a": whole, "b": whole + 1.0}, look=1, min_runs=2, normal=True)
     for t in (few, same):
         assert t["verdict"].item() == "undecided"
         assert (t["cs_low"].item(), t["cs_high"].item()) == (-math.inf, math.inf)
     assert sequential_compare({"a": a[:9], "b": a[:9] + 1.0 + 0.01 * rng.normal(size=9)},
-                              look=1, min_runs=9)["verdict"].item() == "worse"
+                              look=1, min_runs=9, normal=True)["verdict"].item() == "worse"
     with pytest.raises(ValueError, match="two entries or more"):
         sequential_compare({"a": np.arange(5.0)}, look=1)
 
@@ -222,19 +222,28 @@ def _holm_by_hand(p: np.ndarray) -> np.ndarray:
     return out
 
 
+def _every_sign_pattern(d: np.ndarray) -> float:
+    """The sign-flip p of mean(d) = 0 by brute force: the share of all 2^n sign patterns s
+    with |sum s_r |d_r|| >= |sum d_r| (up to rounding)."""
+    n = len(d)
+    signs = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0
+    sums = np.abs(signs @ np.abs(d))
+    return float(np.mean(sums >= abs(d.sum()) - 1e-9 * np.abs(d).sum()))
+
+
 def test_compare__random_tables_against_scipy_and_an_independent_holm():
-    # seeded random tables (2-6 entries, 3-40 runs, a shared run effect, some real differences):
-    # p = scipy's paired t test, p_free = scipy's Wilcoxon signed-rank test, p_holm and
+    # seeded random tables (2-6 entries, 3-16 runs, a shared run effect, some real differences):
+    # p = scipy's paired t test, p_free = every sign pattern enumerated here, p_holm and
     # p_free_holm = Holm's step-down written here over the family (a named reference: its
     # comparisons; "best": every pair of entries), and each verdict follows from its Holm p at
-    # alpha = 0.05 and the sign of the mean (median, for the companion) difference
+    # alpha = 0.05 and the sign of the mean difference
     from itertools import combinations
 
     from scipy import stats as st
 
     rng = np.random.default_rng(2024)
     for i in range(60):
-        e, n = int(rng.integers(2, 7)), int(rng.integers(3, 41))
+        e, n = int(rng.integers(2, 7)), int(rng.integers(3, 17))
         shared = rng.normal(0, 3, n)
         values = {f"e{i}": shared + rng.normal(rng.choice([0.0, 0.0, 1.5]), 1.0, n)
                   for i in range(e)}
@@ -247,7 +256,7 @@ def test_compare__random_tables_against_scipy_and_an_independent_holm():
         pairs = ([(k, ref) for k in others] if named else
                  list(combinations(values, 2)))
         tests = {frozenset(ab): (st.ttest_rel(values[ab[0]], values[ab[1]]).pvalue,
-                                 st.wilcoxon(values[ab[0]] - values[ab[1]]).pvalue)
+                                 _every_sign_pattern(values[ab[0]] - values[ab[1]]))
                  for ab in pairs}
         holm_t = dict(zip(tests, _holm_by_hand(np.array([t for t, _ in tests.values()]))))
         holm_w = dict(zip(tests, _holm_by_hand(np.array([w for _, w in tests.values()]))))
@@ -265,14 +274,12 @@ def test_compare__random_tables_against_scipy_and_an_independent_holm():
             verdict = ("indistinguishable" if holm_t[key] > 0.05 else "better" if good
                        else "worse")
             assert row["verdict"] == verdict, (k, holm_t[key], diff)
-            med = np.median(values[k] - values[ref])
-            good = med < 0 if lower else med > 0
             verdict = ("indistinguishable" if holm_w[key] > 0.05 else "better" if good
                        else "worse")
-            assert row["free_verdict"] == verdict, (k, holm_w[key], med)
+            assert row["free_verdict"] == verdict, (k, holm_w[key], diff)
 
 
-def test_pair_tests__wilcoxon_from_two_runs_on_and_nan_for_one():
+def test_pair_tests__sign_flip_from_two_runs_on_and_nan_for_one():
     two = stats.pair_tests(np.array([1.0, 2.0]), np.zeros(2))
     assert two["p_free"] == 0.5 and np.isnan(two["p_equiv"])  # exact: 2 of the 4 sign patterns
     one = stats.pair_tests(np.array([1.0]), np.zeros(1))
@@ -303,15 +310,15 @@ def test_compare__a_diverged_entry_has_its_own_verdict_and_is_never_the_referenc
 def test_sequential_compare__a_diverged_entry_is_decided_at_once_and_never_the_reference():
     base = np.linspace(0.0, 1.0, 12)
     values = {"broken": np.r_[-100.0 * np.ones(11), np.inf], "a": base, "b": base + 5.0}
-    table = stats.sequential_compare(values, look=1).set_index("name")
+    table = stats.sequential_compare(values, look=1, normal=True).set_index("name")
     assert (table["reference"] == "a").all()
     assert table.loc["broken", "verdict"] == "diverged" and bool(table.loc["broken", "decided"])
     assert np.isnan(table.loc["broken", ["diff", "cs_low", "cs_high"]].astype(float)).all()
     assert list(table.index) == ["broken", "b"]  # the entries after it are compared too
     assert list(table.columns) == ["reference", "runs", "diff", "cs_low", "cs_high", "decided",
-                                   "verdict", "method"]
+                                   "verdict", "method", "assumes"]
     with pytest.raises(ValueError, match=r"^reference 'broken' diverged"):
-        stats.sequential_compare(values, look=1, reference="broken")
+        stats.sequential_compare(values, look=1, reference="broken", normal=True)
 
 
 def test_compare__the_level_reaches_each_paired_interval():
@@ -583,7 +590,8 @@ def _sequence_coverage(name: str, batch: int, looks: int, reps: int, seed: int,
         ok = True
         for j in range(1, looks + 1):
             t = stats.sequential_compare({"a": np.zeros(j * batch), "b": row[:j * batch]},
-                                         look=j, reference="a", variance=variance).iloc[0]
+                                         look=j, reference="a", variance=variance,
+                                         normal=variance is None).iloc[0]
             ok &= t["cs_low"] <= 0 <= t["cs_high"]
             if not ok:
                 break
@@ -664,10 +672,10 @@ def test_catoni_sequence__the_ends_where_the_capital_reaches_two_over_alpha():
 def test_sequential_compare__t_intervals_from_the_tenth_run_by_default():
     rng = np.random.default_rng(5)
     v = {"a": np.zeros(10), "b": rng.normal(size=10)}
-    ten = stats.sequential_compare(v, look=1, reference="a").iloc[0]
+    ten = stats.sequential_compare(v, look=1, reference="a", normal=True).iloc[0]
     assert np.isfinite([ten["cs_low"], ten["cs_high"]]).all() and ten["method"] == "t"
     nine = stats.sequential_compare({n: x[:9] for n, x in v.items()}, look=1,
-                                    reference="a").iloc[0]
+                                    reference="a", normal=True).iloc[0]
     assert (nine["cs_low"], nine["cs_high"]) == (-math.inf, math.inf)
 
 
@@ -685,11 +693,11 @@ def test_sequential_compare__a_variance_bound_uses_the_catoni_sequence():
     want = stats.catoni_sequence(v["c"] - v["a"], 5.0, level=1 - 0.05 / 3)
     assert (rows.loc["c", "cs_low"], rows.loc["c", "cs_high"]) == pytest.approx(want, rel=1e-12)
     assert rows.loc["c", "verdict"] == "worse" and (rows["method"] == "catoni").all()
-    with pytest.raises(ValueError, match="^give bounds or a variance bound, not both: bounds "
-                       r"\(betting\) are the tighter where the differences are bounded\.$"):
+    with pytest.raises(ValueError, match=r"^a sequential comparison rests on one assumption "
+                       r"about the differences, betting and catoni given: bounds=\(lo, hi\)"):
         stats.sequential_compare(v, look=1, bounds=(-9, 9), variance=5.0)
     with pytest.raises(ValueError, match=r"^reference 'z' is not among \['a', 'b', 'c'\]\.$"):
-        stats.sequential_compare(v, look=1, reference="z")
+        stats.sequential_compare(v, look=1, reference="z", variance=5.0)
 
 
 def test_stats__edges_a_mutant_would_move(monkeypatch):
@@ -721,7 +729,7 @@ def test_stats__edges_a_mutant_would_move(monkeypatch):
     monkeypatch.undo()
     # decided worse with an upper end below 1: "worse", whatever the interval's scale
     d = 0.5 + 0.01 * rng.normal(size=30)
-    row = stats.sequential_compare({"a": np.zeros(30), "b": d}, look=1, reference="a").iloc[0]
+    row = stats.sequential_compare({"a": np.zeros(30), "b": d}, look=1, reference="a", normal=True).iloc[0]
     assert 0 < row["cs_low"] < row["cs_high"] < 1 and row["verdict"] == "worse"
 
 
@@ -742,7 +750,7 @@ def test_sequential_compare__an_interval_that_ends_at_zero_is_undecided(monkeypa
                         ((-1.0, -1e-12), "better"), ((1e-12, 1.0), "worse")):
         monkeypatch.setattr(stats, "confidence_sequence", lambda d, look, level, cs=cs: cs)
         row = stats.sequential_compare({"a": d, "b": d ** 2 + 1.0}, look=1,
-                                       reference="b").iloc[0]
+                                       reference="b", normal=True).iloc[0]
         assert (row["decided"], row["verdict"]) == (verdict != "undecided", verdict)
 
 
@@ -750,7 +758,7 @@ def test_sequential_compare__a_diverged_named_reference_is_refused_naming_the_fi
     values = {"a": np.array([np.nan, 1.0, 2.0]), "b": np.array([1.0, 2.0, 3.0])}
     with pytest.raises(ValueError, match=r"^reference 'a' diverged \(a run is NaN or inf\); "
                                          r"compare with another entry or 'best'\.$"):
-        stats.sequential_compare(values, look=1, reference="a")
+        stats.sequential_compare(values, look=1, reference="a", normal=True)
 
 
 def test_t_quantile__a_fractional_df_between_one_and_two():
@@ -801,7 +809,7 @@ def test_constant__a_difference_made_in_floating_point_is_constant_not_significa
     assert two.loc["b", "verdict"] == "constant"
     # --until: never decided on a zero-width t interval, whatever the look
     for look in (1, 5, 40):
-        row = stats.sequential_compare({"a": a, "b": b}, look, reference="a").iloc[0]
+        row = stats.sequential_compare({"a": a, "b": b}, look, reference="a", normal=True).iloc[0]
         assert not row["decided"] and row["verdict"] == "undecided"
     # a real spread, however small against the values, is tested as before
     c = a + 0.1 + np.random.default_rng(5).normal(0, 0.01, 40)
@@ -828,3 +836,92 @@ def test_pair_tests__tost_from_two_runs_and_a_constant_difference_at_the_margin(
     at = stats.pair_tests(a + 0.5, a, margin=0.5)  # exactly 0.5 in both runs: not within
     assert at["constant"] == "constant" and at["p_equiv"] == 1.0
     assert stats.pair_tests(a + 0.25, a, margin=0.5)["p_equiv"] == 0.0
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 13, 20])
+def test_sign_flip_p__equals_every_sign_pattern_enumerated_up_to_twenty_runs(n):
+    # continuous values (no ties: 2^n patterns), and the same with ties and zeros
+    rng = np.random.default_rng(n)
+    for d in (rng.normal(0.4, 1.0, n), np.round(rng.normal(0.4, 1.0, n)),
+              np.where(rng.random(n) < 0.5, 0.0, rng.choice([-1.0, 2.0], n))):
+        assert stats.sign_flip_p(d) == pytest.approx(_every_sign_pattern(d), abs=1e-15)
+
+
+def test_sign_flip_p__four_of_twenty_nonzero_one_sign_is_not_significant():
+    # the Wilcoxon normal approximation gave 0.046 here; the exact answer is 2 / 2^4
+    d = np.array([0.0] * 16 + [1.0, 2.0, 1.5, 3.0])
+    assert stats.sign_flip_p(d) == 0.125
+    assert stats.sign_flip_p(np.zeros(7)) == 1.0
+
+
+def _level_on_a_discrete_null(n: int, law: dict, alpha: float = 0.05) -> float:
+    """The exact chance that sign_flip_p <= alpha for n runs of i.i.d. differences with the
+    symmetric law {value: probability} (a null: mean 0), every outcome's counts enumerated."""
+    from itertools import combinations_with_replacement
+
+    from scipy import stats as st
+
+    values = sorted(law)
+    level = 0.0
+    for draw in combinations_with_replacement(range(len(values)), n):
+        counts = np.bincount(draw, minlength=len(values))
+        d = np.repeat(values, counts)
+        if stats.sign_flip_p(d) <= alpha:
+            level += st.multinomial.pmf(counts, n, [law[v] for v in values])
+    return level
+
+
+@pytest.mark.parametrize("n", [14, 20, 30, 50])
+def test_sign_flip_p__level_at_most_alpha_on_exactly_enumerated_discrete_nulls(n):
+    # ties and many zeros, where Wilcoxon's normal approximation exceeded 0.05 (0.0531 at 50)
+    for zero in (0.0, 0.5, 0.9):
+        law = {-1.0: (1 - zero) / 2, 0.0: zero, 1.0: (1 - zero) / 2}
+        assert _level_on_a_discrete_null(n, {v: p for v, p in law.items() if p > 0}) <= 0.05
+    if n <= 20:  # two sizes of difference: (n + 4 choose 4) outcomes
+        law = {-2.0: 0.1, -1.0: 0.2, 0.0: 0.4, 1.0: 0.2, 2.0: 0.1}
+        assert _level_on_a_discrete_null(n, law) <= 0.05
+
+
+def test_sign_flip_p__monte_carlo_beyond_the_exact_range_seeded_and_valid():
+    rng = np.random.default_rng(8)
+    d = rng.normal(0.3, 1.0, 40)  # 2^40 patterns: Monte-Carlo
+    p = stats.sign_flip_p(d)
+    assert p == stats.sign_flip_p(d.copy())  # the same differences, the same p
+    draws = stats.SIGN_FLIP_DRAWS + 1
+    assert round(p * draws) == pytest.approx(p * draws, abs=1e-9) and p >= 1 / draws
+    # all one sign: only the observed pattern and its mirror reach the observed sum
+    assert stats.sign_flip_p(np.abs(d)) < 5 / draws
+    # a symmetric null: rejections at 5% within 3 standard errors of at most 5%
+    nulls = rng.standard_t(3, (300, 30))
+    rate = np.mean([stats.sign_flip_p(x) <= 0.05 for x in nulls])
+    assert rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 300)
+
+
+def test_compare__the_companion_tests_the_mean_and_its_verdict_follows_the_mean():
+    # 16 runs +0.1 and 8 runs -5: the median says "worse", the mean (and both tests) "better"
+    d = np.array([0.1] * 16 + [-5.0] * 8)
+    row = stats.compare({"a": np.zeros(24), "b": d}, reference="a").set_index("name").loc["b"]
+    # |sum| >= 38.4 needs the eight -5s of one sign (+-40), whatever the 0.1s: 2 / 2^8
+    assert row["p_free"] == pytest.approx(2 / 2**8, abs=1e-15)
+    assert row["verdict"] == row["free_verdict"] == "better"
+
+
+def test_sequential_compare__refused_without_one_named_assumption():
+    v = {"a": np.zeros(12), "b": np.linspace(0.0, 1.0, 12)}
+    with pytest.raises(ValueError, match=r"^a sequential comparison rests on one assumption "
+                       r"about the differences, none given: bounds=\(lo, hi\) \(any distribution "
+                       r"within them\), variance=V \(any with variance <= V\), or normal=True "
+                       r"\(t intervals; not valid for skewed regrets\)\.$"):
+        stats.sequential_compare(v, look=1)
+    with pytest.raises(ValueError, match="catoni and t given"):
+        stats.sequential_compare(v, look=1, variance=1.0, normal=True)
+    assert stats.sequential_compare(v, look=1, normal=True)["assumes"].item() == (
+        "normal differences (not valid for skewed or heavy-tailed regrets)")
+
+
+@pytest.mark.slow
+def test_sign_flip_p__level_at_most_alpha_at_every_run_count_from_14_to_50():
+    for n in range(14, 51):
+        for zero in (0.0, 0.5, 0.9):
+            law = {-1.0: (1 - zero) / 2, 0.0: zero, 1.0: (1 - zero) / 2}
+            assert _level_on_a_discrete_null(n, {v: p for v, p in law.items() if p > 0}) <= 0.05

@@ -148,8 +148,8 @@ def test_study__until_separated_with_t_intervals_spends_alpha_over_looks(tmp_pat
     from oslr import stats
 
     two = {**SMALL, "learners": ["ogd-full", "ogd-random-subset"], "runs": 5}
-    saved = oslr.Study(**two, until="separated", max_runs=10, out=str(tmp_path / "u")).run(
-        progress="none", plot=False)
+    saved = oslr.Study(**two, until="separated", max_runs=10, normal=True,
+                       out=str(tmp_path / "u")).run(progress="none", plot=False)
     until = saved.until.set_index("name")
     finals = saved.finals()
     assert saved.config["looks"] == 2  # t intervals need 10 runs: none at the first look
@@ -199,6 +199,11 @@ def test_prepare__the_memory_check_counts_the_statistics_a_given_comparator_k_ke
         prepare({**study, "comparator_k": 3})
 
 
+UNTIL = ("--until separated needs one assumption about the runs' differences of final regrets: "
+         "--bounds LO,HI (any distribution within them), --variance V (any with variance <= V), "
+         "or --normal (t intervals; not valid for skewed regrets).")
+
+
 def test_check_compare__each_refusal_in_full_and_the_largest_cap():
     from types import SimpleNamespace
 
@@ -208,7 +213,7 @@ def test_check_compare__each_refusal_in_full_and_the_largest_cap():
 
     def args(**given):
         return SimpleNamespace(**{"compare_to": None, "until": None, "max_runs": None,
-                                  "bounds": None, "variance": None, **given})
+                                  "bounds": None, "variance": None, "normal": False, **given})
 
     for given, message in [
         ({"compare_to": "zz"}, "unknown learner to compare with 'zz'; available: a, b, best."),
@@ -220,9 +225,14 @@ def test_check_compare__each_refusal_in_full_and_the_largest_cap():
          "regrets respects."),
         ({"until": "separated", "bounds": (-1, 5)},
          "--bounds -1,5 with the best as reference: its pairs are taken either way round, so "
-         "give symmetric bounds (e.g. --bounds=-5,5) or name a reference with --compare-to.")]:
+         "give symmetric bounds (e.g. --bounds=-5,5) or name a reference with --compare-to."),
+        ({"until": "separated"}, UNTIL),
+        ({"until": "separated", "variance": 2.0, "normal": True}, UNTIL),
+        ({"normal": True}, "--normal sets --until separated's intervals; add --until separated "
+         "or drop it.")]:
         with pytest.raises(UsageError) as err:
             check_compare(args(**given), {"runs": 10}, plans)
         assert str(err.value) == message
-    assert check_compare(args(until="separated", max_runs=2**31), {"runs": 10}, plans) == (
+    assert check_compare(args(until="separated", max_runs=2**31, normal=True), {"runs": 10},
+                         plans) == (
         None, 2**31)  # run ids 0 .. 2^31 - 1

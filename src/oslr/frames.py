@@ -143,16 +143,17 @@ def compare_frame(results: Sequence[SimResult], reference: str = "best",
 def sequential_frame(results: Sequence[SimResult], look: int, reference: str = "best",
                      metric: str | None = None, level: float = 0.95,
                      bounds: tuple[float, float] | None = None,
-                     variance: float | None = None) -> pd.DataFrame:
+                     variance: float | None = None, normal: bool = False) -> pd.DataFrame:
     """Look `look` of a study that adds runs until its comparisons are decided (`oslr run
     --until separated`): `oslr.stats.sequential_compare` on the per-run final regrets of every
-    learner x grid point of `results` (reference: "best" or an entry's name; `bounds` or a
-    `variance` bound on the differences for a distribution-free interval)."""
+    learner x grid point of `results` (reference: "best" or an entry's name; the one
+    assumption its interval rests on: `bounds` or a `variance` bound on the differences, or
+    `normal` differences)."""
     from oslr.stats import sequential_compare
 
     finals, metric = per_run_finals(results, metric)
     table = sequential_compare(finals, look, _reference(finals, reference), level, bounds,
-                               variance=variance)
+                               variance=variance, normal=normal)
     table.insert(1, "metric", metric)
     return table
 

@@ -142,7 +142,7 @@ class SavedStudy:
                 level: float = 0.95, margin: float | None = None) -> pd.DataFrame:
         """Paired comparison of every entry with `reference` ("best" or an entry's name) on the
         per-run finals (`oslr.stats.compare`: mean difference, t interval, Holm's p, verdict,
-        the Wilcoxon companion; with `margin`, TOST's "equivalent")."""
+        the sign-flip companion; with `margin`, TOST's "equivalent")."""
         from oslr.stats import compare
 
         finals = self.finals(metric)

@@ -15,14 +15,19 @@ intervals, and overlapping unpaired intervals do not make two learners indisting
 * `compare(values, reference)`: a table of every entry against a reference (the best mean, or a
   named one), with Holm-adjusted p-values over a family fixed before looking (all pairs for
   "best"), a verdict ("better", "worse", "indistinguishable"; "equivalent" by TOST within a
-  margin) and Wilcoxon's signed-rank test beside it (distribution-free).
+  margin) and the sign-flip test of the same mean beside it (`sign_flip_p`: distribution-free,
+  exact for ties and zeros).
 * `confidence_sequence(d, looks, alpha)`: an interval for mean(d) valid at every look at once
   (alpha spent over looks j = 1, 2, ... as 6 alpha / (pi^2 j^2), each look an exact t interval
   at its share; a union bound: valid when the differences are normal, not for skewed or
   discrete ones). `betting_sequence(d, bounds)`: an interval valid at every run for any
-  differences within known bounds (Waudby-Smith & Ramdas 2023). `sequential_compare` applies
-  either to a table of entries (Bonferroni over the comparisons); `oslr run --until separated`
-  adds runs in batches until every comparison is decided.
+  differences within known bounds (Waudby-Smith & Ramdas 2023); `catoni_sequence(d, variance)`
+  one valid for any differences of bounded variance (Wang & Ramdas 2023). `sequential_compare`
+  applies the one whose assumption the caller names (none is refused: no interval for a mean
+  holds for every distribution) to a table of entries (Bonferroni over the comparisons);
+  `oslr run --until separated` adds runs in batches until every comparison is decided.
+* `sign_flip_p(d)`: the sign-flip test of mean(d) = 0, exact for ties and zeros (the
+  distribution-free companion of `compare`).
 * `simultaneous_band(values)`: a band around a mean curve that holds at every checkpoint at once
   (bootstrap-t max), where the pointwise t band holds at each one.
 """
@@ -35,6 +40,7 @@ from typing import Mapping
 
 import numpy as np
 import pandas as pd
+from scipy import special as _special
 from scipy import stats as _st
 
 #: the default confidence level of every interval and the family-wise error of every verdict
@@ -150,21 +156,80 @@ def _diverged(arrays: Mapping[str, np.ndarray]) -> set[str]:
     return out
 
 
+#: `sign_flip_p` is exact while the sign patterns of the nonzero |d_r|, grouped by equal value
+#: (prod of (count + 1)), number at most this; beyond, Monte-Carlo with SIGN_FLIP_DRAWS draws
+SIGN_FLIP_EXACT = 2**20
+#: Monte-Carlo draws of `sign_flip_p` beyond the exact range: its p-values are multiples of
+#: 1 / (SIGN_FLIP_DRAWS + 1), the smallest 1e-4
+SIGN_FLIP_DRAWS = 9999
+#: the seed of the Monte-Carlo sign draws: the same differences always get the same p
+SIGN_FLIP_SEED = 20261204
+
+
+def sign_flip_p(d) -> float:
+    """Two-sided p-value of the sign-flip (randomization) test of mean(d) = 0: the chance,
+    over independent fair signs s_r, that |sum_r s_r |d_r|| >= |sum_r d_r| (a sum equal up to
+    rounding counts). Exact, with no approximation and any ties or zeros, when the differences
+    are symmetric about 0 (two exchangeable learners under common random numbers); otherwise a
+    test of the mean that is valid as the runs grow (it orders samples as the paired t
+    statistic does: sum(d^2) does not change with the signs). Zero differences add nothing to
+    any sum and are left out.
+
+    Exact (the distribution of the sum enumerated, equal values grouped with binomial weights)
+    while the patterns number at most SIGN_FLIP_EXACT (20 distinct values, or any number of
+    values of few distinct sizes); beyond, (1 + #{draws at least as extreme}) / (1 +
+    SIGN_FLIP_DRAWS) over SIGN_FLIP_DRAWS seeded draws of the signs, a p-value that is valid
+    at every level (resolution 1e-4), or where Hoeffding's bound on the exact p is below that
+    resolution, the bound (a clear difference in a large family keeps its small p). 1.0 when
+    every d_r is 0."""
+    d = np.asarray(d, np.float64)
+    x = np.abs(d[d != 0])
+    if x.size == 0:
+        return 1.0
+    observed = abs(float(np.sum(d))) - 1e-12 * float(np.sum(x))  # rounding of the sums
+    values, counts = np.unique(x, return_counts=True)
+    if np.prod(counts + 1.0) <= SIGN_FLIP_EXACT:
+        # weights: the patterns' counts (exact in float64 up to 2^52 patterns), else chances
+        whole = x.size <= 52
+        sums, weights = np.zeros(1), np.ones(1)
+        for v, c in zip(values, counts):
+            k = np.arange(c + 1)
+            w = _special.comb(c, k) if whole else _st.binom.pmf(k, c, 0.5)
+            sums = (sums[:, None] + (v * (2 * k - c))[None, :]).ravel()
+            weights = (weights[:, None] * w[None, :]).ravel()
+        p = float(np.sum(weights[np.abs(sums) >= observed]))
+        return min(1.0, p / 2.0**x.size if whole else p)
+    # beyond the draws' resolution: Hoeffding's bound 2 exp(-S^2 / (2 sum d^2)) on the exact
+    # p (never below it), so that a family of many clear differences is not capped at 1e-4
+    bound = 2.0 * math.exp(-max(observed, 0.0) ** 2 / (2.0 * float(np.sum(x * x))))
+    if bound < 1.0 / (1 + SIGN_FLIP_DRAWS):
+        return bound
+    rng = np.random.default_rng(SIGN_FLIP_SEED)
+    extreme, left = 0, SIGN_FLIP_DRAWS
+    while left:
+        block = min(left, 1000)
+        signs = 2.0 * rng.integers(0, 2, (block, x.size), dtype=np.int8) - 1.0
+        extreme += int(np.sum(np.abs(signs @ x) >= observed))
+        left -= block
+    return (1 + extreme) / (1 + SIGN_FLIP_DRAWS)
+
+
 def pair_tests(a: np.ndarray, b: np.ndarray, level: float = LEVEL,
                margin: float | None = None) -> dict:
-    """The tests of one pair (d = a - b), as a dict: "pair" (`paired`), "p_free" (Wilcoxon's
-    signed-rank p, distribution-free; exact for small n, zero differences dropped; 1.0 when
-    every d_r is 0) and "p_equiv" (with a margin, the TOST p of |mean(d)| < margin: the larger
-    of the two one-sided t tests' p-values; NaN without one) and "constant" (`constant`)."""
+    """The tests of one pair (d = a - b), as a dict: "pair" (`paired`), "p_free" (the
+    sign-flip test of mean(d) = 0, `sign_flip_p`: distribution-free, exact under symmetry,
+    with ties and zeros; 1.0 when every d_r is 0 up to rounding) and "p_equiv" (with a margin,
+    the TOST p of |mean(d)| < margin: the larger of the two one-sided t tests' p-values; NaN
+    without one) and "constant" (`constant`)."""
     pr = paired(a, b, level)
     kind = constant(a, b)
     d = a - b
     if pr.n < 2:
         p_free = float("nan")
-    elif not np.any(d != 0):
+    elif kind == "zero":
         p_free = 1.0
     else:
-        p_free = float(_st.wilcoxon(d, zero_method="wilcox").pvalue)
+        p_free = sign_flip_p(d)
     p_equiv = float("nan")
     if margin is not None and pr.n >= 2:
         if kind is not None:
@@ -203,10 +268,10 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
       DataFrame, one row per name in the order given: name, mean, reference, diff (name minus
       reference), its t interval (diff_low, diff_high), p (paired t), p_holm, ahead (runs where
       name beats the reference), behind, verdict, then the distribution-free companion
-      p_free (Wilcoxon's signed-rank test) and p_free_holm (Holm over the same family),
-      free_verdict (the verdict that companion gives: better or worse by the sign of the median
-      difference where p_free_holm <= alpha, else indistinguishable), p_equiv_holm (TOST, NaN
-      without a margin) and family (the family's description). Verdicts: "reference",
+      p_free (the sign-flip test of the same mean, `sign_flip_p`) and p_free_holm (Holm over
+      the same family), free_verdict (the verdict that companion gives: better or worse by the
+      sign of the mean difference where p_free_holm <= alpha, else indistinguishable),
+      p_equiv_holm (TOST, NaN without a margin) and family (the family's description). Verdicts: "reference",
       "better", "worse", "equivalent" (within the margin), "indistinguishable" (p_holm >
       alpha: no evidence either way, not equivalence), "constant" (the same nonzero difference
       in every run up to rounding, `constant`: no t test applies; no p-value, outside the t
@@ -237,10 +302,9 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
     rows = [_compare_row(n, means[n], reference, n in diverged, tests, holm_of,
                          lower_is_better) for n in names]
     table = pd.DataFrame(rows)
-    medians = {n: float(np.median(arrays[n] - arrays[reference])) for n in live}
     constants = {n for n in live if n != reference
                  and tests[(n, reference)]["constant"] == "constant"}
-    _add_verdicts(table, reference, diverged, constants, medians, lower_is_better, 1.0 - level)
+    _add_verdicts(table, reference, diverged, constants, lower_is_better, 1.0 - level)
     table["family"] = family_text
     cols = ["name", "mean", "reference", "diff", "diff_low", "diff_high", "p", "p_holm",
             "ahead", "behind", "verdict", "p_free", "p_free_holm", "free_verdict",
@@ -299,23 +363,21 @@ def _compare_row(name: str, mean: float, reference: str, diverged: bool, tests: 
 
 
 def _add_verdicts(table: pd.DataFrame, reference: str, diverged, constants,
-                  medians: dict[str, float], lower_is_better: bool, alpha: float) -> None:
+                  lower_is_better: bool, alpha: float) -> None:
     """`verdict` (the t test's, with TOST's "equivalent"; "constant" for a difference that is
-    one nonzero value in every run, `constant`) and `free_verdict` (the signed-rank test's, its
-    direction the median difference) as columns of `table`."""
+    one nonzero value in every run, `constant`) and `free_verdict` (the sign-flip test's, its
+    direction the mean difference's too) as columns of `table`."""
     better = table["diff"] < 0 if lower_is_better else table["diff"] > 0
     fixed = np.where(table["name"] == reference, "reference",
                      np.where(table["name"].isin(diverged), "diverged",
                               np.where(table["name"].isin(constants), "constant", "")))
-    median = table["name"].map(medians)
-    free_better = median < 0 if lower_is_better else median > 0
     table["verdict"] = np.where(
         fixed != "", fixed,
         np.where(table["p_holm"] <= alpha, np.where(better, "better", "worse"),
                  np.where(table["p_equiv_holm"] <= alpha, "equivalent", "indistinguishable")))
     table["free_verdict"] = np.where(
         fixed != "", fixed,
-        np.where(table["p_free_holm"] <= alpha, np.where(free_better, "better", "worse"),
+        np.where(table["p_free_holm"] <= alpha, np.where(better, "better", "worse"),
                  "indistinguishable"))
 
 
@@ -488,9 +550,32 @@ def catoni_sequence(d, variance: float, level: float = LEVEL) -> tuple[float, fl
     return solve(cap), solve(-cap)
 
 
+#: what each sequential interval assumes about the per-run differences, as `until.csv` and
+#: `oslr run --until separated` name it
+ASSUMES = {"betting": "every difference within the bounds given",
+           "catoni": "the differences' variance at most the bound given",
+           "t": "normal differences (not valid for skewed or heavy-tailed regrets)"}
+
+
+def sequential_method(bounds=None, variance=None, normal: bool = False) -> str:
+    """The interval of a sequential comparison from the one assumption named: "betting" with
+    `bounds`, "catoni" with a `variance` bound, "t" with `normal`; ValueError for none (no
+    interval for a mean is valid without one: regret differences are skewed) or several."""
+    named = [m for m, given in (("betting", bounds is not None),
+                                ("catoni", variance is not None), ("t", bool(normal))) if given]
+    if len(named) != 1:
+        raise ValueError(
+            f"a sequential comparison rests on one assumption about the differences, "
+            f"{'none' if not named else ' and '.join(named)} given: bounds=(lo, hi) (any "
+            "distribution within them), variance=V (any with variance <= V), or normal=True "
+            "(t intervals; not valid for skewed regrets).")
+    return named[0]
+
+
 def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: str = "best",
                        level: float = LEVEL, bounds: tuple[float, float] | None = None,
-                       min_runs: int = 10, variance: float | None = None) -> pd.DataFrame:
+                       min_runs: int = 10, variance: float | None = None,
+                       normal: bool = False) -> pd.DataFrame:
     """Look number `look` of a study that adds runs until its comparisons are decided: the
     anytime-valid interval of every entry's mean difference to the reference (lower is
     better), simultaneous over the comparisons by Bonferroni: with a named reference the E - 1
@@ -498,27 +583,24 @@ def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: s
     (the best by mean may change between looks, and every pair's interval holds at every look),
     and the rows are the best against each other entry.
 
-    The interval: with `bounds` (lo, hi) that every run's difference respects,
-    `betting_sequence` (distribution-free: valid for skewed, discrete and rare-spike
-    differences alike); with a bound on their `variance` instead, `catoni_sequence`
-    (distribution-free too: unbounded, skewed and heavy-tailed differences); without either,
-    `confidence_sequence` (t intervals spent over looks: valid for normal differences only;
-    undecided before `min_runs` runs and while every difference is equal, where a t interval
-    would have zero width).
+    The interval rests on one assumption the caller names (`sequential_method`; none is
+    refused): with `bounds` (lo, hi) that every run's difference respects, `betting_sequence`
+    (valid for skewed, discrete and rare-spike differences alike); with a bound on their
+    `variance`, `catoni_sequence` (unbounded, skewed and heavy-tailed differences); with
+    `normal`, `confidence_sequence` (t intervals spent over looks: valid for normal
+    differences only, undecided before `min_runs` runs and while every difference is equal,
+    where a t interval would have zero width).
 
     Returns:
       DataFrame, one row per entry other than the reference: name, reference, runs, diff,
       cs_low, cs_high, decided (the interval excludes 0), verdict ("better", "worse",
       "undecided", or "diverged" for an entry with a NaN or inf run, decided at once and never
-      the reference), method ("betting", "catoni" or "t").
+      the reference), method ("betting", "catoni" or "t") and assumes (`ASSUMES`).
     """
     names = list(values)
     if len(names) < 2:
         raise ValueError("a sequential comparison needs two entries or more.")
-    if bounds is not None and variance is not None:
-        raise ValueError("give bounds or a variance bound, not both: bounds (betting) are the "
-                         "tighter where the differences are bounded.")
-    method = "betting" if bounds is not None else "catoni" if variance is not None else "t"
+    method = sequential_method(bounds, variance, normal)
     arrays = {n: np.asarray(values[n], np.float64) for n in names}
     diverged = _diverged(arrays)
     if reference == "best":
@@ -540,7 +622,7 @@ def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: s
         if n in diverged:  # known at once: decided, with a verdict of its own
             rows.append({"name": n, "reference": reference, "runs": len(arrays[n]),
                          "diff": np.nan, "cs_low": np.nan, "cs_high": np.nan, "decided": True,
-                         "verdict": "diverged", "method": method})
+                         "verdict": "diverged", "method": method, "assumes": ASSUMES[method]})
             continue
         d = arrays[n] - arrays[reference]
         if bounds is not None:
@@ -556,10 +638,11 @@ def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: s
                      "diff": float(np.mean(d)), "cs_low": low, "cs_high": high,
                      "decided": decided,
                      "verdict": "undecided" if not decided else "better" if high < 0 else "worse",
-                     "method": method})
+                     "method": method, "assumes": ASSUMES[method]})
     return pd.DataFrame(rows)
 
 
-__all__ = ["LEVEL", "Paired", "betting_sequence", "catoni_sequence", "compare",
+__all__ = ["ASSUMES", "LEVEL", "Paired", "betting_sequence", "catoni_sequence", "compare",
            "confidence_sequence", "holm", "look_level", "mean_ci", "pair_tests", "paired",
-           "sequential_compare", "simultaneous_band", "t_quantile"]
+           "sequential_compare", "sequential_method", "sign_flip_p", "simultaneous_band",
+           "t_quantile"]

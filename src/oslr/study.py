@@ -445,11 +445,26 @@ def _check_bounds(bounds, compare_to: str | None) -> None:
                          "with --compare-to.")
 
 
+#: the refusal of --until separated with no assumption named (or two)
+UNTIL_NEEDS = ("--until separated needs one assumption about the runs' differences of final "
+               "regrets: --bounds LO,HI (any distribution within them), --variance V (any with "
+               "variance <= V), or --normal (t intervals; not valid for skewed regrets).")
+
+
+def interval_of(args) -> dict:
+    """The assumption --until separated's intervals rest on, from `args` (the command's flags
+    or a `Study`): the keyword arguments bounds, variance and normal of
+    `oslr.report.sequential_frame`."""
+    return {"bounds": getattr(args, "bounds", None), "variance": getattr(args, "variance", None),
+            "normal": bool(getattr(args, "normal", False))}
+
+
 def check_compare(args, study: dict, plans) -> tuple[str | None, int | None]:
     """(--compare-to, --until's cap on the runs) after checking them against the study, before
     any work: a comparison needs two entries and runs to pair; --until needs two runs a batch
-    (each look's interval needs a spread). `args` has compare_to, until, max_runs, bounds and
-    variance (the command's flags, or a `Study`)."""
+    (each look's interval needs a spread) and one assumption for its intervals. `args` has
+    compare_to, until, max_runs, bounds, variance and normal (the command's flags, or a
+    `Study`)."""
     from oslr.checks import unknown_name
 
     entries = sum(len(labels) for _, labels, _ in plans)
@@ -472,14 +487,15 @@ def check_compare(args, study: dict, plans) -> tuple[str | None, int | None]:
                              "one of them or 'best'.")
     if args.max_runs is not None and not args.until:
         raise UsageError("--max-runs caps --until separated; add --until separated or drop it.")
-    for flag in ("bounds", "variance"):
-        if getattr(args, flag, None) is not None and not args.until:
+    interval = interval_of(args)
+    for flag, value in interval.items():
+        if value not in (None, False) and not args.until:
             raise UsageError(f"--{flag} sets --until separated's intervals; add --until "
                              "separated or drop it.")
-    if getattr(args, "bounds", None) is not None and getattr(args, "variance", None) is not None:
+    if interval["bounds"] is not None and interval["variance"] is not None:
         raise UsageError("give --bounds or --variance, not both: --bounds (a betting sequence) "
                          "is the tighter where every difference is bounded.")
-    _check_bounds(getattr(args, "bounds", None), compare_to)
+    _check_bounds(interval["bounds"], compare_to)
     if not args.until:
         return compare_to, None
     batch = study["runs"]
@@ -492,14 +508,17 @@ def check_compare(args, study: dict, plans) -> tuple[str | None, int | None]:
                          "(or --runs, whose 10 batches it defaults to).")
     if cap < batch:
         raise UsageError(f"--max-runs {cap} is below one batch of --runs {batch}; raise it.")
+    if sum(value not in (None, False) for value in interval.values()) != 1:
+        raise UsageError(UNTIL_NEEDS)
     return compare_to, cap
 
 
 def run_looks(study: dict, problem, pp, plans, saved: Path, cap: int | None,
-              compare_to: str | None, bounds, variance, progress: StudyProgress, log):
+              compare_to: str | None, interval: dict, progress: StudyProgress, log):
     """Play the study: every learner once, or under --until separated in batches of `runs`
     runs (consecutive run ids) until every comparison with the reference is decided or the runs
-    reach `cap`. Each learner's chunks are checkpointed under `saved`. Returns (the results,
+    reach `cap` (`interval`: the assumption its intervals rest on, `interval_of`). Each
+    learner's chunks are checkpointed under `saved`. Returns (the results,
     the last look's decision frame or None, the number of looks)."""
     import oslr
     from oslr import report
@@ -528,8 +547,7 @@ def run_looks(study: dict, problem, pp, plans, saved: Path, cap: int | None,
         if cap is None:
             return [p[0] for p in parts], None, look
         results = [SimResult.concat_runs(p) for p in parts]
-        decision = report.sequential_frame(results, look, compare_to or "best", bounds=bounds,
-                                           variance=variance)
+        decision = report.sequential_frame(results, look, compare_to or "best", **interval)
         undecided = decision[~decision["decided"]]
         print(look_line(look, batch, list(undecided["name"])), file=log)
         if undecided.empty or (look + 1) * batch > cap:
@@ -537,7 +555,7 @@ def run_looks(study: dict, problem, pp, plans, saved: Path, cap: int | None,
 
 
 def finish(results, decision, look: int, cap: int | None, study: dict, out: Path, saved: Path,
-           compare_to: str | None, bounds, variance, command: str | None = None,
+           compare_to: str | None, interval: dict, command: str | None = None,
            plot: bool = True, axes: str = "loglog") -> tuple[dict, dict, str | None]:
     """Write the study's files into `out` (`oslr.report.save_study`: config.json last) and only
     then remove its checkpoints. Under --until the config records the looks and only until.csv's
@@ -549,7 +567,8 @@ def finish(results, decision, look: int, cap: int | None, study: dict, out: Path
     if decision is not None:
         study = {**study, "until": "separated", "max_runs": cap, "runs": look * study["runs"],
                  "batch_runs": study["runs"], "looks": look,
-                 "bounds": None if bounds is None else list(bounds), "variance": variance}
+                 "bounds": None if interval["bounds"] is None else list(interval["bounds"]),
+                 "variance": interval["variance"], "normal": interval["normal"]}
         compare_to = None
     config = {**study, "command": command}
     files = report.save_study(results, out, config=config, plot=plot, axes=axes,
@@ -563,7 +582,7 @@ def finish(results, decision, look: int, cap: int | None, study: dict, out: Path
 def plan(study: dict, how, out: Path):
     """Everything checked before anything is traced or any folder made: the problem and the
     learners (`prepare`), the comparison (`check_compare`; `how` has compare_to, until,
-    max_runs, bounds and variance), then `out` made and tried. Returns (problem, its params,
+    max_runs, bounds, variance and normal), then `out` made and tried. Returns (problem, its params,
     the plans, the reference to compare with, the --until cap)."""
     problem, pp, plans = prepare(study)
     study.pop("_default_learners", None)
@@ -586,7 +605,7 @@ class Played(NamedTuple):
 
 
 def play(study: dict, out: Path, problem, pp, plans, compare_to: str | None, cap: int | None,
-         bounds, variance, progress: StudyProgress, log, rank: int = 0,
+         interval: dict, progress: StudyProgress, log, rank: int = 0,
          command: str | None = None, plot: bool = True, axes: str = "loglog") -> Played:
     """Under `out`'s lock (held by process 0): decide what the folder holds
     (`writer_checks_the_folder`: resume, refuse another study), play the looks (`run_looks`),
@@ -596,13 +615,13 @@ def play(study: dict, out: Path, problem, pp, plans, compare_to: str | None, cap
         print(f"  resuming from the chunks saved in {saved}", file=log)
     try:
         results, decision, looks = run_looks(study, problem, pp, plans, saved, cap, compare_to,
-                                             bounds, variance, progress, log)
+                                             interval, progress, log)
     finally:
         progress.close()
     if rank != 0:  # every process holds the gathered results; process 0 writes them
         return Played(results, decision, looks, None, None, compare_to)
     files, config, compare_to = finish(results, decision, looks, cap, study, out, saved,
-                                       compare_to, bounds, variance, command=command,
+                                       compare_to, interval, command=command,
                                        plot=plot, axes=axes)
     return Played(results, decision, looks, files, config, compare_to)
 
@@ -613,7 +632,8 @@ class Study:
     `learners` (registry names) with fixed `params` and a swept `grid`, `horizon` rounds, `runs`
     runs per grid point from `seed`; `compare_to` ("best" or a learner) for a paired
     comparison; `until="separated"` to add batches of `runs` runs until every comparison is
-    decided (at most `max_runs`; `bounds` or `variance` for a distribution-free sequence); its
+    decided (at most `max_runs`; the one assumption its intervals rest on: `bounds` or a
+    `variance` bound for a distribution-free sequence, or `normal` differences); its
     folder `out` (default: oslr-results/run-<time>, or the unfinished folder of this very
     study). Every value is checked before anything is traced or written."""
 
@@ -634,6 +654,7 @@ class Study:
     max_runs: int | None = None
     bounds: tuple | None = None
     variance: float | None = None
+    normal: bool = False
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike, **changes) -> Study:
@@ -672,12 +693,12 @@ class Study:
         folder.refuse_finished(out, "out")
         problem, pp, plans, compare_to, cap = plan(study, self, out)
         with atomic.FolderLock(out, "out"):
-            play(study, out, problem, pp, plans, compare_to, cap, self.bounds, self.variance,
+            play(study, out, problem, pp, plans, compare_to, cap, interval_of(self),
                  StudyProgress(progress), log, plot=plot, axes=axes)
         return load(out)
 
 
 __all__ = ["CHECKPOINTS", "DEFAULT_OUT", "DEFAULT_STUDY", "Played", "Study", "StudyProgress",
            "UsageError", "check_compare", "check_out_dir", "check_same_study", "check_sizes",
-           "finish", "load_config", "plan", "play", "prepare", "run_looks", "settings",
-           "unfinished_default", "writer_checks_the_folder"]
+           "finish", "interval_of", "load_config", "plan", "play", "prepare", "run_looks",
+           "settings", "unfinished_default", "writer_checks_the_folder"]

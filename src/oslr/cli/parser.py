@@ -187,19 +187,23 @@ def _add_run(sub) -> None:
     p_run.add_argument("--until", choices=("separated",),
                        help="add batches of --runs runs until every comparison with the "
                             "reference (--compare-to, default best) is decided by an "
-                            "anytime-valid 95%% interval, or --max-runs is reached")
+                            "anytime-valid 95%% interval, or --max-runs is reached; needs one "
+                            "of --bounds, --variance, --normal (what the interval assumes)")
     p_run.add_argument("--max-runs", dest="max_runs", type=_whole,
                        help="--until's cap on the runs (default 10 x --runs)")
     p_run.add_argument("--bounds", type=_bounds, metavar="LO,HI",
                        help="--until: bounds every run's difference of final regrets respects "
                             "(e.g. --bounds=-T,T for losses in [0, 1]); the intervals are then "
-                            "distribution-free (a betting confidence sequence) instead of t "
-                            "intervals that assume normal differences")
+                            "distribution-free (a betting confidence sequence)")
     p_run.add_argument("--variance", type=_positive_float, metavar="V",
                        help="--until: an upper bound on the variance of a run's difference of "
                             "final regrets, for unbounded (e.g. heavy-tailed) ones; the "
                             "intervals are then distribution-free (a Catoni-style confidence "
                             "sequence); a bound below the true variance voids them")
+    p_run.add_argument("--normal", action="store_true",
+                       help="--until: assume normal differences of final regrets (t intervals "
+                            "spent over looks): the narrowest, and not valid for skewed or "
+                            "heavy-tailed regrets, where they cover the mean far less often")
     _add_distributed(p_run)
     p_run.set_defaults(func=run.cmd_run)
 

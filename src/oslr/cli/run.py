@@ -176,7 +176,7 @@ def _run_locked(args, study, out, rank, problem, pp, plans, compare_to, cap) -> 
     mode = "none" if args.no_progress or rank != 0 else args.progress
     try:
         played = study_module.play(
-            study, out, problem, pp, plans, compare_to, cap, args.bounds, args.variance,
+            study, out, problem, pp, plans, compare_to, cap, study_module.interval_of(args),
             study_module.StudyProgress(mode), log, rank, command=args.command_line,
             plot=not args.no_plot, axes=args.axes)
     except KeyboardInterrupt:
@@ -220,7 +220,7 @@ def _print_summary(args, results, horizon: int, compare_to: str | None) -> None:
         table = report.compare_frame(results, compare_to)
         print(f"\nPaired comparison with {table['reference'].iloc[0]} on the same "
               f"{results[0].n_runs} runs (difference = learner - reference; 95% t interval; "
-              f"{table['family'].iloc[0]}; free_verdict: Wilcoxon's signed-rank test):")
+              f"{table['family'].iloc[0]}; free_verdict: the sign-flip test of the same mean):")
         print(table[_COMPARE_COLUMNS].to_string(index=False,
                                                 float_format=lambda v: f"{v:.4g}"))
 
@@ -241,11 +241,18 @@ def _note_wstar_only(results, log) -> None:
               f"--runs or a smaller d bring it back.", file=log)
 
 
+#: the name of each sequential interval in the printout
+_SEQUENCES = {"betting": "betting confidence sequence", "catoni": "Catoni-style sequence",
+              "t": "t intervals spent over looks"}
+
+
 def _print_until(decision, look: int, batch: int, cap: int) -> None:
     """The decision of `oslr run --until separated` and the compute it saved."""
     runs = look * batch
-    print(f"\nUntil separated (anytime-valid 95% intervals, union bound over looks and "
-          f"comparisons; batches of {batch} runs): {look} look(s), {runs} runs.")
+    method = decision["method"].iloc[0]
+    print(f"\nUntil separated (anytime-valid 95% intervals: {_SEQUENCES[method]}, assuming "
+          f"{decision['assumes'].iloc[0]}; Bonferroni over the comparisons; batches of {batch} "
+          f"runs): {look} look(s), {runs} runs.")
     diverged = decision["verdict"] == "diverged"
     for _, r in decision.iterrows():
         if r["verdict"] == "diverged":

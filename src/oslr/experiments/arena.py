@@ -493,12 +493,12 @@ def rank(board: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """Rank the entrants of each problem x budget by mean regret (1 = lowest) and compare each
     with the best one on the same runs (`oslr.stats.compare`: paired t on the per-run
     differences, Holm's correction over all pairs of the cell's entrants, a family fixed
-    before the best is picked, family-wise 5%; Wilcoxon's signed-rank test beside it, Holm
-    over the same family):
+    before the best is picked, family-wise 5%; the sign-flip test of the same mean beside it,
+    Holm over the same family):
     `tied_with_best` unless both tests put it behind the best (indistinguishable from it: the
     rule of every docs table, where a "win" needs the distribution-free test too),
     `diff_to_best` with its 95% interval (`diff_low`, `diff_high`, unadjusted), `p_holm` (t),
-    `p_free_holm` (Wilcoxon), and `worse_runs` / `better_runs`: the runs where it is behind /
+    `p_free_holm` (sign-flip), and `worse_runs` / `better_runs`: the runs where it is behind /
     ahead of the best."""
     board = board.copy()
     for col, fill in (("rank", np.nan), ("tied_with_best", False), ("diff_to_best", np.nan),
@@ -545,7 +545,7 @@ def rerank_saved(folder: Path, name: str = "arena") -> pd.DataFrame:
 
 def vs_best(r) -> str:
     """The leaderboard's "vs best" cell: the paired difference to the best with its interval and
-    the runs behind it; "indistinguishable" unless the paired t test and Wilcoxon's test, each
+    the runs behind it; "indistinguishable" unless the paired t test and the sign-flip test, each
     after Holm, both put it behind."""
     if r["diff_to_best"] == 0 and r["rank"] == 1:
         return "best"
@@ -568,7 +568,7 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
         out.append(f"### {name} (d = {first['d']}, k = {first['k']}, budget {budget}, "
                    f"T = {int(first['horizon']):,}): {desc}\n")
         out.append("| rank | learner | obs/round | tuned | regret at T (95% CI) | vs best "
-                   "(paired, 95% CI; t and Wilcoxon, Holm) | exponent (theory) | bound at T | "
+                   "(paired, 95% CI; t and sign-flip, Holm) | exponent (theory) | bound at T | "
                    "run-rounds/s |")
         out.append("|---|---|---|---|---|---|---|---|---|")
         ran = part[~_skipped(part)].sort_values("regret")
@@ -671,7 +671,7 @@ def plot_arena(curves: pd.DataFrame, problem: str, budget: int, path: str | Path
 
 # ----------------------------------------------------------------------------- experiments
 
-#: The arena's sizes: full (docs/arena.md; 20 evaluation runs, so that Wilcoxon's test can
+#: The arena's sizes: full (docs/arena.md; 20 evaluation runs, so that the sign-flip test can
 #: decide a pair after Holm over a cell's 36, and 4 tuning runs a point, two disjoint sets of 2
 #: for the choice's stability), --quick (the nine entrants on `rip`, 20 runs too, since at 10 no
 #: pair could be decided; small enough to check the chain, most of its time compiling) and

@@ -49,7 +49,7 @@ PAPER = {(10, 2, 4): {"alg2": 427.0, "alg3": 2544.3, "kklp": 4649.4, "kklp_a": 4
          (10, 2, 8): {"alg2": 265.2, "alg3": 1271.7, "kklp": 4365.8, "kklp_a": 3952.8},
          (10, 5, 8): {"alg2": 245.8, "alg3": 787.7, "kklp": 4370.4, "kklp_a": 4087.1}}
 PAPER_SECONDS = {"alg2": 0.32, "alg3": 2.31, "kklp": 4.58, "kklp_a": 46.76}
-#: shuffles of kegg in Fig. 1b: enough for Wilcoxon's signed-rank test to separate the methods
+#: shuffles of kegg in Fig. 1b: enough for the sign-flip test to separate the methods
 #: after Holm (at 5 its smallest p is 0.0625)
 REAL_SHUFFLES = 50
 

@@ -31,7 +31,7 @@ WLL_RATIOS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 WLL_RHOS = (0.2, 0.5, 0.8, 1.1, 1.5)
 WLL_ETA_SCALES = (1.0, 3.0, 10.0, 30.0, 100.0)
 WLL_C0S = (0.0, 0.01, 0.1, 1.0)
-#: shuffles per point of the k/d and redundant-feature curves: enough that Wilcoxon's signed-rank
+#: shuffles per point of the k/d and redundant-feature curves: enough that the sign-flip
 #: test can decide a table's rows after Holm (its smallest p at n runs is 2 / 2^n: at 5 it is
 #: 0.0625 before any correction)
 WLL_SHUFFLES = 50
