@@ -137,10 +137,10 @@ def test_rank__ties_by_a_paired_test_on_the_same_runs_not_by_overlapping_interva
     assert "not run: too big" in lines[8]
 
 
-def test_rank__a_tie_unless_wilcoxon_separates_too_as_on_every_docs_table():
-    """Behind the best in all 5 runs by 3 +- 0.1: the t test separates (p ~ 1e-6), Wilcoxon's
-    signed-rank test cannot (its smallest p at 5 runs is 2/32 = 0.0625): indistinguishable."""
-    from scipy.stats import wilcoxon
+def test_rank__a_tie_unless_the_sign_flip_test_separates_too_as_on_every_docs_table():
+    """Behind the best in all 5 runs by 3 +- 0.1: the t test separates (p ~ 1e-6), the
+    sign-flip test cannot (its smallest p at 5 runs is 2/32 = 0.0625): indistinguishable."""
+    from oslr import stats
 
     rng = np.random.default_rng(3)
     hard = rng.normal(0, 10, 5)
@@ -148,7 +148,7 @@ def test_rank__a_tie_unless_wilcoxon_separates_too_as_on_every_docs_table():
     out = A.rank(*_board_and_runs(finals)).set_index("learner")
     assert out.loc["b", "p_holm"] < 1e-4  # one pair: Holm changes nothing
     assert out.loc["b", "p_free_holm"] == pytest.approx(
-        wilcoxon(finals["b"] - finals["a"]).pvalue) == 0.0625
+        stats.sign_flip_p(finals["b"] - finals["a"])) == 0.0625
     assert out["tied_with_best"].tolist() == [True, True]
     assert A.vs_best(out.loc["b"]).startswith("indistinguishable: +3.0")
     # a diverged run (NaN): never a tie, whatever the tests could not say
@@ -375,7 +375,7 @@ def test_run_entrant__what_each_simulate_call_gets_and_what_the_summary_holds(mo
 def test_arena_sizes__20_evaluation_runs_4_tuning_runs_a_point_in_the_docs_studies():
     import inspect
 
-    # 20 runs: Wilcoxon's smallest two-sided p, 2 / 2^20, survives Holm over a cell's 36 pairs
+    # 20 runs: the sign-flip test's smallest two-sided p, 2 / 2^20, survives Holm over a cell's 36 pairs
     # (at 10 runs 2 / 1024 x 36 = 0.07 could not); 20 / 5 factors = 4 tuning runs a point, two
     # sets of 2 for the stability of the choice
     assert A.ARENA_FULL["runs"] == A.ARENA_LONG["runs"] == A.ARENA_K["runs"] == 20
@@ -532,7 +532,7 @@ def test_leaderboard_markdown__the_whole_text_of_a_small_board():
     assert A.leaderboard_markdown(board) == "\n".join([
         "### toy (d = 6, k = 2, budget 5, T = 100): \n",
         "| rank | learner | obs/round | tuned | regret at T (95% CI) | vs best (paired, 95% CI; "
-        "t and Wilcoxon, Holm) | exponent (theory) | bound at T | run-rounds/s |",
+        "t and sign-flip, Holm) | exponent (theory) | bound at T | run-rounds/s |",
         "|---|---|---|---|---|---|---|---|---|",
         "| 1 | a | 3 | eta=1 | 1.0 (0.5, 1.5) | best | 0.50 (sqrt T) | - | 1e+05 |",
         "| 2 | b | 3 | eta=1 | 2.0 (1.5, 2.5) (R2 lower bound) | behind: +1.0 (+0.5, +1.5), "

@@ -207,15 +207,10 @@ def test_wll_tables__paired_claims_follow_the_per_run_files(tmp_path):
     assert not after[1].startswith("**") and after[2].startswith("**")
     n = len(ftpsl)
     assert after[5].startswith("-1,000 (") and f"ahead in 0/{n}" in after[5]
-    # ahead by 100 in a fifth of the runs, behind by 1 in the rest: the t test separates the
-    # two (mean +19.2), Wilcoxon's ranks do not: no bold, "t only"
-    d = np.where(np.arange(n) < n // 5, 100.0, -1.0)
-    runs.loc[rand.index, "value"] = ftpsl["value"].to_numpy() - d
-    runs.to_parquet(figures / "wll-k-a9a-runs.parquet", index=False)
-    t_only = row(dt.TABLES["wll-k-a9a-tuned"](figures)).split(" | ")
-    assert not t_only[1].startswith("**") and not t_only[2].startswith("**")
-    assert t_only[5].endswith("(t only) |"), t_only[5]
-    # Holm over the table's rows, for the t and the Wilcoxon test alike: each a9a row's bold
+    # (a difference one test separates and the other does not is marked "(t only)" or
+    # "(sign-flip only)" and never bold: test_paired_text; both test the mean, so a shipped
+    # file's runs rarely part them)
+    # Holm over the table's rows, for the t and the sign-flip test alike: each a9a row's bold
     # recomputed from the shipped per-run file (bold only where both tests separate the two)
     from oslr.stats import holm, pair_tests
 
@@ -423,7 +418,6 @@ def test_docs_arena_boards__every_tie_and_interval_recomputed_from_the_per_run_f
     # Holm over every pair of the cell's entrants (the best is picked after looking)
     from itertools import combinations
 
-    from scipy.stats import wilcoxon
 
     from oslr import stats
 
@@ -441,7 +435,7 @@ def test_docs_arena_boards__every_tie_and_interval_recomputed_from_the_per_run_f
         pairs = [(n, best) for n in others] + [
             (a, b) for a, b in combinations(others, 2)]
         p_all = stats.holm([stats.paired(finals[a], finals[b]).p for a, b in pairs])
-        p_free = stats.holm([wilcoxon(finals[a] - finals[b]).pvalue for a, b in pairs])
+        p_free = stats.holm([stats.sign_flip_p(finals[a] - finals[b]) for a, b in pairs])
         for n, t, q, q_free in zip(others, tests, p_all, p_free):
             row = part[part["learner"] == n].iloc[0]
             assert row["regret"] == pytest.approx(finals[n].mean(), rel=1e-9)
@@ -470,11 +464,11 @@ def test_paired_text__both_p_values_and_which_test_alone_separates():
     from oslr.stats import paired
 
     r = paired(np.array([3.0, 4.0, 5.0, 6.0, 7.0]), np.zeros(5))
-    assert dt._paired_text(r, 0.01, 0.3) == ("+5 (+3, +7), ahead in 5/5, p 0.01, Wilcoxon p 0.3 "
+    assert dt._paired_text(r, 0.01, 0.3) == ("+5 (+3, +7), ahead in 5/5, p 0.01, sign-flip p 0.3 "
                                              "(t only)")
-    assert dt._paired_text(r, 0.2, 0.04).endswith(", p 0.2, Wilcoxon p 0.04 (Wilcoxon only)")
-    assert dt._paired_text(r, 0.0004, 0.05).endswith(", p < 0.001, Wilcoxon p 0.05")
-    assert dt._paired_text(r, 0.06, 0.5).endswith(", p 0.06, Wilcoxon p 0.5")
+    assert dt._paired_text(r, 0.2, 0.04).endswith(", p 0.2, sign-flip p 0.04 (sign-flip only)")
+    assert dt._paired_text(r, 0.0004, 0.05).endswith(", p < 0.001, sign-flip p 0.05")
+    assert dt._paired_text(r, 0.06, 0.5).endswith(", p 0.06, sign-flip p 0.5")
     same = paired(np.array([1.0, 2.0]), np.array([1.1, 2.1]))  # every difference rounds to 0
     assert dt._paired_text(same, 1.0, 1.0) == "0 (0, 0): the same to rounding in all 2 runs"
     # the family: Holm over the keys, for the t test and the companion alike
@@ -482,7 +476,7 @@ def test_paired_text__both_p_values_and_which_test_alone_separates():
     cells = dt._paired_cells({"x": (a, b), "y": (b, a)})
     (rx, qx, fx), (ry, qy, fy) = cells["x"], cells["y"]
     assert rx.diff == -1.5 and ry.diff == 1.5 and qx == qy == min(1.0, 2 * rx.p)
-    assert fx == fy == min(1.0, 2 * 0.03125)  # exact Wilcoxon, 6 runs all one way: 2 / 2^6
+    assert fx == fy == min(1.0, 2 * 0.03125)  # exact sign-flip, 6 runs all one way: 2 / 2^6
 
 
 def _ctr_runs_file(path: Path, clicks: dict, accepted: dict, t: int = 50) -> None:
@@ -499,6 +493,8 @@ def _ctr_runs_file(path: Path, clicks: dict, accepted: dict, t: int = 50) -> Non
 
 
 def test_kpm_replay_pairs__ctr_per_run_paired_with_both_tests_and_holm(tmp_path):
+    from oslr import stats
+
     from scipy import stats as st
 
     acc = [100, 200, 100, 400, 100, 250]
@@ -510,11 +506,11 @@ def test_kpm_replay_pairs__ctr_per_run_paired_with_both_tests_and_holm(tmp_path)
     d = 1e4 * (a_clicks - b_clicks) / np.array(acc, float)  # CTR = 10000 clicks / accepted
     half = st.t.ppf(0.975, 5) * d.std(ddof=1) / np.sqrt(6)
     p_t = st.ttest_1samp(d, 0.0).pvalue
-    assert st.wilcoxon(d).pvalue == pytest.approx(2 / 64)  # exact: every run ahead
+    assert stats.sign_flip_p(d) == pytest.approx(2 / 64)  # exact: every run ahead
     table = dt.TABLES["kpm-replay-men-pairs"](tmp_path)
     assert table.splitlines()[2] == (
         f"| linucb - flinucb-gd | +{d.mean():,.0f} (+{d.mean() - half:,.0f}, "
-        f"+{d.mean() + half:,.0f}), ahead in 6/6, p {p_t:.2g}, Wilcoxon p 0.031 |")
+        f"+{d.mean() + half:,.0f}), ahead in 6/6, p {p_t:.2g}, sign-flip p 0.031 |")
     assert len(table.splitlines()) == 3  # one pair: the header, its rule and one row
 
     # four cells, six pairs: one separated (after Holm over the six) by both tests
@@ -533,8 +529,8 @@ def test_kpm_replay_pairs__ctr_per_run_paired_with_both_tests_and_holm(tmp_path)
              for b in cells[i + 1:]]
     lines = text.splitlines()
     assert lines[0].startswith("6 pairs of the 4 cells, each on the same 12 runs: 3 separated "
-                               "by the paired t test and 3 by Wilcoxon's")
-    assert lines[0].endswith(f"t {min(p_raw):.2g}, Wilcoxon {2 / 4096:.2g}.")
+                               "by the paired t test and 3 by the sign-flip test")
+    assert lines[0].endswith(f"t {min(p_raw):.2g}, sign-flip {2 / 4096:.2g}.")
     assert [ln.split(":")[0] for ln in lines[1:]] == [
         "- gd kappa 0.1 - sag kappa 0.1", "- gd kappa 1 - sag kappa 0.1",
         "- sag kappa 0.1 - sag kappa 1"]
@@ -583,9 +579,9 @@ def test_foster_rate_pairs_and_exponents__runs_matched_across_t_and_budgets(tmp_
     for row, p, a, b in zip(table[2:], pairs, q_t, q_free):
         r = p["pair"]
         assert f"above in {r.above}/{n}, " in row and row.endswith(
-            f"{dt._p(a)}, Wilcoxon {dt._p(b)}" + ("" if (a <= 0.05) == (b <= 0.05) else
+            f"{dt._p(a)}, sign-flip {dt._p(b)}" + ("" if (a <= 0.05) == (b <= 0.05) else
                                                   " (t only)" if a <= 0.05 else
-                                                  " (Wilcoxon only)") + " |")
+                                                  " (sign-flip only)") + " |")
 
 
 def test_kpm_tracking_pairs__every_pair_of_trackers_at_the_last_n(tmp_path):
@@ -609,7 +605,7 @@ def test_kpm_tracking_pairs__every_pair_of_trackers_at_the_last_n(tmp_path):
             "flinucb-svrg - flinucb-sag"]):
         r = t["pair"]
         assert line.startswith(f"| {pair} | {r.diff:+.1e} ({r.ci_low:+.1e}, {r.ci_high:+.1e}), "
-                               f"above in {r.above}/7, {dt._p(a)}, Wilcoxon {dt._p(b)}")
+                               f"above in {r.above}/7, {dt._p(a)}, sign-flip {dt._p(b)}")
     assert lines[2].startswith("| flinucb-gd - flinucb-svrg | +4.") and "above in 7/7" in lines[2]
 
 
@@ -649,7 +645,7 @@ def test_kale_pairs__each_comparison_on_the_same_runs_with_holm_over_the_table(t
             r = t["pair"]
             assert cell.startswith(f"{dt._signed(r.diff)} ({dt._signed(r.ci_low)}, "
                                    f"{dt._signed(r.ci_high)}), above in {r.above}/{n}, "
-                                   f"{dt._p(a)}, Wilcoxon {dt._p(b)}")
+                                   f"{dt._p(a)}, sign-flip {dt._p(b)}")
 
     greedy = []
     for d, design in ((20, "correlated"), (100, "rademacher"), (20, "rademacher")):
@@ -690,9 +686,9 @@ def test_ito_table1_pairs__every_pair_per_setting_in_the_papers_order(tmp_path):
         head = f"({setting[0]}, {setting[1]}, {setting[2]})" if i % 3 == 0 else ""
         assert lines[i] == dt._row(head, f"{names[a]} - {names[b]}", (
             f"{r.diff:+,.1f} ({r.ci_low:+,.1f}, {r.ci_high:+,.1f}), above in {r.above}/5, "
-            f"{dt._p(q[i])}, Wilcoxon {dt._p(q_free[i])}"
+            f"{dt._p(q[i])}, sign-flip {dt._p(q_free[i])}"
             + ("" if (q[i] <= 0.05) == (q_free[i] <= 0.05) else " (t only)")))
-    assert all(ln.endswith("(t only) |") for ln in lines)  # 5 instances: Wilcoxon's p >= 0.0625
+    assert all(ln.endswith("(t only) |") for ln in lines)  # 5 instances: the sign-flip p >= 0.0625
 
 
 def _tiny_arena(figures: Path, finals: dict, extra: dict | None = None) -> None:
@@ -735,7 +731,7 @@ def test_arena_against__paired_difference_holm_over_every_pair_of_the_cell(tmp_p
                f"{dt._signed_regret(pr.ci_high)})"
         t_says, w_says = q_t[key] <= 0.05, q_w[key] <= 0.05
         want = (f"**{text}**" if t_says and w_says else
-                text + (" (t)" if t_says else " (W)" if w_says else ""))
+                text + (" (t)" if t_says else " (S)" if w_says else ""))
         assert cells[name] == want
     assert cells["a"].startswith("**-5.")  # a is below the random subset in every run
     assert "**" not in cells["b"] and "**" not in cells["c"]
@@ -786,7 +782,7 @@ def test_arena_long__each_row_minus_the_next_below_paired_with_holm_over_the_cel
         text = (f"{dt._signed_regret(pr.diff)} ({dt._signed_regret(pr.ci_low)}, "
                 f"{dt._signed_regret(pr.ci_high)})")
         both = q_t[key] <= 0.05 and q_w[key] <= 0.05
-        one = " (t)" if q_t[key] <= 0.05 else " (W)" if q_w[key] <= 0.05 else ""
+        one = " (t)" if q_t[key] <= 0.05 else " (S)" if q_w[key] <= 0.05 else ""
         assert row[4] == (f"**{text}**" if both else text + one)
     assert rows[1][4].startswith("**-") and "**" not in rows[0][4]  # b - c separated, a - b not
     assert rows[2][4] == "-"  # the last has none below
@@ -817,7 +813,7 @@ def test_arena_steps__each_entrant_minus_the_next_below_with_its_rank(tmp_path):
         key = (x, y) if (x, y) in q_t else (y, x)
         text = (f"{dt._signed_regret(pr.diff)} ({dt._signed_regret(pr.ci_low)}, "
                 f"{dt._signed_regret(pr.ci_high)})")
-        one = " (t)" if q_t[key] <= 0.05 else " (W)" if q_w[key] <= 0.05 else ""
+        one = " (t)" if q_t[key] <= 0.05 else " (S)" if q_w[key] <= 0.05 else ""
         both = q_t[key] <= 0.05 and q_w[key] <= 0.05
         assert rows[x] == f"vs ({rank}): " + (f"**{text}**" if both else text + one)
     assert rows["d"] == "-"
@@ -859,7 +855,7 @@ def test_arena_stability__every_choice_stable_is_a_largest_ratio_of_1(tmp_path):
 @pytest.mark.parametrize("q_t, q_w, want", [
     (0.05, 0.05, "**+2.0 (+1.0, +3.0)**"),   # both tests at alpha exactly: bold
     (0.05, 0.0501, "+2.0 (+1.0, +3.0) (t)"),
-    (0.0501, 0.05, "+2.0 (+1.0, +3.0) (W)"),
+    (0.0501, 0.05, "+2.0 (+1.0, +3.0) (S)"),
     (0.2, 0.3, "+2.0 (+1.0, +3.0)")])
 def test_arena_against__the_marks_of_each_test_at_the_5_percent_edge(tmp_path, monkeypatch, q_t,
                                                                     q_w, want):
