@@ -808,6 +808,10 @@ def test_constant__a_difference_made_in_floating_point_is_constant_not_significa
     table = stats.compare({"a": a, "b": b}, reference="a").set_index("name")
     assert table.loc["b", "verdict"] == "constant" and np.isnan(table.loc["b", "p_holm"])
     assert table.loc["b", "free_verdict"] == "constant"
+    # the sign-flip test applies to a constant difference (every run one sign): 2 / 2^n, and
+    # the rounding "zero" is 1.0
+    assert stats.pair_tests(b[:10], a[:10])["p_free"] == pytest.approx(2 / 2**10, abs=1e-15)
+    assert stats.pair_tests(a + 0.0, a)["p_free"] == 1.0
     # two runs: never "worse" from a t p of 1e-16
     two = stats.compare({"a": a[:2], "b": b[:2]}, reference="a").set_index("name")
     assert two.loc["b", "verdict"] == "constant"
@@ -944,3 +948,14 @@ def test_sequence_coverage__skewed_nulls_with_the_assumption_named_at_least_94_p
     # the true variance for the unbounded laws, betting with the true range for the Bernoulli
     # ones; 1,000 null studies of 20 looks a cell, every look's interval holding the mean 0
     assert _sequence_coverage(name, batch, 20, 1000, seed=batch) >= 0.94
+
+
+def test_sign_flip_p__below_the_draws_resolution_hoeffdings_bound_never_below_the_exact_p():
+    # 200 runs of one sign: the exact p is 2 / 2^200; the bound 2 exp(-S^2 / (2 sum d^2)) is
+    # reported (no draw reaches S: the draws alone would give 1e-4)
+    d = np.random.default_rng(9).uniform(1.0, 2.0, 200)
+    bound = 2 * math.exp(-d.sum() ** 2 / (2 * np.sum(d * d)))
+    assert stats.sign_flip_p(d) == pytest.approx(bound, rel=1e-12)
+    assert 2 / 2.0**200 <= bound < 1 / (1 + stats.SIGN_FLIP_DRAWS)
+    # at 40 runs of one sign and equal size the bound 2 e^-20 and the exact 2 / 2^40 (grouped)
+    assert stats.sign_flip_p(np.ones(40)) == pytest.approx(2 / 2**40, rel=1e-12)
