@@ -469,7 +469,8 @@ def wll_k(figures: Path, stem: str) -> str:
                                _runs_of(runs, learner="ftpl-random-subset", param_k=k))
                            for k in sorted(df["k"].unique())})
     lines = ["| k (k/d) | " + " | ".join(_WLL_LEARNERS) + " | best | ftpsl - random subset, "
-             "paired (ahead in, Holm p of the t and sign-flip tests) |", "|---|---|---|---|---|---|"]
+             "paired (ahead in, Holm p of the t and sign-flip tests) |",
+             "|---|---|---|---|---|---|"]
     for k, part in df.groupby("k", sort=True):
         by = {r["learner"]: r for _, r in part.iterrows()}
         cells = {n: _ci(by[n], "reward_mean", low="reward_ci_low", high="reward_ci_high")

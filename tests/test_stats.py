@@ -202,7 +202,8 @@ def test_sequential_compare__two_entries_suffice_one_does_not():
     t = sequential_compare({"a": a, "b": a + 1.0 + 0.01 * rng.normal(size=12)}, look=1, normal=True)
     assert list(t["name"]) == ["b"] and t["verdict"].item() == "worse"
     # fewer than min_runs runs, or every difference equal: no t interval, undecided
-    few = sequential_compare({"a": a[:9], "b": a[:9] + 1.0 + rng.normal(size=9)}, look=1, normal=True)
+    few = sequential_compare({"a": a[:9], "b": a[:9] + 1.0 + rng.normal(size=9)}, look=1,
+                             normal=True)
     whole = np.round(4 * a)  # whole numbers: b - a is exactly 1 in every run
     same = sequential_compare({"a": whole, "b": whole + 1.0}, look=1, min_runs=2, normal=True)
     for t in (few, same):
@@ -733,7 +734,8 @@ def test_stats__edges_a_mutant_would_move(monkeypatch):
     monkeypatch.undo()
     # decided worse with an upper end below 1: "worse", whatever the interval's scale
     d = 0.5 + 0.01 * rng.normal(size=30)
-    row = stats.sequential_compare({"a": np.zeros(30), "b": d}, look=1, reference="a", normal=True).iloc[0]
+    row = stats.sequential_compare({"a": np.zeros(30), "b": d}, look=1, reference="a",
+                                   normal=True).iloc[0]
     assert 0 < row["cs_low"] < row["cs_high"] < 1 and row["verdict"] == "worse"
 
 

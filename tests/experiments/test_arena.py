@@ -375,7 +375,8 @@ def test_run_entrant__what_each_simulate_call_gets_and_what_the_summary_holds(mo
 def test_arena_sizes__20_evaluation_runs_4_tuning_runs_a_point_in_the_docs_studies():
     import inspect
 
-    # 20 runs: the sign-flip test's smallest two-sided p, 2 / 2^20, survives Holm over a cell's 36 pairs
+    # 20 runs: the sign-flip test's smallest two-sided p, 2 / 2^20, survives Holm over a cell's
+    # 36 pairs
     # (at 10 runs 2 / 1024 x 36 = 0.07 could not); 20 / 5 factors = 4 tuning runs a point, two
     # sets of 2 for the stability of the choice
     assert A.ARENA_FULL["runs"] == A.ARENA_LONG["runs"] == A.ARENA_K["runs"] == 20

@@ -227,8 +227,8 @@ def test_plot_runtime__log_log_lines_with_the_fitted_slope(tmp_path):
 @pytest.mark.parametrize("quick", [False, True])
 def test_experiment__default_runs_enough_for_a_distribution_free_test(tmp_path, monkeypatch,
                                                                        quick):
-    # the sign-flip test's smallest two-sided p is 2 / 2^n: 10 runs reach 0.002 (tracking's 3 learners),
-    # 20 runs 1.9e-6 (replay: Holm over 66 pairs of cells needs below 7.6e-4); quick runs fewer
+    # the sign-flip test's smallest two-sided p is 2 / 2^n: 10 runs reach 0.002 (tracking's 3
+    # learners), 20 runs 1.9e-6 (replay: Holm over 66 pairs of cells needs below 7.6e-4); quick runs fewer
     from oslr.registry import EXPERIMENTS
     from oslr.spec import ExperimentArgs
 

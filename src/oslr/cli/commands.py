@@ -76,7 +76,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         print(table.to_json(orient="records", indent=1))
     else:
-        print(f"{table['family'].iloc[0]}; free_verdict: the sign-flip test of the same mean, same family")
+        print(f"{table['family'].iloc[0]}; free_verdict: the sign-flip test of the same mean, "
+              "same family")
         cols = ["name", "metric", *_COMPARE_COLUMNS[1:]]
         print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0
