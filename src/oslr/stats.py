@@ -274,9 +274,9 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
       p_equiv_holm (TOST, NaN without a margin) and family (the family's description).
       Verdicts: "reference", "better", "worse", "equivalent" (within the margin),
       "indistinguishable" (p_holm > alpha: no evidence either way, not equivalence), "constant"
-      (the same nonzero difference in every run up to rounding, `constant`: no t test applies; no p-value, outside the t
-      family) or "diverged" (a NaN or inf run: no difference, no p-value, outside the family,
-      and never the reference).
+      (the same nonzero difference in every run up to rounding, `constant`: no t test applies;
+      no p-value, outside the t family) or "diverged" (a NaN or inf run: no difference, no
+      p-value, outside the family, and never the reference).
     """
     names = list(values)
     if not names:
