@@ -961,3 +961,17 @@ def test_sign_flip_p__below_the_draws_resolution_hoeffdings_bound_never_below_th
     assert 2 / 2.0**200 <= bound < 1 / (1 + stats.SIGN_FLIP_DRAWS)
     # at 40 runs of one sign and equal size the bound 2 e^-20 and the exact 2 / 2^40 (grouped)
     assert stats.sign_flip_p(np.ones(40)) == pytest.approx(2 / 2**40, rel=1e-12, abs=0)
+
+
+def test_sign_flip_p__exact_beyond_52_runs_when_the_differences_take_few_values():
+    # 60 runs of +-1 and 3 of +2 (and zeros): exact by grouping, from the binomial chances
+    # (beyond 2^52 patterns the counts are not exact in float64); here from the two binomials
+    from scipy import stats as st
+
+    d = np.array([1.0] * 40 + [-1.0] * 20 + [2.0] * 3 + [0.0] * 5)
+    want = sum(st.binom.pmf(k1, 60, 0.5) * st.binom.pmf(k2, 3, 0.5)
+               for k1 in range(61) for k2 in range(4)
+               if abs((2 * k1 - 60) + 2 * (2 * k2 - 3)) >= 26)
+    assert stats.sign_flip_p(d) == pytest.approx(want, rel=1e-12, abs=0)
+    assert stats.sign_flip_p(d[:60]) == pytest.approx(2 * st.binom.sf(39, 60, 0.5), rel=1e-12,
+                                                      abs=0)
