@@ -19,8 +19,8 @@ value in the docs equals what its files say. Other numbers in the prose are writ
 from __future__ import annotations
 
 import functools
-import math
 import json
+import math
 import re
 from pathlib import Path
 from typing import Callable, Sequence
@@ -1103,29 +1103,32 @@ def sequential_widths(figures: Path, reps: int = 10, batch: int = 10) -> str:
     file of `figures` is read)."""
     from oslr import stats
 
-    def width(method: str, d: np.ndarray, sd: float, half: float) -> float:
-        if method == "fixed t (one look)":
-            return 2 * stats.mean_ci(d)[2]
-        if method == "t spent over looks":
-            return np.subtract(*stats.confidence_sequence(d, len(d) // batch)[::-1])
-        if method.startswith("betting"):
-            scale = 10.0 if "10x" in method else 1.0
-            return np.subtract(*stats.betting_sequence(d, (-scale * half, scale * half))[::-1])
-        scale = 4.0 if "4x" in method else 1.0
-        return np.subtract(*stats.catoni_sequence(d, scale * sd * sd)[::-1])
+    def span(interval: tuple[float, float]) -> float:
+        return interval[1] - interval[0]
 
-    methods = ("fixed t (one look)", "t spent over looks", "betting, bounds the range",
-               "betting, bounds 10x the range", "Catoni, the true variance",
-               "Catoni, 4x the variance")
+    # label -> the interval's width for differences d of sd `sd` within +-`half`
+    widths = {
+        "fixed t (one look)": lambda d, sd, half: 2 * stats.mean_ci(d)[2],
+        "t spent over looks": lambda d, sd, half: span(
+            stats.confidence_sequence(d, len(d) // batch)),
+        "betting, bounds the range": lambda d, sd, half: span(
+            stats.betting_sequence(d, (-half, half))),
+        "betting, bounds 10x the range": lambda d, sd, half: span(
+            stats.betting_sequence(d, (-10 * half, 10 * half))),
+        "Catoni, the true variance": lambda d, sd, half: span(stats.catoni_sequence(d, sd**2)),
+        "Catoni, 4x the variance": lambda d, sd, half: span(
+            stats.catoni_sequence(d, 4 * sd**2)),
+    }
     rows = [_row("law", "interval", "width at 100 runs (sd)", "x fixed t",
                  "width at 1,000 runs (sd)", "x fixed t"), "|---|---|---|---|---|---|"]
     for law in ("bernoulli-0.5", "bernoulli-0.05", "lognormal-1"):
         rng = np.random.default_rng(7)
         samples = [_centred_draws(law, rng, 1000) for _ in range(reps)]
-        got = {m: [np.median([width(m, d[:n], sd, half) / sd for d, sd, half in samples])
+        got = {m: [np.median([width(d[:n], sd, half) / sd for d, sd, half in samples])
                    for n in (100, 1000)]
-               for m in methods if not (m.startswith("betting") and math.isinf(samples[0][2]))}
-        fixed = got[methods[0]]
+               for m, width in widths.items()
+               if not (m.startswith("betting") and math.isinf(samples[0][2]))}
+        fixed = got["fixed t (one look)"]
         for m, (w100, w1000) in got.items():
             rows.append(_row(law, m, f"{w100:.3f}", f"{w100 / fixed[0]:.1f}", f"{w1000:.3f}",
                              f"{w1000 / fixed[1]:.1f}"))

@@ -466,6 +466,7 @@ def check_compare(args, study: dict, plans) -> tuple[str | None, int | None]:
     compare_to, until, max_runs, bounds, variance and normal (the command's flags, or a
     `Study`)."""
     from oslr.checks import unknown_name
+    from oslr.stats import sequential_method
 
     entries = sum(len(labels) for _, labels, _ in plans)
     names = {learner.name for learner, _, _ in plans}
@@ -508,8 +509,10 @@ def check_compare(args, study: dict, plans) -> tuple[str | None, int | None]:
                          "(or --runs, whose 10 batches it defaults to).")
     if cap < batch:
         raise UsageError(f"--max-runs {cap} is below one batch of --runs {batch}; raise it.")
-    if sum(value not in (None, False) for value in interval.values()) != 1:
-        raise UsageError(UNTIL_NEEDS)
+    try:
+        sequential_method(**interval)  # exactly one assumption named
+    except ValueError:
+        raise UsageError(UNTIL_NEEDS) from None
     return compare_to, cap
 
 

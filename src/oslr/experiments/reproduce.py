@@ -5,8 +5,9 @@ code in one command, and stamp each file with the commit that made it.
 used (the [WLL] steps call the experiment functions with their grids; the others are the
 `oslr experiment` presets). Each step writes into out/.work-STEP (kept when the step is killed:
 a rerun resumes from the folders there: its studies' checkpoints, the arena's finished cells);
-its files are then moved to `out` under the names the docs use, and `out/STAMPS.json` records, per file, the commit (and
-whether the checkout had uncommitted changes), the date, the step and its wall time. Each step
+its files are then moved to `out` under the names the docs use, and `out/STAMPS.json` records,
+per file, the commit (and whether the checkout had uncommitted changes), the date, the step and
+its wall time. Each step
 also leaves STEP-runs.parquet, every run's regret at every checkpoint of every study it
 simulated (tuning runs included), so that any table is recomputed without a rerun. The
 Markdown text in docs/*.md is written by hand from these files; a number there is current when
