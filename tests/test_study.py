@@ -227,6 +227,9 @@ def test_check_compare__each_refusal_in_full_and_the_largest_cap():
          "--bounds -1,5 with the best as reference: its pairs are taken either way round, so "
          "give symmetric bounds (e.g. --bounds=-5,5) or name a reference with --compare-to."),
         ({"until": "separated"}, UNTIL),
+        ({"until": "separated", "max_runs": 2**31 + 1, "normal": True},
+         "--max-runs 2147483649 is beyond 2^31 runs (run ids are int32); lower it (or --runs, "
+         "whose 10 batches it defaults to)."),
         ({"until": "separated", "variance": 2.0, "normal": True}, UNTIL),
         ({"normal": True}, "--normal sets --until separated's intervals; add --until separated "
          "or drop it.")]:
