@@ -85,7 +85,7 @@ def _paired_signs(pairs: dict, alpha: float = 0.05) -> dict:
     `alpha`) do not both separate them, for `pairs` key -> (a, b) per-run value arrays: a "win"
     (bold) needs the distribution-free test as well as the t test."""
     return {k: _both_sign(r, q, q_free, alpha)
-            for k, (r, q, q_free) in _paired_cells(pairs).items()}
+            for k, (r, q, q_free, _) in _paired_cells(pairs).items()}
 
 
 def _both_sign(r, q: float, q_free: float, alpha: float = 0.05) -> int:
@@ -149,7 +149,22 @@ def arena_regret(figures: Path, name: str = "arena") -> str:
     """Final regret (integer) and rank per learner, problem and budget; bold where the board
     ties it with the best (`arena.rank`: a paired Holm test on the shared runs; boards made
     before 948d1e0 tied by overlapping intervals); "-" where the learner did not run."""
-    return _pivot(_read_board(figures, name), ["learner"], _regret_cell)
+    return (_pivot(_read_board(figures, name), ["learner"], _regret_cell) + "\n"
+            + _detectable(_arena_families(figures, name), _regret))
+
+
+def _arena_families(figures: Path, name: str) -> list[dict]:
+    """Every cell's family of NAME's board: each pair of the cell's entrants -> their final
+    regrets on the cell's runs (`arena.final_regrets`)."""
+    from oslr.experiments.arena import final_regrets
+
+    if not (figures / f"{name}-runs.parquet").is_file():
+        return []  # a board saved without its per-run file: no family to size
+    runs = pd.read_parquet(figures / f"{name}-runs.parquet")
+    board = _read_board(figures, name)
+    cells = board[["problem", "budget", "k"]].drop_duplicates().itertuples(index=False)
+    return [_every_pair(final_regrets(runs[runs["k"] == k], problem, budget))
+            for problem, budget, k in cells]
 
 
 def arena_k(figures: Path) -> str:
@@ -160,7 +175,8 @@ def arena_k(figures: Path) -> str:
     def column(r):
         return f"k = {r['k']} (k/d = {r['k'] / r['d']:.2f})"
 
-    regret = _pivot(board, ["learner"], _regret_cell, column=column)
+    regret = (_pivot(board, ["learner"], _regret_cell, column=column) + "\n"
+              + _detectable(_arena_families(figures, "arena-k"), _regret))
     exps = _pivot(board, ["learner"], _exponent_cell(figures, "arena-k"), column=column)
     steps = _pivot(board, ["learner"], _next_below_cell(figures, "arena-k", board),
                    column=column)
@@ -175,7 +191,8 @@ def arena_steps(figures: Path, name: str = "arena") -> str:
     """Each entrant minus the next below it in its cell's ranking (`_next_below_cell`), per
     problem and budget: the ranking's steps, each with its paired test."""
     board = _read_board(figures, name)
-    return _pivot(board, ["learner"], _next_below_cell(figures, name, board))
+    return (_pivot(board, ["learner"], _next_below_cell(figures, name, board)) + "\n"
+            + _detectable(_arena_families(figures, name), _regret))
 
 
 def _ranking_steps(board: pd.DataFrame, runs: pd.DataFrame, problem: str, budget: int,
@@ -260,7 +277,8 @@ def arena_against(figures: Path, name: str = "arena", against: str = "ogd-random
             cells[key] = _arena_cell_pairs(runs[runs["k"] == r["k"]], r["problem"], r["budget"])
         return _arena_pair_text(cells[key], r["learner"], against)
 
-    return _pivot(board[board["learner"] != against], ["learner"], cell)
+    return (_pivot(board[board["learner"] != against], ["learner"], cell) + "\n"
+            + _detectable(_arena_families(figures, name), _regret))
 
 
 def _arena_cell_pairs(runs: pd.DataFrame, problem: str, budget: int) -> dict:
@@ -276,17 +294,18 @@ def _arena_pair_text(found: dict, a: str, b: str) -> str:
     """a - b from `_arena_cell_pairs`: "+2.4 (+1.2, +3.5)", bold where both tests separate
     them, "(t)" / "(S)" where only one does; "-" where either did not run."""
     if (a, b) in found:  # the pair as it ran, or the other way round
-        pr, q_t, q_w = found[(a, b)]
+        pr, q_t, q_w, (_, q_eq) = found[(a, b)]
         diff, low, high = pr.diff, pr.ci_low, pr.ci_high
     elif (b, a) in found:
-        pr, q_t, q_w = found[(b, a)]
+        pr, q_t, q_w, (_, q_eq) = found[(b, a)]
         diff, low, high = -pr.diff, -pr.ci_high, -pr.ci_low
     else:
         return "-"
     text = f"{_signed_regret(diff)} ({_signed_regret(low)}, {_signed_regret(high)})"
     if _both_sign(pr, q_t, q_w):
         return f"**{text}**"
-    return text + (" (t)" if q_t <= 0.05 else " (S)" if q_w <= 0.05 else "")
+    return text + (" (t)" if q_t <= 0.05 else " (S)" if q_w <= 0.05 else
+                   " (≈)" if q_eq <= 0.05 else "")
 
 
 def arena_stability(figures: Path, names: Sequence[str] = ("arena", "arena-k",
@@ -406,23 +425,91 @@ def _signed(x: float) -> str:
 
 
 def _paired_cells(pairs: dict) -> dict:
-    """key -> (Paired, Holm-adjusted t p, Holm-adjusted sign-flip p) for `pairs` key -> (a, b)
-    per-run arrays of the same runs (`oslr.stats.paired` and its distribution-free companion,
-    the sign-flip test, each with Holm over every key: the family)."""
+    """key -> (Paired, Holm-adjusted t p, Holm-adjusted sign-flip p, (margin, Holm-adjusted
+    TOST p)) for `pairs` key -> (a, b) per-run arrays of the same runs (`oslr.stats.paired`,
+    its distribution-free companion the sign-flip test, and the equivalence test within
+    `_margin`, each with Holm over every key: the family)."""
+    return _holm_cells(_pair_tests(pairs))
+
+
+#: the docs' equivalence margin, a share of the larger of a pair's two mean magnitudes: a pair
+#: is "within 10%" where TOST puts its mean difference inside +-EQUIVALENCE of that
+EQUIVALENCE = 0.1
+
+
+def _margin(a, b) -> float:
+    return EQUIVALENCE * max(abs(float(np.mean(a))), abs(float(np.mean(b))))
+
+
+def _pair_tests(pairs: dict) -> dict:
+    """key -> `oslr.stats.pair_tests` of key -> (a, b), with the margin `_margin(a, b)` (also
+    under "margin")."""
     from oslr.stats import pair_tests
 
-    return _holm_cells({k: pair_tests(*ab) for k, ab in pairs.items()})
+    return {k: {**pair_tests(a, b, margin=_margin(a, b)), "margin": _margin(a, b)}
+            for k, (a, b) in pairs.items()}
 
 
 def _holm_cells(tests: dict) -> dict:
-    """key -> (Paired, Holm-adjusted t p, Holm-adjusted sign-flip p) for `tests` key ->
-    `oslr.stats.pair_tests` result, Holm over every key (the family)."""
+    """key -> (Paired, Holm-adjusted t p, Holm-adjusted sign-flip p, (margin, Holm-adjusted
+    TOST p)) for `tests` key -> `_pair_tests` result, Holm over every key (the family)."""
     from oslr.stats import holm
 
     t_holm = holm([v["pair"].p for v in tests.values()])
     free_holm = holm([v["p_free"] for v in tests.values()])
-    return {k: (v["pair"], q, q_free)
-            for (k, v), q, q_free in zip(tests.items(), t_holm, free_holm)}
+    equiv_holm = holm([v["p_equiv"] for v in tests.values()])
+    return {k: (v["pair"], q, q_free, (v["margin"], q_equiv))
+            for (k, v), q, q_free, q_equiv in zip(tests.items(), t_holm, free_holm, equiv_holm)}
+
+
+def _two_digits(x: float) -> str:
+    """A magnitude to two significant digits, thousands separated (1,200; 3.5; 0.035)."""
+    if x == 0 or not np.isfinite(x):
+        return f"{x:g}"
+    digits = 1 - int(np.floor(np.log10(abs(x))))
+    return f"{round(x, digits):,.{max(digits, 0)}f}"
+
+
+def _range(values: Sequence[float], fmt: Callable[[float], str]) -> str:
+    low, high = fmt(min(values)), fmt(max(values))
+    return low if low == high else f"{low}-{high}"
+
+
+def _detectable(families: Sequence[dict], fmt: Callable[[float], str] = _two_digits) -> str:
+    """The sentence under a table of paired comparisons: the smallest mean difference its
+    paired t test finds 80% of the time (`oslr.stats.detectable_effect`, at 5% over each
+    family), in sd of a pair's per-run differences and in the table's units, for `families`
+    (each a dict key -> (a, b) per-run arrays of the same runs: one Holm family; the pairs
+    constant up to rounding are outside it, as in `compare`); and where the sign-flip test
+    cannot reach the family's level at all (its smallest p is 2^(1 - n)), that no pair can be
+    separated by both tests."""
+    from oslr.stats import constant, detectable_effect
+
+    effects, units, runs, cannot = [], [], set(), False
+    for family in families:
+        live = [(np.asarray(a, np.float64), np.asarray(b, np.float64))
+                for a, b in family.values() if constant(a, b) is None]
+        for a, b in live:
+            n = len(a)
+            effect = detectable_effect(n, len(live))
+            effects.append(effect)
+            units.append(effect * float(np.std(a - b, ddof=1)))
+            runs.add(n)
+            cannot |= 2.0 ** (1 - n) > 0.05 / len(live)
+    if not effects:
+        return ""  # every pair constant up to rounding: nothing for a test to detect
+    sizes = sorted({len(f) for f in families})
+    text = (f"Detectable: a mean difference of {_range(effects, '{:.2f}'.format)} sd of a pair's "
+            f"per-run differences ({_range(units, fmt)} in this table's units) is found 80% of "
+            f"the time (paired t at 5% / m, m = {_range(sizes, str)} "
+            f"{'pair' if sizes == [1] else 'pairs'} in a family, "
+            f"{_range(sorted(runs), str)} runs; Holm's correction rejects at least as often); "
+            "a smaller one can go unseen.")
+    if cannot:
+        n = min(runs)
+        text += (f" At {n} runs the sign-flip test's smallest p, {2.0 ** (1 - n):.2g}, is above "
+                 "5% / m: no pair there can be separated by both tests.")
+    return text + "\n"
 
 
 def _every_pair(values: dict, name: Callable = lambda a, b: f"{a} - {b}") -> dict:
@@ -436,18 +523,25 @@ def _p(p: float) -> str:
     return "p < 0.001" if p < 1e-3 else f"p {p:.2g}"
 
 
-def _paired_text(r, p_holm: float, p_free_holm: float, alpha: float = 0.05,
-                 above: str = "ahead", fmt: Callable[[float], str] | None = None) -> str:
+def _paired_text(r, p_holm: float, p_free_holm: float, equiv: tuple | None = None,
+                 alpha: float = 0.05, above: str = "ahead",
+                 fmt: Callable[[float], str] | None = None) -> str:
     """"+1,970 (1,900, 2,040), ahead in 97/100, p 0.003, sign-flip p 0.004" for a paired a - b
     (the interval unadjusted, both p after Holm; `above` names the runs where a > b: "ahead"
     for a reward, "above" for a regret), with "t only" or "sign-flip only" where one of the two
-    separates at `alpha` and the other does not. The numbers are signed integers, and "the
-    same to rounding" where every difference rounds to 0, unless `fmt` formats them."""
+    separates at `alpha` and the other does not, and where neither does, what the equivalence
+    test says (`equiv`: the margin and its Holm-adjusted TOST p). The numbers are signed
+    integers, and "the same to rounding" where every difference rounds to 0, unless `fmt`
+    formats them."""
     if fmt is None and max(abs(r.ci_low), abs(r.ci_high)) < 0.5:
         return f"0 (0, 0): the same to rounding in all {r.n} runs"
     fmt = fmt or _signed
     t_says, free_says = p_holm <= alpha, p_free_holm <= alpha
     only = ("" if t_says == free_says else " (t only)" if t_says else " (sign-flip only)")
+    if equiv is not None and not (t_says or free_says):
+        within = f"+-{fmt(equiv[0]).lstrip('+')} ({EQUIVALENCE:.0%})"
+        only = (f"; within {within} by TOST, {_p(equiv[1])}" if equiv[1] <= alpha else
+                f"; not shown within {within}, TOST {_p(equiv[1])}")
     return (f"{fmt(r.diff)} ({fmt(r.ci_low)}, {fmt(r.ci_high)}), "
             f"{above} in {r.above}/{r.n}, {_p(p_holm)}, sign-flip {_p(p_free_holm)}{only}")
 
@@ -465,9 +559,10 @@ def wll_k(figures: Path, stem: str) -> str:
     the sign-flip test both separate them at family-wise 5%, from the step's per-run file)."""
     df = pd.read_csv(figures / f"{stem}.csv")
     runs = _final_runs(figures, _wll_step(stem), "sum_reward")
-    tests = _paired_cells({k: (_runs_of(runs, learner="ftpsl", param_k=k),
-                               _runs_of(runs, learner="ftpl-random-subset", param_k=k))
-                           for k in sorted(df["k"].unique())})
+    pairs = {k: (_runs_of(runs, learner="ftpsl", param_k=k),
+                 _runs_of(runs, learner="ftpl-random-subset", param_k=k))
+             for k in sorted(df["k"].unique())}
+    tests = _paired_cells(pairs)
     lines = ["| k (k/d) | " + " | ".join(_WLL_LEARNERS) + " | best | ftpsl - random subset, "
              "paired (ahead in, Holm p of the t and sign-flip tests) |",
              "|---|---|---|---|---|---|"]
@@ -475,15 +570,15 @@ def wll_k(figures: Path, stem: str) -> str:
         by = {r["learner"]: r for _, r in part.iterrows()}
         cells = {n: _ci(by[n], "reward_mean", low="reward_ci_low", high="reward_ci_high")
                  if n in by else "-" for n in _WLL_LEARNERS}
-        r, q, q_free = tests[k]
+        r, q, q_free, equiv = tests[k]
         if _both_sign(r, q, q_free):
             bold = "ftpsl" if r.diff > 0 else "ftpl-random-subset"
             cells[bold] = f"**{cells[bold]}**"
         lines.append(f"| {k} ({part['ratio'].iloc[0]:.2f}) | "
                      + " | ".join(cells[n] for n in _WLL_LEARNERS)
                      + f" | {_integer(part['comparator_reward_mean'].iloc[0])} | "
-                     + _paired_text(r, q, q_free) + " |")
-    return "\n".join(lines) + "\n"
+                     + _paired_text(r, q, q_free, equiv) + " |")
+    return "\n".join(lines) + "\n\n" + _detectable([pairs])
 
 
 def _rate_runs(figures: Path, dataset: str) -> pd.DataFrame:
@@ -529,18 +624,19 @@ def wll_rates(figures: Path, dataset: str) -> str:
         return _runs_of(runs, **match, **({} if c0 is None else {"param_c0": c0}))
 
     top = of("ftpsl", best["eta_scale"], best["c0"])
-    tests = _paired_cells({
+    pairs = {
         f"the best with c0 > 0 (eta_scale {best_c0['eta_scale']:g}, c0 = {best_c0['c0']:g})":
             (top, of("ftpsl", best_c0["eta_scale"], best_c0["c0"])),
         f"the oracle subset at eta_scale {best['eta_scale']:g}":
             (top, of("ftpl-oracle-subset", best["eta_scale"])),
         f"the random subset at its best eta_scale ({best_rand['eta_scale']:g})":
-            (top, of("ftpl-random-subset", best_rand["eta_scale"]))})
-    said = "; ".join(f"minus {name}: {_paired_text(*cell)}" for name, cell in tests.items())
+            (top, of("ftpl-random-subset", best_rand["eta_scale"]))}
+    said = "; ".join(f"minus {name}: {_paired_text(*cell)}"
+                     for name, cell in _paired_cells(pairs).items())
     lines += ["", f"Paired on the same {len(top)} shuffles (Holm over these three): the best "
               f"FTPSL point (eta_scale {best['eta_scale']:g}, c0 = {best['c0']:g}; "
-              f"{_integer(best['reward_mean'])}) {said}."]
-    return "\n".join(lines) + "\n"
+              f"{_integer(best['reward_mean'])}) {said}.", "", _detectable([pairs])]
+    return "\n".join(lines)
 
 
 def wll_redundant(figures: Path) -> str:
@@ -575,8 +671,8 @@ def wll_redundant(figures: Path) -> str:
                         _runs_of(runs[extra == 0], learner=learner))
     said = "; ".join(f"{name} {_paired_text(*cell)}" for name, cell in _paired_cells(pairs).items())
     lines += ["", f"rho = {top:g} minus rho = 0, paired on the same shuffles (Holm over the "
-              f"four): {said}."]
-    return "\n".join(lines) + "\n"
+              f"four): {said}.", "", _detectable([pairs])]
+    return "\n".join(lines)
 
 
 def _sci(x: float) -> str:
@@ -634,13 +730,14 @@ def kpm_tracking_pairs(figures: Path) -> str:
     sign-flip p after Holm over the pairs (from kpm-tracking-runs.parquet)."""
     fin = _final_runs(figures, "kpm-tracking", "sum_tracking_error")
     err = {name: _runs_of(part) for name, part in fin.groupby("learner", sort=False)}
-    pairs = _paired_cells(_every_pair(err))
+    family = _every_pair(err)
+    pairs = _paired_cells(family)
     lines = [f"| pair (a - b) | error difference at n = {int(fin['t'].max()):,} (95% interval), "
              "runs a above, Holm p |", "|---|---|"]
-    for k, (r, q, q_free) in pairs.items():
-        lines.append(_row(k, _paired_text(r, q, q_free, above="above",
+    for k, (r, q, q_free, equiv) in pairs.items():
+        lines.append(_row(k, _paired_text(r, q, q_free, equiv, above="above",
                                           fmt=lambda x: f"{x:+.1e}")))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + _detectable([family], lambda x: f"{x:.1e}")
 
 
 def _ctr(r: pd.Series) -> str:
@@ -701,34 +798,34 @@ def kpm_replay_all_pairs(figures: Path) -> str:
     """kpm-replay on random/all: how many of the pairs of (learner, kappa) cells the paired t
     test and the sign-flip test separate on the same runs (Holm over every pair), the
     separated ones each with its interval, and the smallest p-values before any correction."""
-    from oslr.stats import pair_tests
 
     ctr = _ctr_runs(figures, "kpm-replay-all")
-    raw = {k: pair_tests(*ab) for k, ab in _ctr_pairs(ctr).items()}
+    family = _ctr_pairs(ctr)
+    raw = _pair_tests(family)
     pairs = _holm_cells(raw)
     n = next(iter(pairs.values()))[0].n
-    t_sep = [k for k, (_, q, _) in pairs.items() if q <= 0.05]
-    free_sep = [k for k, (_, _, q) in pairs.items() if q <= 0.05]
+    t_sep = [k for k, (_, q, _, _) in pairs.items() if q <= 0.05]
+    free_sep = [k for k, (_, _, q, _) in pairs.items() if q <= 0.05]
     text = (f"{len(pairs)} pairs of the {len(ctr)} cells, each on the same {n} runs: "
             f"{len(t_sep)} separated by the paired t test and {len(free_sep)} by the "
             f"sign-flip test (Holm over the {len(pairs)} pairs, family-wise 5%); the smallest "
             f"p-values before any correction: t {min(r['pair'].p for r in raw.values()):.2g}, "
             f"sign-flip {min(r['p_free'] for r in raw.values()):.2g}.\n")
     for k in dict.fromkeys(t_sep + free_sep):
-        r, q, q_free = pairs[k]
-        text += f"- {k}: {_paired_text(r, q, q_free)}\n"
-    return text
+        text += f"- {k}: {_paired_text(*pairs[k])}\n"
+    return text + "\n" + _detectable([family])
 
 
 def kpm_replay_men_pairs(figures: Path) -> str:
     """kpm-replay on random/men: every pair of learners, CTR score a - b on the same runs with
     its 95% interval, the runs where a is ahead, and the t and sign-flip p after Holm over the
     pairs."""
-    pairs = _paired_cells(_ctr_pairs(_ctr_runs(figures, "kpm-replay-men")))
+    family = _ctr_pairs(_ctr_runs(figures, "kpm-replay-men"))
+    pairs = _paired_cells(family)
     lines = ["| pair (a - b) | CTR difference (95% interval), runs a ahead, Holm p |", "|---|---|"]
-    for k, (r, q, q_free) in pairs.items():
-        lines.append(_row(k, _paired_text(r, q, q_free)))
-    return "\n".join(lines) + "\n"
+    for k, cell in pairs.items():
+        lines.append(_row(k, _paired_text(*cell)))
+    return "\n".join(lines) + "\n\n" + _detectable([family])
 
 
 _ITO_METHODS = (("alg2", "Alg 2"), ("alg3", "Alg 3 (Gaussian A)"),
@@ -744,11 +841,13 @@ def ito_real(figures: Path) -> str:
     final = df[df["n"] == df["n"].max()]
     lines = ["| k (k') | " + " | ".join(label for _, label in _ITO_METHODS)
              + " | predicting 0 | comparator |", "|" + "---|" * (len(_ITO_METHODS) + 3)]
+    families = []
     for k, part in final.groupby("k", sort=True):
         by = {r["method"]: r for _, r in part.iterrows()}
         mine = runs[runs["k"] == k]
-        best = _best_if_separated({m: g.sort_values("run")["loss"]
-                                   for m, g in mine.groupby("method", sort=False)})
+        finals = {m: g.sort_values("run")["loss"] for m, g in mine.groupby("method", sort=False)}
+        best = _best_if_separated(finals)
+        families.append(_every_pair(finals))
         cells = []
         for method, _ in _ITO_METHODS:
             r = by.get(method)
@@ -759,7 +858,7 @@ def ito_real(figures: Path) -> str:
         lines.append(f"| {k} ({int(first['k_prime'])}) | " + " | ".join(cells)
                      + f" | {first['zero_loss']:,.1f} | {first['comparator_loss']:,.1f} "
                      f"({kind} {k}-sparse LS) |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + _detectable(families)
 
 
 _ITO_TABLE1 = {"alg2": ("Alg 2", "`ito-dual-averaging`"),
@@ -782,11 +881,13 @@ def ito_table1(figures: Path, stem: str = "ito-table1") -> str:
     lines = ["| (d, k', k) | method | 5 inst. | 100 inst. (95% interval) | paper "
              "| observations / round |" + (" tuned (points tried) |" if tuned else ""),
              "|---|---|---|---|---|---|" + ("---|" if tuned else "")]
+    families = []
     for i, (key, part) in enumerate(df.groupby(["d", "k_prime", "k"], sort=False)):
         runs = finals[(finals["d"] == key[0]) & (finals["k_prime"] == key[1])
                       & (finals["k"] == key[2])]
-        best = _best_if_separated({m: g.sort_values("run")["regret"]
-                                   for m, g in runs.groupby("method", sort=False)})
+        regrets = {m: g.sort_values("run")["regret"] for m, g in runs.groupby("method", sort=False)}
+        best = _best_if_separated(regrets)
+        families.append(_every_pair(regrets))
         for j, (_, r) in enumerate(part.iterrows()):
             short, learner = _ITO_TABLE1[r["method"]]
             cell = _ci(r, "regret", "{:.1f}".format)
@@ -798,7 +899,7 @@ def ito_table1(figures: Path, stem: str = "ito-table1") -> str:
                               f"{r['queries_per_round']:.1f}",
                               *([f"{r['tuned']} ({int(r['tuning_points'])}"
                                  + (", at the cap)" if r["at_cap"] else ")")] if tuned else [])))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + _detectable(families, _regret)
 
 
 def ito_table1_pairs(figures: Path, stem: str = "ito-table1") -> str:
@@ -816,12 +917,12 @@ def ito_table1_pairs(figures: Path, stem: str = "ito-table1") -> str:
     lines = ["| (d, k', k) | a - b | regret difference (95% interval), instances a above, Holm p |",
              "|---|---|---|"]
     last = None
-    for (setting, a, b), (r, q, q_free) in cells.items():
+    for (setting, a, b), cell in cells.items():
         lines.append(_row(f"({setting[0]}, {setting[1]}, {setting[2]})" if setting != last else "",
                           f"{_ITO_TABLE1[a][0]} - {_ITO_TABLE1[b][0]}",
-                          _paired_text(r, q, q_free, above="above", fmt=lambda x: f"{x:+,.1f}")))
+                          _paired_text(*cell, above="above", fmt=lambda x: f"{x:+,.1f}")))
         last = setting
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + _detectable([pairs], _regret)
 
 
 def _regret(x: float) -> str:
@@ -892,14 +993,15 @@ def foster_rate_pairs(figures: Path) -> str:
     runs = _foster_rate_runs(figures)
     keys = sorted((kq, int(t)) for (learner, kq), wide in runs.items()
                   if learner == "foster-hedge" for t in wide.columns)
-    pairs = _paired_cells({(kq, t): (runs[("foster-hedge", kq)][t].to_numpy(np.float64),
-                                     runs[("ogd-random-subset", kq)][t].to_numpy(np.float64))
-                           for kq, t in keys})
+    family = {(kq, t): (runs[("foster-hedge", kq)][t].to_numpy(np.float64),
+                        runs[("ogd-random-subset", kq)][t].to_numpy(np.float64))
+              for kq, t in keys}
+    pairs = _paired_cells(family)
     lines = ["| k' | T | foster-hedge - ogd-random-subset (95% interval), runs above, Holm p |",
              "|---|---|---|"]
-    for (kq, t), (r, q, q_free) in pairs.items():
-        lines.append(_row(kq, f"{t:,}", _paired_text(r, q, q_free, above="above")))
-    return "\n".join(lines) + "\n"
+    for (kq, t), cell in pairs.items():
+        lines.append(_row(kq, f"{t:,}", _paired_text(*cell, above="above")))
+    return "\n".join(lines) + "\n\n" + _detectable([family], _regret)
 
 
 def kale_calibrate(figures: Path) -> str:
@@ -964,7 +1066,7 @@ def kale_dantzig(figures: Path) -> str:
             full_cell = cell(full, None) if i == 0 else ""
             lines.append(_row(_DESIGN.get(design, design), f"{int(r['k0'])} ({int(r['budget'])})",
                               cell(r, full), cell(rs, full), full_cell, f"{l1['mean']:.3f}"))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + _detectable([pairs])
 
 
 #: The (d, design, T) rows of docs/kale-results.md's online-greedy table (the CSV holds all T).
@@ -977,18 +1079,11 @@ def kale_greedy(figures: Path) -> str:
     """kale-greedy: final regret (95% interval) of online-greedy, the random subset of k0
     features and ogd-full at the `KALE_GREEDY_ROWS` cells (bold: the lower of the two budgeted
     learners where the paired t and sign-flip tests on the same runs both separate them, Holm
-    over the table's cells, from kale-greedy-runs.parquet), and Theorem 9's order term
+    over every cell of the study, the pairs table's family, from kale-greedy-runs.parquet),
+    and Theorem 9's order term
     (Rademacher only)."""
     df = pd.read_csv(figures / "kale-greedy.csv")
-    runs = _final_runs(figures, "kale-greedy", "regret", "regret_lb_greedy")
-    pairs = {}
-    for d, design, horizons in KALE_GREEDY_ROWS:
-        for horizon in horizons:
-            cell_runs = runs[(runs["info_d"] == d) & (runs["info_design"] == design)
-                             & (runs["t"] == horizon)]
-            og = _runs_of(cell_runs, learner="online-greedy")
-            rs = _runs_of(cell_runs, learner="ogd-random-subset")
-            pairs[(d, design, horizon)] = (og, rs)
+    pairs = _kale_greedy_pairs(figures)
     sign = _paired_signs(pairs)
     lines = ["| setting | T | online-greedy | ogd-random-subset (k0) | ogd-full (d) | "
              "Thm 9 order term |", "|---|---|---|---|---|---|"]
@@ -1009,7 +1104,7 @@ def kale_greedy(figures: Path) -> str:
             bound = _integer(og["bound"]) if design == "rademacher" else ""
             lines.append(_row(setting if j == 0 else "", f"{horizon:,}", cells["og"], cells["rs"],
                               cells["full"], bound))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + _detectable([pairs])
 
 
 def kale_dantzig_pairs(figures: Path) -> str:
@@ -1034,27 +1129,36 @@ def kale_dantzig_pairs(figures: Path) -> str:
     for design, k0, _ in [key for key in pairs if key[2] == "rs"]:
         lines.append(_row(_DESIGN.get(design, design), k0, *(
             _paired_text(*cells[(design, k0, other)], above="above") for other in ("rs", "full"))))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + _detectable([pairs])
 
 
-def kale_greedy_pairs(figures: Path) -> str:
-    """kale-greedy: online-greedy minus the random subset of k0 features on the same runs, per
-    setting (d, design) and T, each with its 95% interval, the runs where online-greedy is
-    above, and the t and sign-flip p after Holm over every cell (the family)."""
+def _kale_greedy_pairs(figures: Path) -> dict:
+    """(d, design, T) -> (online-greedy's, the random subset's final regrets on the same runs)
+    for every cell of kale-greedy: the one family of the page's two tables (Rademacher first,
+    larger d first, then T)."""
     runs = _final_runs(figures, "kale-greedy", "regret", "regret_lb_greedy")
     pairs = {}
     for (d, design, t), part in runs.groupby(["info_d", "info_design", "t"], sort=False):
         pairs[(int(d), design, int(t))] = (_runs_of(part, learner="online-greedy"),
                                            _runs_of(part, learner="ogd-random-subset"))
     order = sorted(pairs, key=lambda key: (key[1] != "rademacher", -key[0], key[2]))
-    cells = _paired_cells({key: pairs[key] for key in order})
+    return {key: pairs[key] for key in order}
+
+
+def kale_greedy_pairs(figures: Path) -> str:
+    """kale-greedy: online-greedy minus the random subset of k0 features on the same runs, per
+    setting (d, design) and T, each with its 95% interval, the runs where online-greedy is
+    above, and the t and sign-flip p after Holm over every cell (the family)."""
+    pairs = _kale_greedy_pairs(figures)
+    order = list(pairs)
+    cells = _paired_cells(pairs)
     lines = ["| setting | T | online-greedy - ogd-random-subset (95% interval), runs above, "
              "Holm p |", "|---|---|---|"]
     for i, (d, design, t) in enumerate(order):
         first = i == 0 or order[i - 1][:2] != (d, design)
         lines.append(_row(f"d={d}, {_DESIGN.get(design, design)}" if first else "", f"{t:,}",
                           _paired_text(*cells[(d, design, t)], above="above")))
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + _detectable([pairs])
 
 
 def foster_hard(figures: Path) -> str:

@@ -154,6 +154,43 @@ def test_holm__caps_at_one_and_is_float64_whatever_the_input():
     np.testing.assert_array_equal(holm(p32), holm(p32.astype(np.float64)))
 
 
+@pytest.mark.parametrize("n, family", [(8, 3), (30, 1), (12, 10)])
+def test_detectable_effect__found_80_percent_of_the_time_by_holm_over_the_family(n, family):
+    # 40,000 families of `family` independent pairs, every one at the stated effect: each pair
+    # is rejected by Holm at 5% in at least 80% of them, and by Bonferroni (the level the
+    # effect is computed at) in 80% up to Monte-Carlo error (sd 0.002)
+    delta = stats.detectable_effect(n, family)
+    rng = np.random.default_rng(11)
+    d = rng.standard_normal((40_000, family, n)) + delta
+    t = d.mean(-1) / (d.std(-1, ddof=1) / math.sqrt(n))
+    from scipy import stats as st
+
+    p = 2.0 * st.t.sf(np.abs(t), n - 1)
+    bonferroni = float(np.mean(p <= 0.05 / family))
+    assert bonferroni == pytest.approx(0.80, abs=0.01)
+    holm_rate = float(np.mean([stats.holm(row) <= 0.05 for row in p[:4000]]))
+    assert holm_rate >= 0.79
+
+
+def test_detectable_effect__published_values_and_the_normal_limit():
+    from scipy import stats as st
+
+    # G*Power's paired-t sensitivity, two-sided 5%, 80% power: n = 20 -> dz 0.66
+    assert stats.detectable_effect(20) == pytest.approx(0.6604, abs=5e-4)
+    for n, family in [(10_000, 1), (20_000, 6)]:  # z-test limit (z_{a/2m} + z_{0.2}) / sqrt(n)
+        z = (st.norm.isf(0.025 / family) + st.norm.isf(0.2)) / math.sqrt(n)
+        assert stats.detectable_effect(n, family) == pytest.approx(z, rel=2e-3)
+    assert stats.detectable_effect(20, 10) > stats.detectable_effect(20, 3)
+    assert stats.detectable_effect(40, 3) < stats.detectable_effect(20, 3)
+    assert stats.detectable_effect(20, power=0.9) > stats.detectable_effect(20)
+
+
+def test_detectable_effect__no_effect_from_one_run_and_no_empty_family():
+    assert math.isnan(stats.detectable_effect(1))
+    with pytest.raises(ValueError, match="family must be at least 1"):
+        stats.detectable_effect(10, 0)
+
+
 def _cs_by_hand(d, look, m):
     """The anytime-valid interval of `sequential_compare` computed from its definition: look j
     at level 1 - 6 alpha_m / (pi^2 j^2), alpha_m = 0.05 / m, an exact t interval."""

@@ -12,6 +12,8 @@ intervals, and overlapping unpaired intervals do not make two learners indisting
   a is below b.
 * `holm(p)`: Holm's step-down adjustment of a family of p-values (family-wise error <= alpha
   under any dependence; Holm 1979).
+* `detectable_effect(n, family)`: the smallest mean difference, in sd of the differences, that
+  a family's paired t test finds 80% of the time (what "indistinguishable" can rule out).
 * `compare(values, reference)`: a table of every entry against a reference (the best mean, or a
   named one), with Holm-adjusted p-values over a family fixed before looking (all pairs for
   "best"), a verdict ("better", "worse", "indistinguishable"; "equivalent" by TOST within a
@@ -40,6 +42,7 @@ from typing import Mapping
 
 import numpy as np
 import pandas as pd
+from scipy import optimize as _optimize
 from scipy import special as _special
 from scipy import stats as _st
 
@@ -145,6 +148,33 @@ def holm(p) -> np.ndarray:
         running = max(running, min(1.0, (m - i) * p[j]))
         out[j] = running
     return out
+
+
+#: the power at which `detectable_effect` states the smallest effect a table could find
+POWER = 0.8
+
+
+def detectable_effect(n: int, family: int = 1, level: float = LEVEL, power: float = POWER) -> float:
+    """The minimum detectable effect of a paired comparison in a family: the mean difference,
+    in standard deviations of the per-run differences, that the two-sided paired t test on `n`
+    runs rejects with probability `power` at level (1 - level) / family (Bonferroni: a p below
+    it is rejected by Holm's procedure too, so every pair of the family has at least this
+    power). From the noncentral t distribution: T ~ t(n - 1, delta sqrt(n)) under mean delta.
+    NaN below 2 runs."""
+    if n < 2:
+        return float("nan")
+    if family < 1:
+        raise ValueError(f"family must be at least 1 comparison; got {family!r}.")
+    crit = _st.t.isf((1.0 - level) / (2.0 * family), n - 1)
+
+    def short(delta: float) -> float:
+        nc = delta * math.sqrt(n)  # P(T < -crit) written as P(-T > crit): scipy's cdf is NaN
+        return _st.nct.sf(crit, n - 1, nc) + _st.nct.sf(crit, n - 1, -nc) - power  # far out
+
+    high = 1.0
+    while short(high) < 0:
+        high *= 2.0
+    return float(_optimize.brentq(short, 0.0, high, xtol=1e-10))
 
 
 def _diverged(arrays: Mapping[str, np.ndarray]) -> set[str]:

@@ -266,7 +266,7 @@ def _wll_k(stem: str):
                                   dt._runs_of(runs, learner="ftpl-random-subset", param_k=k))
                               for k in ks})
     d = int(df["d"].iloc[0])
-    return {k: (k / d, cells[k][0], dt._both_sign(*cells[k])) for k in ks}, df
+    return {k: (k / d, cells[k][0], dt._both_sign(*cells[k][:3])) for k in ks}, df
 
 
 def _triple(r, sign: int = 1) -> str:
@@ -425,7 +425,7 @@ def _arena(name: str, k: int | None = None):
 def _oriented(found: dict, a: str, b: str):
     """a - b from `_arena_cell_pairs`' `found` (stored either way round): mean, low, high; both
     tests separate, t only, sign-flip only."""
-    pr, q_t, q_w = found[(a, b)] if (a, b) in found else found[(b, a)]
+    pr, q_t, q_w, _ = found[(a, b)] if (a, b) in found else found[(b, a)]
     s = 1 if (a, b) in found else -1
     low, high = sorted((s * pr.ci_low, s * pr.ci_high))
     t, w = q_t <= 0.05, q_w <= 0.05

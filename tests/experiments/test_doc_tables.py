@@ -1,6 +1,7 @@
 """Generated docs tables: every oslr-table block in docs/*.md equals what its files say, and a
 change in a file shows in the table."""
 
+import re
 import shutil
 from pathlib import Path
 
@@ -12,6 +13,13 @@ from oslr.cli import main
 from doctools import tables as dt
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+def _body(table: str) -> list[str]:
+    """A rendered table's rows: after its header and rule, up to the sentence below it, each
+    without what the equivalence test says (tested by test_paired_text__tost_...)."""
+    return [re.sub(r"; (not shown )?within \+-.*?(?= \|$)", "", line)
+            for line in table.splitlines()[2:] if line.startswith("|")]
+
 
 
 def test_docs__every_generated_table_and_value_follows_its_files():
@@ -474,9 +482,40 @@ def test_paired_text__both_p_values_and_which_test_alone_separates():
     # the family: Holm over the keys, for the t test and the companion alike
     a, b = np.arange(6.0), np.arange(6.0) + [1, 2, 1, 2, 1, 2]
     cells = dt._paired_cells({"x": (a, b), "y": (b, a)})
-    (rx, qx, fx), (ry, qy, fy) = cells["x"], cells["y"]
+    (rx, qx, fx, ex), (ry, qy, fy, ey) = cells["x"], cells["y"]
     assert rx.diff == -1.5 and ry.diff == 1.5 and qx == qy == min(1.0, 2 * rx.p)
     assert fx == fy == min(1.0, 2 * 0.03125)  # exact sign-flip, 6 runs all one way: 2 / 2^6
+    # the margin: 10% of the larger mean magnitude (b's, 4.0), the same either way round
+    assert ex[0] == ey[0] == pytest.approx(0.4, abs=1e-12) and ex[1] == ey[1]
+
+
+def test_paired_text__tost_is_said_only_where_neither_test_separates():
+    from oslr.stats import paired
+
+    r = paired(np.array([3.0, 4.0, 5.0, 6.0, 7.0]), np.zeros(5))
+    assert dt._paired_text(r, 0.2, 0.3, (12.0, 0.01)).endswith(
+        ", p 0.2, sign-flip p 0.3; within +-12 (10%) by TOST, p 0.01")
+    assert dt._paired_text(r, 0.2, 0.3, (12.0, 0.06)).endswith(
+        ", p 0.2, sign-flip p 0.3; not shown within +-12 (10%), TOST p 0.06")
+    assert dt._paired_text(r, 0.2, 0.04, (12.0, 0.01)).endswith("(sign-flip only)")
+    assert dt._paired_text(r, 0.01, 0.01, (12.0, 0.01)).endswith("sign-flip p 0.01")
+
+
+def test_paired_cells__tost_by_hand_and_holm_over_the_family():
+    from scipy import stats as st
+
+    # d = a - b = (0.1, -0.1, 0.2, 0, -0.2, 0.1): the margin is 10% of a's mean, the larger
+    b = np.full(6, 10.0)
+    a = b + [0.1, -0.1, 0.2, 0.0, -0.2, 0.1]
+    d, m = a - b, 0.1 * a.mean()
+    sem = d.std(ddof=1) / np.sqrt(6)
+    p = max(st.t.sf((d.mean() + m) / sem, 5), st.t.cdf((d.mean() - m) / sem, 5))
+    far = b + [3.0, -2.0, 4.0, 1.0, -1.0, 2.0]  # mean 1.17 > its margin 1.12: not equivalent
+    cells = dt._paired_cells({"near": (a, b), "far": (far, b)})
+    margin, q = cells["near"][3]
+    assert margin == pytest.approx(1.0 + 0.1 / 60, rel=1e-12)
+    p_far = cells["far"][3][1]
+    assert q == pytest.approx(min(1.0, 2 * p), rel=1e-9) and q < 0.05 < p_far
 
 
 def _ctr_runs_file(path: Path, clicks: dict, accepted: dict, t: int = 50) -> None:
@@ -511,7 +550,7 @@ def test_kpm_replay_pairs__ctr_per_run_paired_with_both_tests_and_holm(tmp_path)
     assert table.splitlines()[2] == (
         f"| linucb - flinucb-gd | +{d.mean():,.0f} (+{d.mean() - half:,.0f}, "
         f"+{d.mean() + half:,.0f}), ahead in 6/6, p {p_t:.2g}, sign-flip p 0.031 |")
-    assert len(table.splitlines()) == 3  # one pair: the header, its rule and one row
+    assert len(_body(table)) == 1  # one pair: the header, its rule and one row
 
     # four cells, six pairs: one separated (after Holm over the six) by both tests
     rng = np.random.default_rng(0)
@@ -531,7 +570,8 @@ def test_kpm_replay_pairs__ctr_per_run_paired_with_both_tests_and_holm(tmp_path)
     assert lines[0].startswith("6 pairs of the 4 cells, each on the same 12 runs: 3 separated "
                                "by the paired t test and 3 by the sign-flip test")
     assert lines[0].endswith(f"t {min(p_raw):.2g}, sign-flip {2 / 4096:.2g}.")
-    assert [ln.split(":")[0] for ln in lines[1:]] == [
+    assert lines[-1].startswith("Detectable: ")
+    assert [ln.split(":")[0] for ln in lines[1:] if ln.startswith("- ")] == [
         "- gd kappa 0.1 - sag kappa 0.1", "- gd kappa 1 - sag kappa 0.1",
         "- sag kappa 0.1 - sag kappa 1"]
 
@@ -568,15 +608,15 @@ def test_foster_rate_pairs_and_exponents__runs_matched_across_t_and_budgets(tmp_
     assert lines[3] == f"| 8 | 0.60 ({low:.2f}, {high:.2f}) | 0.10 (0.10, 0.10) |"
     assert lines[2].startswith("| 4 | 0.50 (0.50, 0.50) | 0.90 (0.90, 0.90) |")
 
-    table = dt.TABLES["foster-rate-pairs"](tmp_path).splitlines()
-    assert [r.split(" | ")[:2] for r in table[2:]] == [
+    table = _body(dt.TABLES["foster-rate-pairs"](tmp_path))
+    assert [r.split(" | ")[:2] for r in table] == [
         ["| 4", f"{t:,}"] for t in horizons] + [["| 8", f"{t:,}"] for t in horizons]
     pairs = [pair_tests(scale[("foster-hedge", kq)] * t ** power[("foster-hedge", kq)],
                         scale[("ogd-random-subset", kq)] * t ** power[("ogd-random-subset", kq)])
              for kq in (4, 8) for t in horizons]
     q_t = holm([p["pair"].p for p in pairs])
     q_free = holm([p["p_free"] for p in pairs])
-    for row, p, a, b in zip(table[2:], pairs, q_t, q_free):
+    for row, p, a, b in zip(table, pairs, q_t, q_free):
         r = p["pair"]
         assert f"above in {r.above}/{n}, " in row and row.endswith(
             f"{dt._p(a)}, sign-flip {dt._p(b)}" + ("" if (a <= 0.05) == (b <= 0.05) else
@@ -633,7 +673,7 @@ def test_kale_pairs__each_comparison_on_the_same_runs_with_holm_over_the_table(t
     # the comparison study with the LP never solved (t0 > T) stays out; t0 = T is solved
     never = frame[frame["study"] == 1].assign(study=3, info_t0=1001, value=-1e6)
     pd.concat([frame, never]).to_parquet(tmp_path / "kale-dantzig-runs.parquet")
-    lines = dt.TABLES["kale-dantzig-pairs"](tmp_path).splitlines()[2:]
+    lines = _body(dt.TABLES["kale-dantzig-pairs"](tmp_path))
     tests = [t for pair in want.values() for t in pair]
     q, q_free = holm([t["pair"].p for t in tests]), holm([t["p_free"] for t in tests])
     for i, ((design, k0), (rs, full)) in enumerate(want.items()):
@@ -656,7 +696,7 @@ def test_kale_pairs__each_comparison_on_the_same_runs_with_holm_over_the_table(t
                             "info_design": design, "metric": "regret", "run": r, "t": t,
                             "value": v} for r, v in enumerate(values)]
     pd.DataFrame(greedy).to_parquet(tmp_path / "kale-greedy-runs.parquet")
-    table = dt.TABLES["kale-greedy-pairs"](tmp_path).splitlines()[2:]
+    table = _body(dt.TABLES["kale-greedy-pairs"](tmp_path))
     # Rademacher settings first, the larger d first, T ascending; the setting named once
     assert [ln.split(" | ")[:2] for ln in table] == [
         ["| d=100, Rademacher", "1,000"], ["|", "3,000"], ["| d=20, Rademacher", "1,000"],
@@ -677,7 +717,7 @@ def test_ito_table1_pairs__every_pair_per_setting_in_the_papers_order(tmp_path):
         for a, b in (("alg2", "alg3"), ("alg2", "kklp"), ("alg3", "kklp")):  # [ITO]'s order
             want[(setting, a, b)] = pair_tests(values[a], values[b])
     pd.DataFrame(rows).to_csv(tmp_path / "ito-table1-finals.csv", index=False)
-    lines = dt.TABLES["ito-table1-pairs"](tmp_path).splitlines()[2:]
+    lines = _body(dt.TABLES["ito-table1-pairs"](tmp_path))
     q = holm([t["pair"].p for t in want.values()])
     q_free = holm([t["p_free"] for t in want.values()])
     names = {"alg2": "Alg 2", "alg3": "Alg 3", "kklp": "KKLP"}
@@ -715,14 +755,17 @@ def test_arena_against__paired_difference_holm_over_every_pair_of_the_cell(tmp_p
     _tiny_arena(figures, finals)
     table = dt.arena_against(figures)
     cells = {line.split(" | ")[0].strip("| "): line.split(" | ")[1].strip(" |")
-             for line in table.splitlines()[2:]}
+             for line in _body(table)}
     assert set(cells) == {"a", "b", "c"}  # the reference itself has no row
     # the family: all 6 pairs of the cell's 4 entrants, Holm over them for each test
     names = list(finals)
     pairs = [(x, y) for i, x in enumerate(names) for y in names[i + 1:]]
-    tests = [pair_tests(finals[x], finals[y]) for x, y in pairs]
+    tests = [pair_tests(finals[x], finals[y], margin=0.1 * max(abs(finals[x].mean()),
+                                                              abs(finals[y].mean())))
+             for x, y in pairs]
     q_t = dict(zip(pairs, holm([t["pair"].p for t in tests])))
     q_w = dict(zip(pairs, holm([t["p_free"] for t in tests])))
+    q_e = dict(zip(pairs, holm([t["p_equiv"] for t in tests])))
     for name in ("a", "b", "c"):
         key = ("ogd-random-subset", name)
         d = finals[name] - finals["ogd-random-subset"]
@@ -731,7 +774,8 @@ def test_arena_against__paired_difference_holm_over_every_pair_of_the_cell(tmp_p
                f"{dt._signed_regret(pr.ci_high)})"
         t_says, w_says = q_t[key] <= 0.05, q_w[key] <= 0.05
         want = (f"**{text}**" if t_says and w_says else
-                text + (" (t)" if t_says else " (S)" if w_says else ""))
+                text + (" (t)" if t_says else " (S)" if w_says else
+                        " (≈)" if q_e[key] <= 0.05 else ""))
         assert cells[name] == want
     assert cells["a"].startswith("**-5.")  # a is below the random subset in every run
     assert "**" not in cells["b"] and "**" not in cells["c"]
@@ -743,7 +787,7 @@ def test_arena_against__oriented_whichever_entrant_comes_first(tmp_path):
               "ito-dual-averaging": np.arange(12.0) + 3.0 + 0.1 * np.sin(np.arange(12.0))}
     figures = tmp_path / "figures"
     _tiny_arena(figures, finals)
-    rows = dt.arena_against(figures, against="ito-dual-averaging").splitlines()[2:]
+    rows = _body(dt.arena_against(figures, against="ito-dual-averaging"))
     x = next(r for r in rows if r.startswith("| x |")).split(" | ")[1].rstrip(" |")
     assert x.startswith("**-3.0 (-3.") and x.endswith(")**")
 
@@ -769,20 +813,24 @@ def test_arena_long__each_row_minus_the_next_below_paired_with_holm_over_the_cel
         figures / "arena-long-curves.csv", index=False)
     lines = dt.arena_long(figures).splitlines()
     assert lines[0].split(" | ")[4] == "minus the next below (paired)"
-    rows = [line.split(" | ") for line in lines[2:]]
+    rows = [line.split(" | ") for line in _body("\n".join(lines))]
     assert [r[0].strip("| ") for r in rows] == ["a", "b", "c"]  # by regret
     names = list(finals)
     pairs = [(x, y) for i, x in enumerate(names) for y in names[i + 1:]]  # every pair: 3
-    tests = [pair_tests(finals[x], finals[y]) for x, y in pairs]
+    tests = [pair_tests(finals[x], finals[y], margin=0.1 * max(abs(finals[x].mean()),
+                                                              abs(finals[y].mean())))
+             for x, y in pairs]
     q_t = dict(zip(pairs, holm([t["pair"].p for t in tests])))
     q_w = dict(zip(pairs, holm([t["p_free"] for t in tests])))
+    q_e = dict(zip(pairs, holm([t["p_equiv"] for t in tests])))
     for row, (x, y) in zip(rows, (("a", "b"), ("b", "c"))):
         pr = pair_tests(finals[x], finals[y])["pair"]
         key = (x, y) if (x, y) in q_t else (y, x)
         text = (f"{dt._signed_regret(pr.diff)} ({dt._signed_regret(pr.ci_low)}, "
                 f"{dt._signed_regret(pr.ci_high)})")
         both = q_t[key] <= 0.05 and q_w[key] <= 0.05
-        one = " (t)" if q_t[key] <= 0.05 else " (S)" if q_w[key] <= 0.05 else ""
+        one = (" (t)" if q_t[key] <= 0.05 else " (S)" if q_w[key] <= 0.05 else
+               " (≈)" if q_e[key] <= 0.05 else "")
         assert row[4] == (f"**{text}**" if both else text + one)
     assert rows[1][4].startswith("**-") and "**" not in rows[0][4]  # b - c separated, a - b not
     assert rows[2][4] == "-"  # the last has none below
@@ -802,18 +850,22 @@ def test_arena_steps__each_entrant_minus_the_next_below_with_its_rank(tmp_path):
     board.assign(regret=[v.mean() for v in finals.values()]).to_csv(figures / "arena.csv",
                                                                      index=False)
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ")[1].strip(" |")
-            for line in dt.arena_steps(figures).splitlines()[2:]}
+            for line in _body(dt.arena_steps(figures))}
     names = list(finals)
     pairs = [(x, y) for i, x in enumerate(names) for y in names[i + 1:]]  # every pair: 6
-    tests = [pair_tests(finals[x], finals[y]) for x, y in pairs]
+    tests = [pair_tests(finals[x], finals[y], margin=0.1 * max(abs(finals[x].mean()),
+                                                              abs(finals[y].mean())))
+             for x, y in pairs]
     q_t = dict(zip(pairs, holm([t["pair"].p for t in tests])))
     q_w = dict(zip(pairs, holm([t["p_free"] for t in tests])))
+    q_e = dict(zip(pairs, holm([t["p_equiv"] for t in tests])))
     for x, y, rank in (("a", "b", 2), ("b", "c", 3), ("c", "d", 4)):
         pr = pair_tests(finals[x], finals[y])["pair"]
         key = (x, y) if (x, y) in q_t else (y, x)
         text = (f"{dt._signed_regret(pr.diff)} ({dt._signed_regret(pr.ci_low)}, "
                 f"{dt._signed_regret(pr.ci_high)})")
-        one = " (t)" if q_t[key] <= 0.05 else " (S)" if q_w[key] <= 0.05 else ""
+        one = (" (t)" if q_t[key] <= 0.05 else " (S)" if q_w[key] <= 0.05 else
+               " (≈)" if q_e[key] <= 0.05 else "")
         both = q_t[key] <= 0.05 and q_w[key] <= 0.05
         assert rows[x] == f"vs ({rank}): " + (f"**{text}**" if both else text + one)
     assert rows["d"] == "-"
@@ -852,20 +904,22 @@ def test_arena_stability__every_choice_stable_is_a_largest_ratio_of_1(tmp_path):
     assert dt.arena_stability(figures).splitlines()[-1] == "| all | 1 | 1/1 | 1/1 | 1 |"
 
 
-@pytest.mark.parametrize("q_t, q_w, want", [
-    (0.05, 0.05, "**+2.0 (+1.0, +3.0)**"),   # both tests at alpha exactly: bold
-    (0.05, 0.0501, "+2.0 (+1.0, +3.0) (t)"),
-    (0.0501, 0.05, "+2.0 (+1.0, +3.0) (S)"),
-    (0.2, 0.3, "+2.0 (+1.0, +3.0)")])
+@pytest.mark.parametrize("q_t, q_w, q_eq, want", [
+    (0.05, 0.05, 0.01, "**+2.0 (+1.0, +3.0)**"),   # both tests at alpha exactly: bold
+    (0.05, 0.0501, 0.01, "+2.0 (+1.0, +3.0) (t)"),
+    (0.0501, 0.05, 0.01, "+2.0 (+1.0, +3.0) (S)"),
+    (0.2, 0.3, 0.05, "+2.0 (+1.0, +3.0) (≈)"),     # neither; equivalent within 10% by TOST
+    (0.2, 0.3, 0.0501, "+2.0 (+1.0, +3.0)")])
 def test_arena_against__the_marks_of_each_test_at_the_5_percent_edge(tmp_path, monkeypatch, q_t,
-                                                                    q_w, want):
+                                                                    q_w, q_eq, want):
     from oslr.stats import Paired
 
     finals = {"x": np.arange(6.0) + 2.0, "ogd-random-subset": np.arange(6.0)}
     figures = tmp_path / "figures"
     _tiny_arena(figures, finals)
     pr = Paired(n=6, diff=2.0, sem=0.1, ci_low=1.0, ci_high=3.0, p=0.0, below=0, above=6)
-    monkeypatch.setattr(dt, "_paired_cells", lambda pairs: {k: (pr, q_t, q_w) for k in pairs})
+    monkeypatch.setattr(dt, "_paired_cells",
+                        lambda pairs: {k: (pr, q_t, q_w, (1.0, q_eq)) for k in pairs})
     row = dt.arena_against(figures).splitlines()[2]
     assert row == f"| x | {want} |"
 
@@ -873,4 +927,40 @@ def test_arena_against__the_marks_of_each_test_at_the_5_percent_edge(tmp_path, m
 def test_arena_against__a_cell_where_the_reference_did_not_run_shows_a_dash(tmp_path):
     figures = tmp_path / "figures"
     _tiny_arena(figures, {"x": np.arange(6.0), "y": np.arange(6.0) + 1.0})
-    assert dt.arena_against(figures).splitlines()[2:] == ["| x | - |", "| y | - |"]
+    assert _body(dt.arena_against(figures)) == ["| x | - |", "| y | - |"]
+
+
+def test_detectable__the_effect_of_each_family_in_sd_and_in_units():
+    from oslr.stats import detectable_effect
+
+    rng = np.random.default_rng(3)
+    a, b, c = rng.standard_normal((3, 30))
+    fam = {"x": (a, b), "y": (a, 3.0 * c), "same": (a, a + 1.0)}  # a constant pair is left out
+    sds = [np.std(a - b, ddof=1), np.std(a - 3.0 * c, ddof=1)]
+    effect = detectable_effect(30, 2)
+    text = dt._detectable([fam])
+    assert text == (f"Detectable: a mean difference of {effect:.2f} sd of a pair's per-run "
+                    f"differences ({dt._two_digits(effect * min(sds))}-"
+                    f"{dt._two_digits(effect * max(sds))} in this table's units) is found 80% "
+                    "of the time (paired t at 5% / m, m = 3 pairs in a family, 30 runs; Holm's "
+                    "correction rejects at least as often); a smaller one can go unseen.\n")
+    # two families of different sizes: both effects, the range of both
+    two = dt._detectable([{"x": (a, b)}, fam])
+    assert f"{detectable_effect(30, 1):.2f}-{effect:.2f} sd" in two and "m = 1-3 pairs" in two
+    assert "sign-flip" not in two
+
+
+def test_detectable__says_where_the_sign_flip_test_cannot_reach_the_family_level():
+    rng = np.random.default_rng(4)
+    a, b, c = rng.standard_normal((3, 5))
+    text = dt._detectable([{"x": (a, b), "y": (a, c), "z": (b, c)}])
+    # 5 runs: the smallest sign-flip p is 2 / 2^5 = 0.0625 > 0.05 / 3
+    assert text.endswith("At 5 runs the sign-flip test's smallest p, 0.062, is above 5% / m: no "
+                         "pair there can be separated by both tests.\n")
+    six = rng.standard_normal((2, 6))
+    assert "sign-flip" not in dt._detectable([{"x": (six[0], six[1])}])  # 2^-5 < 0.05
+
+
+def test_two_digits__two_significant_digits_thousands_separated():
+    assert [dt._two_digits(x) for x in (1234.0, 3.45e-5, 0.0351, 12.0, 96.5, 0.0)] == [
+        "1,200", "0.000034", "0.035", "12", "96", "0"]
