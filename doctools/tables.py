@@ -905,15 +905,15 @@ def ito_table1(figures: Path, stem: str = "ito-table1") -> str:
 def ito_table1_pairs(figures: Path, stem: str = "ito-table1") -> str:
     """[ITO] Table 1's paired comparisons: every pair of methods per setting, a - b on the same
     instances (from STEM-finals.csv) with its 95% interval, the instances where a is above, and
-    the t and sign-flip p after Holm over every pair of every setting (the family)."""
+    the t and sign-flip p after Holm over the setting's pairs (the family of Table 1's bold)."""
     fin = pd.read_csv(figures / f"{stem}-finals.csv")
-    pairs = {}
+    families, cells = [], {}
     for (d, kp, k), part in fin.groupby(["d", "k_prime", "k"], sort=False):
         methods = [m for m in _ITO_TABLE1 if m in set(part["method"])]
         regret = {m: part[part["method"] == m].sort_values("run")["regret"].to_numpy(np.float64)
                   for m in methods}
-        pairs.update(_every_pair(regret, lambda a, b, s=(d, kp, k): (s, a, b)))
-    cells = _paired_cells(pairs)
+        families.append(_every_pair(regret, lambda a, b, s=(d, kp, k): (s, a, b)))
+        cells.update(_paired_cells(families[-1]))  # Holm per setting, as the bold of Table 1
     lines = ["| (d, k', k) | a - b | regret difference (95% interval), instances a above, Holm p |",
              "|---|---|---|"]
     last = None
@@ -922,7 +922,7 @@ def ito_table1_pairs(figures: Path, stem: str = "ito-table1") -> str:
                           f"{_ITO_TABLE1[a][0]} - {_ITO_TABLE1[b][0]}",
                           _paired_text(*cell, above="above", fmt=lambda x: f"{x:+,.1f}")))
         last = setting
-    return "\n".join(lines) + "\n\n" + _detectable([pairs], _regret)
+    return "\n".join(lines) + "\n\n" + _detectable(families, _regret)
 
 
 def _regret(x: float) -> str:
@@ -1030,28 +1030,20 @@ def _kale_dantzig_solved(figures: Path) -> pd.DataFrame:
 def kale_dantzig(figures: Path) -> str:
     """kale-dantzig: final regret against w* (95% interval) per design and k0 of the Dantzig
     learner, the random subset of the same budget and ogd-full (bold: a budgeted learner below
-    ogd-full on the same runs, paired t and sign-flip tests both, Holm over the table's 12
-    comparisons, from
-    kale-dantzig-runs.parquet), and the final l1 error."""
+    ogd-full on the same runs, paired t and sign-flip tests both, Holm over the page's family,
+    `_kale_dantzig_pairs`), and the final l1 error."""
     df = pd.read_csv(figures / "kale-dantzig.csv")
     final = df[df["n"] == df["n"].max()]
     reg = final[final["metric"] == "regret_wstar"]
-    solved = _kale_dantzig_solved(figures)
-    k = int(final["k"].iloc[0])
-    pairs = {}
-    for design in reg["design"].unique():
-        full = _runs_of(solved, learner="ogd-full", info_design=design)
-        for k0 in sorted(reg.loc[reg["learner"] == "dantzig-poslr", "k0"].unique()):
-            pairs[("dantzig-poslr", design, k0)] = (_runs_of(
-                solved, learner="dantzig-poslr", info_design=design, param_k0=k0), full)
-            pairs[("ogd-random-subset", design, k0)] = (_runs_of(
-                solved, learner="ogd-random-subset", info_design=design, param_k=k0 + k), full)
-    below = {key: sign < 0 for key, sign in _paired_signs(pairs).items()}
+    pairs = _kale_dantzig_pairs(figures)
+    sign = _paired_signs(pairs)
 
     def cell(r, full):
         text = _ci(r, "mean")
-        key = (r["learner"], r["design"], r["k0"])
-        return f"**{text}**" if full is not None and below.get(key, False) else text
+        if full is None:  # ogd-full itself
+            return text
+        kind = "full" if r["learner"] == "dantzig-poslr" else "rs-full"
+        return f"**{text}**" if sign[(r["design"], int(r["k0"]), kind)] < 0 else text
 
     d = int(final["d"].iloc[0])
     lines = ["| design | k0 (budget) | dantzig-poslr | ogd-random-subset (same budget) | "
@@ -1107,11 +1099,11 @@ def kale_greedy(figures: Path) -> str:
     return "\n".join(lines) + "\n\n" + _detectable([pairs])
 
 
-def kale_dantzig_pairs(figures: Path) -> str:
-    """kale-dantzig: dantzig-poslr minus the random subset of the same budget and minus ogd-full
-    on the same runs, per design and k0 (the LP solved: t0 <= T), each with its 95% interval,
-    the runs where dantzig-poslr is above, and the t and sign-flip p after Holm over every
-    comparison of the table (the family)."""
+def _kale_dantzig_pairs(figures: Path) -> dict:
+    """The one family of kale-dantzig's two tables: per design and k0 (the LP solved: t0 <= T),
+    (design, k0, kind) -> (a's, b's final regrets on the same runs) for kind "rs"
+    (dantzig-poslr - the random subset of the same budget), "full" (dantzig-poslr - ogd-full)
+    and "rs-full" (that random subset - ogd-full)."""
     solved = _kale_dantzig_solved(figures)
     k = int(solved["info_k"].iloc[0])
     ds = solved[solved["learner"] == "dantzig-poslr"]
@@ -1120,9 +1112,20 @@ def kale_dantzig_pairs(figures: Path) -> str:
         full = _runs_of(solved, learner="ogd-full", info_design=design)
         for k0 in sorted(ds.loc[ds["info_design"] == design, "param_k0"].unique()):
             mine = _runs_of(ds, info_design=design, param_k0=k0)
-            pairs[(design, int(k0), "rs")] = (mine, _runs_of(
-                solved, learner="ogd-random-subset", info_design=design, param_k=k0 + k))
+            subset = _runs_of(solved, learner="ogd-random-subset", info_design=design,
+                              param_k=k0 + k)
+            pairs[(design, int(k0), "rs")] = (mine, subset)
             pairs[(design, int(k0), "full")] = (mine, full)
+            pairs[(design, int(k0), "rs-full")] = (subset, full)
+    return pairs
+
+
+def kale_dantzig_pairs(figures: Path) -> str:
+    """kale-dantzig: dantzig-poslr minus the random subset of the same budget and minus ogd-full
+    on the same runs, per design and k0, each with its 95% interval, the runs where
+    dantzig-poslr is above, and the t and sign-flip p after Holm over the page's family
+    (`_kale_dantzig_pairs`, with the random subset - ogd-full comparisons of the bold)."""
+    pairs = _kale_dantzig_pairs(figures)
     cells = _paired_cells(pairs)
     lines = ["| design | k0 | dantzig-poslr - ogd-random-subset (same budget) | "
              "dantzig-poslr - ogd-full |", "|---|---|---|---|"]

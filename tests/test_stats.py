@@ -1012,3 +1012,12 @@ def test_sign_flip_p__exact_beyond_52_runs_when_the_differences_take_few_values(
     assert stats.sign_flip_p(d) == pytest.approx(want, rel=1e-12, abs=0)
     assert stats.sign_flip_p(d[:60]) == pytest.approx(2 * st.binom.sf(39, 60, 0.5), rel=1e-12,
                                                       abs=0)
+
+
+def test_detectable_effect__the_numbers_docs_statistics_md_states():
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).parents[1] / "docs" / "statistics.md").read_text().split())
+    assert (f"{stats.detectable_effect(20):.2f} sd at 20 runs alone, "
+            f"{stats.detectable_effect(20, 36):.2f} sd at 20 runs in a family of 36 pairs, "
+            f"{stats.detectable_effect(200, 20):.2f} sd at 200 runs in a family of 20") in text

@@ -2,7 +2,6 @@
 a page regenerated at new run counts cannot keep a stale number in its text. Pages regenerated
 at the current run counts are checked here; the others still carry hand-written numbers."""
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -373,7 +372,6 @@ def test_wll_prose__theorem_3s_term_against_the_best_action_follows_the_files():
 
 
 def test_wll_prose__eq1_as_printed_follows_its_files():
-    import json
 
     eq1, df = _wll_k("wll-k-a9a-eq1")
     assert set(df["runs"]) == {50}
@@ -491,7 +489,7 @@ def test_arena_prose__the_arena_k_claims_follow_the_files():
     assert not both and b1["tied_with_best"]["dantzig-poslr"]
     assert (f"({r[1]['dantzig-poslr']:.1f} against {r[1]['ogd-full']:.1f}: {d:+.2f} "
             f"({lo:+.2f}, {hi:+.2f}), behind in {b1['worse_runs']['dantzig-poslr']:.0f} of "
-            f"{b1['runs'].iloc[0]:.0f} runs)") in text
+            f"{b1['runs'].iloc[0]:.0f} runs; not shown within 10%") in text
     assert f"(exponent {e[1]['dantzig-poslr']:.2f})" in text
     assert (f"A = I is 3rd ({r[1]['ito-projection (A = I)']:.1f}), `foster-hedge` 4th "
             f"({r[1]['foster-hedge']:.0f})") in text
@@ -574,6 +572,47 @@ def _by(d, lo, hi, fmt):
     return f"{abs(d):{fmt}} ({lo:{fmt}}, {hi:{fmt}})"
 
 
+def _equivalent(runs: pd.DataFrame, problem: str, budget: int, a: str, b: str):
+    """(TOST's Holm p within 10% of the larger mean, the margin) of a - b in an arena cell."""
+    from doctools.tables import _arena_cell_pairs
+
+    found = _arena_cell_pairs(runs, problem, budget)
+    _, _, _, (margin, q) = found[(a, b)] if (a, b) in found else found[(b, a)]
+    return q, margin
+
+
+def test_arena_prose__the_tost_claims_follow_the_files():
+    text = _page("arena.md")
+    runs = pd.read_parquet(FIGURES / "arena-runs.parquet")
+    k_runs = pd.read_parquet(FIGURES / "arena-k-runs.parquet")
+    dz, full, fh = "dantzig-poslr", "ogd-full", "foster-hedge"
+    claims = [  # (runs, problem, budget, a, b, within 10%, what the page says)
+        (runs, "agnostic", 10, dz, full, False, "behind in 11 of 20 runs; not shown within 10%, "
+         "+-12, by TOST"),
+        (runs, "drifting", 5, A2, A3, True, "within 10% of each other by TOST on `drifting` "
+         "only"),
+        (runs, "agnostic", 5, A2, A3, False, "within 10% of each other by TOST on `drifting` "
+         "only"),
+        (runs, "rip", 10, dz, A3, False, "indistinguishable from Alg. 3 with A = I, not shown "
+         "within 10%"),
+        (runs, "correlated", 5, fh, RS, False, "on `correlated` B = 5 (not shown within 10%); "
+         "at `agnostic`"),
+        (runs, "agnostic", 10, fh, A2, True, "+0.3)) and within 10% of it by TOST"),
+        (runs, "kegg", 13, fh, RS, False, "indistinguishable at B = 13 (not shown within 10%)"),
+        (runs, "rip", 5, "online-greedy", RS, True, "indistinguishable on `rip` B = 5, and "
+         "within 10% of it by TOST"),
+        (runs, "correlated", 5, G3, RS, False, "indistinguishable on `correlated` B = 5 (not "
+         "shown within 10%)."),
+        (k_runs[k_runs["k"] == 1], "rip", 10, dz, full, False, "not shown within 10%, +-0.47, "
+         "by TOST, a margin narrower than the interval")]
+    for frame, problem, budget, a, b, within, said in claims:
+        q, margin = _equivalent(frame, problem, budget, a, b)
+        assert (q <= 0.05) == within, (problem, budget, a, b, q)
+        assert said in text, said
+    assert f"+-{_equivalent(runs, 'agnostic', 10, dz, full)[1]:.0f}," in text
+    assert f"+-{_equivalent(k_runs[k_runs['k'] == 1], 'rip', 10, dz, full)[1]:.2f}," in text
+
+
 def test_arena_prose__the_main_arena_claims_follow_the_files():
     text = _page("arena.md")
     ran, pair = _arena_main()
@@ -596,7 +635,7 @@ def test_arena_prose__the_main_arena_claims_follow_the_files():
     d, lo, hi, *_ = pair("agnostic", 10, "dantzig-poslr", "ogd-full")
     worse = ran.loc[("agnostic", 10, "dantzig-poslr"), "worse_runs"]
     assert (f"(124 against 116: {d:+.1f} ({lo:+.1f}, {hi:+.1f}), behind in {worse:.0f} of 20 "
-            "runs)") in text and f"{r['agnostic', 10, 'dantzig-poslr']:.0f}" == "124"
+            "runs;") in text and f"{r['agnostic', 10, 'dantzig-poslr']:.0f}" == "124"
     others = ran.drop(index="ogd-full", level="learner").drop(("agnostic", 10, "dantzig-poslr"))
     assert (others["worse_runs"] == 20).all() and (ran["runs"] == 20).all()
     # [ITO] Alg. 2 and Alg. 3 (A = I)
@@ -789,7 +828,10 @@ def test_findings__the_arena_paragraph_follows_its_page_files():
     ran, pair = _arena_main()
     r, e = ran["regret"], ran["exponent"]
     d, lo, hi, *_ = pair("agnostic", 10, "dantzig-poslr", "ogd-full")
-    assert f"indistinguishable from it ({d:+.1f} ({lo:+.1f}, {hi:+.1f}))" in text
+    assert (f"indistinguishable from it ({d:+.1f} ({lo:+.1f}, {hi:+.1f}); not shown within 10% by "
+            "TOST)") in text
+    runs = pd.read_parquet(FIGURES / "arena-runs.parquet")
+    assert _equivalent(runs, "agnostic", 10, "dantzig-poslr", "ogd-full")[0] > 0.05
     assert (f"(`rip`: {r['rip', 5, A2]:.0f} and {r['rip', 5, A3]:.0f} against "
             f"{r['rip', 5, RS]:.0f} for a random subset)") in text
 
@@ -848,3 +890,49 @@ def test_ito_prose__table1_runtimes_follow_the_csv():
     assert (f"Alg 2 {span('alg2')}, Alg 3 {span('alg3')}, KKLP {span('kklp')}, KKLP_A "
             f"{span('kklp_a')}, Alg 1 {span('alg1')} (on the sphere stream") in text
     assert f"took {np.floor(lo.min()):.0f}-{np.ceil(hi.max()):.0f} s per method" in text
+
+
+def test_tost_prose__the_kale_ito_and_kpm_equivalence_claims_follow_the_files():
+    from doctools import tables as dt
+
+    # kale: the correlated k0 = 50 row of the pairs table (rendered from the files, checked by
+    # test_docs) is not within 10% of ogd-full, and the page says so
+    kale = (DOCS / "kale-results.md").read_text()
+    row = next(line for line in kale.splitlines() if line.startswith("| correlated | 50 |"))
+    assert row.split(" | ")[3].count("not shown within") == 1
+    assert "from `ogd-full` (502) by both tests, and not shown within 10% of it by TOST" in _page(
+        "kale-results.md")
+    # ito, tuned: KKLP_A - KKLP at (10, 5, 8), Holm over the setting's pairs
+    fin = pd.read_csv(FIGURES / "ito-table1-tuned-finals.csv")
+    part = fin[(fin["d"] == 10) & (fin["k_prime"] == 5) & (fin["k"] == 8)]
+    regret = {m: g.sort_values("run")["regret"].to_numpy() for m, g in part.groupby("method")}
+    r, q, q_free, (_, q_eq) = dt._paired_cells(dt._every_pair(regret))["kklp - kklp_a"]
+    assert min(q, q_free) > 0.05 and q_eq > 0.05
+    assert f"({-r.diff:+.0f} ({-r.ci_high:+.0f}, {-r.ci_low:+.0f}); not shown within 10% of it by " \
+           "TOST)" in _page("ito-results.md")
+    # kpm: on random/all no pair separated, and how many TOST puts within 10%
+    cells = dt._paired_cells(dt._ctr_pairs(dt._ctr_runs(FIGURES, "kpm-replay-all")))
+    within = sum(c[3][1] <= 0.05 for c in cells.values())
+    assert not any(min(c[1], c[2]) <= 0.05 for c in cells.values())
+    assert (f"(and TOST puts only {within} of the {len(cells)} within 10% of each other)"
+            in _page("kpm-results.md"))
+
+
+def test_findings__each_claim_names_the_family_it_was_tested_in():
+    from doctools import tables as dt
+
+    text = _page("findings.md")
+    eq1 = pd.read_csv(FIGURES / "wll-k-a9a-eq1.csv")
+    assert f"0.1-0.5 (Holm over the table's {eq1['k'].nunique()} k)" in text
+    assert f"Holm over the {len(dt._kale_greedy_pairs(FIGURES))} (d, design, T) cells" in text
+    tracking = dt._final_runs(FIGURES, "kpm-tracking", "sum_tracking_error")
+    n = tracking["learner"].nunique()
+    assert f"by both tests, Holm over the {n * (n - 1) // 2} pairs)" in text
+    ito = pd.read_csv(FIGURES / "ito-table1-finals.csv")
+    sizes = set(ito.groupby(["d", "k_prime", "k"])["method"].nunique())
+    m = sizes.pop()
+    assert not sizes and f"Holm over each setting's {m * (m - 1) // 2} pairs)" in text
+    assert f"the setting's {m * (m - 1) // 2} pairs" in _page("ito-results.md")
+    n_kale = len(dt._kale_dantzig_pairs(FIGURES))
+    assert f"Holm over the page's {n_kale} comparisons)" in text
+    assert f"(Holm over {n_kale} comparisons, the family of this table" in _page("kale-results.md")

@@ -649,7 +649,7 @@ def test_kpm_tracking_pairs__every_pair_of_trackers_at_the_last_n(tmp_path):
     assert lines[2].startswith("| flinucb-gd - flinucb-svrg | +4.") and "above in 7/7" in lines[2]
 
 
-def test_kale_pairs__each_comparison_on_the_same_runs_with_holm_over_the_table(tmp_path):
+def test_kale_pairs__each_comparison_on_the_same_runs_with_holm_over_the_pages_family(tmp_path):
     from oslr.stats import holm, pair_tests
 
     rng = np.random.default_rng(5)
@@ -668,20 +668,23 @@ def test_kale_pairs__each_comparison_on_the_same_runs_with_holm_over_the_table(t
             rows += [{"study": 2, "learner": "ogd-random-subset", "info_design": design,
                       "param_k0": np.nan, "param_k": k0 + 5, "run": r, "value": v}
                      for r, v in enumerate(rs)]
-            want[(design, int(k0))] = (pair_tests(mine, rs), pair_tests(mine, full))
+            want[(design, int(k0))] = (pair_tests(mine, rs), pair_tests(mine, full),
+                                       pair_tests(rs, full))
     frame = pd.DataFrame(rows).assign(metric="regret_wstar", t=1000, info_t0=1000, info_k=5)
     # the comparison study with the LP never solved (t0 > T) stays out; t0 = T is solved
     never = frame[frame["study"] == 1].assign(study=3, info_t0=1001, value=-1e6)
     pd.concat([frame, never]).to_parquet(tmp_path / "kale-dantzig-runs.parquet")
     lines = _body(dt.TABLES["kale-dantzig-pairs"](tmp_path))
+    # the family: the pairs shown and the random subset - ogd-full comparisons of the bold
     tests = [t for pair in want.values() for t in pair]
     q, q_free = holm([t["pair"].p for t in tests]), holm([t["p_free"] for t in tests])
-    for i, ((design, k0), (rs, full)) in enumerate(want.items()):
+    assert len(tests) == 12
+    for i, ((design, k0), (rs, full, _)) in enumerate(want.items()):
         cells = lines[i].split(" | ")
         assert cells[0] == "| " + ("Rademacher" if design == "rademacher" else "correlated")
         assert cells[1] == str(k0)
-        for cell, t, a, b in ((cells[2], rs, q[2 * i], q_free[2 * i]),
-                              (cells[3], full, q[2 * i + 1], q_free[2 * i + 1])):
+        for cell, t, a, b in ((cells[2], rs, q[3 * i], q_free[3 * i]),
+                              (cells[3], full, q[3 * i + 1], q_free[3 * i + 1])):
             r = t["pair"]
             assert cell.startswith(f"{dt._signed(r.diff)} ({dt._signed(r.ci_low)}, "
                                    f"{dt._signed(r.ci_high)}), above in {r.above}/{n}, "
@@ -704,7 +707,7 @@ def test_kale_pairs__each_comparison_on_the_same_runs_with_holm_over_the_table(t
     assert all("above in 0/6" in ln for ln in table[2:4])  # d = 20: greedy below in every run
 
 
-def test_ito_table1_pairs__every_pair_per_setting_in_the_papers_order(tmp_path):
+def test_ito_table1_pairs__every_pair_per_setting_in_the_papers_order_holm_per_setting(tmp_path):
     from oslr.stats import holm, pair_tests
 
     rng = np.random.default_rng(7)
@@ -718,8 +721,9 @@ def test_ito_table1_pairs__every_pair_per_setting_in_the_papers_order(tmp_path):
             want[(setting, a, b)] = pair_tests(values[a], values[b])
     pd.DataFrame(rows).to_csv(tmp_path / "ito-table1-finals.csv", index=False)
     lines = _body(dt.TABLES["ito-table1-pairs"](tmp_path))
-    q = holm([t["pair"].p for t in want.values()])
-    q_free = holm([t["p_free"] for t in want.values()])
+    tests = list(want.values())  # Holm per setting: its three pairs, the family of its bold
+    q = np.concatenate([holm([t["pair"].p for t in tests[i:i + 3]]) for i in (0, 3)])
+    q_free = np.concatenate([holm([t["p_free"] for t in tests[i:i + 3]]) for i in (0, 3)])
     names = {"alg2": "Alg 2", "alg3": "Alg 3", "kklp": "KKLP"}
     for i, ((setting, a, b), t) in enumerate(want.items()):
         r = t["pair"]
@@ -964,3 +968,24 @@ def test_detectable__says_where_the_sign_flip_test_cannot_reach_the_family_level
 def test_two_digits__two_significant_digits_thousands_separated():
     assert [dt._two_digits(x) for x in (1234.0, 3.45e-5, 0.0351, 12.0, 96.5, 0.0)] == [
         "1,200", "0.000034", "0.035", "12", "96", "0"]
+
+
+def test_kale_bold__one_family_per_table_pair_on_the_shipped_files():
+    # the bold of the results tables comes from the family of the pairs tables below them:
+    # every cell of the greedy study (not only the rows shown), and all 18 Dantzig comparisons
+    figures = Path(__file__).parents[2] / "docs" / "figures"
+    greedy = dt._kale_greedy_pairs(figures)
+    assert len(greedy) == 16
+    sign = dt._paired_signs(greedy)
+    rows = _body(dt.TABLES["kale-greedy"](figures))
+    shown = [(d, design, t) for d, design, horizons in dt.KALE_GREEDY_ROWS for t in horizons]
+    for row, key in zip(rows, shown, strict=True):
+        og, rs = row.split(" | ")[2:4]
+        assert (og.startswith("**"), rs.startswith("**")) == (sign[key] < 0, sign[key] > 0)
+    dantzig = dt._kale_dantzig_pairs(figures)
+    assert len(dantzig) == 18
+    sign = dt._paired_signs(dantzig)
+    bold = [c.startswith("**") for row in _body(dt.TABLES["kale-dantzig"](figures))
+            for c in row.split(" | ")[2:4]]
+    want = [sign[(design, k0, kind)] < 0 for design, k0, kind in dantzig if kind != "rs"]
+    assert bold == want and any(want)
