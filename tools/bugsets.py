@@ -8,8 +8,9 @@
 mutmut's mutants (`tools/mutation.py`) are syntactic: an operator swapped, a constant moved by
 one. The bugs a maintainer writes are semantic: a schedule indexed from t instead of t + 1, an
 exponent 1/a where the paper says 1/b, a count of the support alone where the union was meant.
-A set is a TOML file of such bugs, each an exact text replacement in one file of src/oslr
-(`[[bug]]` with `file`, `old`, `new`, `what`). Each bug is applied to a fresh copy of src/ (the
+A set is a TOML file of such bugs, each an exact text replacement in one file of src/oslr or of
+doctools/ (the docs' tables) (`[[bug]]` with `file`, `old`, `new`, `what`). Each bug is applied
+to a fresh copy of src/ and doctools/ (the
 checkout is never touched), and the default run's tests of the bug's module (`tests_for` of
 `tools/mutation.py`: the mirrored files and their extras) run against the copy, stopping at the
 first failure. A bug is caught when a test fails. The verdicts, the first failing test, the
@@ -66,8 +67,8 @@ def load_set(name: str) -> list[dict]:
         missing = {"file", "old", "new", "what"} - set(b)
         if missing:
             raise SystemExit(f"{name} bug {i}: missing {sorted(missing)}")
-        if not b["file"].startswith("src/oslr/"):
-            raise SystemExit(f"{name} bug {i}: {b['file']} is not under src/oslr/")
+        if not b["file"].startswith(ROOTS):
+            raise SystemExit(f"{name} bug {i}: {b['file']} is not under src/oslr/ or doctools/")
         n = (ROOT / b["file"]).read_text().count(b["old"])
         if n != 1:
             raise SystemExit(f"{name} bug {i} ({b['what']}): its old text occurs {n} times in "
@@ -75,9 +76,14 @@ def load_set(name: str) -> list[dict]:
     return bugs
 
 
+#: the folders a bug may be written into: the package, and the docs' table renderer
+ROOTS = ("src/oslr/", "doctools/")
+
+
 def module_of(path: str) -> str:
-    """src/oslr/learners/ogd.py -> oslr.learners.ogd."""
-    return ".".join(Path(path).relative_to("src").with_suffix("").parts)
+    """src/oslr/learners/ogd.py -> oslr.learners.ogd; doctools/tables.py -> doctools.tables."""
+    parts = Path(path).with_suffix("").parts
+    return ".".join(parts[1:] if parts[0] == "src" else parts)
 
 
 def first_failure(stdout: str) -> str:
@@ -88,14 +94,16 @@ def first_failure(stdout: str) -> str:
 
 
 def run_bug(bug: dict, workers: int, timeout: int) -> dict:
-    """Apply `bug` to a copy of src/ and run its module's default-run tests against it."""
+    """Apply `bug` to a copy of src/ and doctools/ and run its module's default-run tests
+    against it."""
     tests = _mutation_tool().tests_for(module_of(bug["file"]))
     with tempfile.TemporaryDirectory(prefix="oslr-bug-") as tmp:
-        src = Path(tmp, "src")
-        shutil.copytree(ROOT / "src", src, ignore=shutil.ignore_patterns("__pycache__"))
-        target = src / Path(bug["file"]).relative_to("src")
+        for top in ("src", "doctools"):
+            shutil.copytree(ROOT / top, Path(tmp, top),
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        target = Path(tmp, bug["file"])
         target.write_text(target.read_text().replace(bug["old"], bug["new"]))
-        env = dict(os.environ, PYTHONPATH=str(src))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(tmp, "src")), tmp]))
         cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                "-n", str(workers), *tests]
         try:

@@ -51,6 +51,8 @@ PRELOAD = ["jax", "jax.numpy", "numpy", "scipy.stats", "pandas", "optax"]
 # Tests beyond the mirrored ones (tests/<pkg>/test_<module>.py, tests/test_<pkg>.py,
 # tests/test_<module>.py): a module whose promises are checked elsewhere too.
 EXTRA_TESTS = {
+    "doctools.tables": ["tests/experiments/test_doc_tables.py",
+                        "tests/experiments/test_doc_prose.py", "tests/test_docs.py"],
     "oslr.checks": ["tests/test_spec.py"],
     "oslr.metrics": ["tests/test_sim.py", "tests/test_regret.py"],
     "oslr.families": ["tests/test_metrics.py", "tests/test_result.py", "tests/test_protocol.py",
