@@ -103,9 +103,12 @@ def run_bug(bug: dict, workers: int, timeout: int) -> dict:
                             ignore=shutil.ignore_patterns("__pycache__"))
         target = Path(tmp, bug["file"])
         target.write_text(target.read_text().replace(bug["old"], bug["new"]))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(tmp, "src")), tmp]))
+        # the copies first: no working directory on the path (PYTHONSAFEPATH) and pytest's
+        # rootdir appended, so `doctools` is the copy's, not the checkout's
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(tmp, "src")), tmp]),
+                   PYTHONSAFEPATH="1")
         cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-               "-n", str(workers), *tests]
+               "--import-mode=append", "-n", str(workers), *tests]
         try:
             r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
                                timeout=timeout)
