@@ -154,7 +154,7 @@ def test_holm__caps_at_one_and_is_float64_whatever_the_input():
     np.testing.assert_array_equal(holm(p32), holm(p32.astype(np.float64)))
 
 
-@pytest.mark.parametrize("n, family", [(8, 3), (30, 1), (12, 10)])
+@pytest.mark.parametrize("n, family", [(8, 3), (30, 1), (12, 10), (2, 1)])
 def test_detectable_effect__found_80_percent_of_the_time_by_holm_over_the_family(n, family):
     # 40,000 families of `family` independent pairs, every one at the stated effect: each pair
     # is rejected by Holm at 5% in at least 80% of them, and by Bonferroni (the level the
@@ -183,6 +183,32 @@ def test_detectable_effect__published_values_and_the_normal_limit():
     assert stats.detectable_effect(20, 10) > stats.detectable_effect(20, 3)
     assert stats.detectable_effect(40, 3) < stats.detectable_effect(20, 3)
     assert stats.detectable_effect(20, power=0.9) > stats.detectable_effect(20)
+
+
+def test_detectable_effect__zero_at_a_power_equal_to_the_level():
+    # under no effect the two tails of the t test add up to the level exactly: each tail and
+    # its degrees of freedom enter the power
+    for n, family in [(10, 1), (3, 4)]:
+        assert stats.detectable_effect(n, family, power=0.05 / family) == pytest.approx(0.0,
+                                                                                       abs=1e-9)
+
+
+@pytest.mark.parametrize("n, family, power", [(5, 1, 0.3), (4, 2, 0.5), (9, 3, 0.9)])
+def test_detectable_effect__its_power_by_integration_over_the_variance(n, family, power):
+    # the t statistic at mean delta is (Z + delta sqrt(n)) / sqrt(V / df), V ~ chi2(df): the
+    # power is an integral over V of two normal tails, computed here without scipy's nct
+    from scipy import integrate
+    from scipy import stats as st
+
+    delta, df = stats.detectable_effect(n, family, power=power), n - 1
+    crit = st.t.isf(0.025 / family, df)
+    nc = delta * math.sqrt(n)
+
+    def tails(v):
+        c = crit * math.sqrt(v / df)
+        return (st.norm.sf(c - nc) + st.norm.cdf(-c - nc)) * st.chi2.pdf(v, df)
+
+    assert integrate.quad(tails, 0.0, np.inf, epsabs=1e-12)[0] == pytest.approx(power, abs=1e-7)
 
 
 def test_detectable_effect__no_effect_from_one_run_and_no_empty_family():

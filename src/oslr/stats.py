@@ -171,6 +171,8 @@ def detectable_effect(n: int, family: int = 1, level: float = LEVEL, power: floa
         nc = delta * math.sqrt(n)  # P(T < -crit) written as P(-T > crit): scipy's cdf is NaN
         return _st.nct.sf(crit, n - 1, nc) + _st.nct.sf(crit, n - 1, -nc) - power  # far out
 
+    if short(0.0) >= 0:  # a power at most the level needs no effect
+        return 0.0
     high = 1.0
     while short(high) < 0:
         high *= 2.0
