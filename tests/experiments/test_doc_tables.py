@@ -961,8 +961,11 @@ def test_detectable__says_where_the_sign_flip_test_cannot_reach_the_family_level
     # 5 runs: the smallest sign-flip p is 2 / 2^5 = 0.0625 > 0.05 / 3
     assert text.endswith("At 5 runs the sign-flip test's smallest p, 0.062, is above 5% / m: no "
                          "pair there can be separated by both tests.\n")
-    six = rng.standard_normal((2, 6))
+    six = rng.standard_normal((3, 6))
     assert "sign-flip" not in dt._detectable([{"x": (six[0], six[1])}])  # 2^-5 < 0.05
+    # the edge: 6 runs in a family of 2, 2^-5 = 0.031 above 0.025 (where 2^-6 would not be)
+    two = dt._detectable([{"x": (six[0], six[1]), "y": (six[0], six[2])}])
+    assert "At 6 runs the sign-flip test's smallest p, 0.031, is above 5% / m" in two
 
 
 def test_two_digits__two_significant_digits_thousands_separated():
