@@ -19,6 +19,7 @@ from importlib import metadata
 from typing import Any, Iterator
 
 from oslr.checks import unknown_name
+from oslr.compile_cache import use_in_this_process
 from oslr.spec import ExperimentSpec, LearnerSpec, ProblemSpec
 from oslr.types import Learner, Problem
 
@@ -212,6 +213,7 @@ def make(name: str, d: int, horizon: int | None = None, **options) -> tuple[Lear
     """
     if name not in LEARNERS:
         raise ValueError(unknown_name("learner", name, LEARNERS))
+    use_in_this_process()  # its defaults are arrays: compiled once per machine
     return LEARNERS[name].make(d, horizon, **options)
 
 
@@ -229,6 +231,7 @@ def make_problem(name: str, **options) -> tuple[Problem, Any]:
     if bad:
         raise ValueError(f"problem {name!r} does not take option(s) {sorted(bad)}; it takes "
                          f"{list(p.options)}.")
+    use_in_this_process()
     return p.factory(**options)
 
 

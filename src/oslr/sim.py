@@ -155,8 +155,7 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
       A `SimResult`.
     """
     check_types(learner, problem, params, problem_params)  # before anything touches them
-    if jax.process_count() == 1:  # several processes would write one cache folder
-        compile_cache.use_persistent_cache()
+    compile_cache.use_in_this_process()
     if grid is None:
         grid = [{}]
         params = stack_params([params])
