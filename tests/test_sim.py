@@ -488,9 +488,9 @@ def test_simulate__keeps_its_programs_in_the_persistent_compilation_cache(monkey
     # a notebook after a kernel restart loads what it compiled before (oslr.compile_cache)
     from oslr import compile_cache
 
+    learner, params, problem, pp = _setup()  # make and make_problem use it too
     calls = []
     monkeypatch.setattr(compile_cache, "use_persistent_cache", lambda: calls.append(1))
-    learner, params, problem, pp = _setup()
     oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2)
     assert calls == [1]
 
