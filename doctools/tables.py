@@ -266,7 +266,8 @@ def arena_against(figures: Path, name: str = "arena", against: str = "ogd-random
     paired t and for the sign-flip test alike (the family of the board's ties with the
     best, so any pair shown here can be claimed). Bold: both tests separate the two (negative:
     lower regret than `against`); "(t)" / "(S)": only the t / only the sign-flip test does;
-    plain: neither (indistinguishable)."""
+    "(≈)": neither, and within 10% by TOST; plain: neither (indistinguishable). Below it, the
+    smallest effect each cell's family detects (`_detectable`)."""
     board = _read_board(figures, name)
     runs = pd.read_parquet(figures / f"{name}-runs.parquet")
     cells: dict = {}
@@ -292,7 +293,8 @@ def _arena_cell_pairs(runs: pd.DataFrame, problem: str, budget: int) -> dict:
 
 def _arena_pair_text(found: dict, a: str, b: str) -> str:
     """a - b from `_arena_cell_pairs`: "+2.4 (+1.2, +3.5)", bold where both tests separate
-    them, "(t)" / "(S)" where only one does; "-" where either did not run."""
+    them, "(t)" / "(S)" where only one does, "(≈)" where neither does and TOST puts them within
+    `EQUIVALENCE` of the larger mean (Holm over the cell); "-" where either did not run."""
     if (a, b) in found:  # the pair as it ran, or the other way round
         pr, q_t, q_w, (_, q_eq) = found[(a, b)]
         diff, low, high = pr.diff, pr.ci_low, pr.ci_high
