@@ -162,6 +162,15 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                   markdown_table([{**r, "draw_us": round((r["ftpsl_us"] - r["ftpsl_m1_us"]) / 9,
                                                          1)}
                                   for r in result["ftpsl_round"]])]
+    if result.get("first_result"):
+        parts += ["## Time to a first result\n",
+                  "`python -m benchmarks.first_result`: wall seconds of a new process, with an "
+                  "empty compilation cache (cold) and with the one the cold process filled "
+                  "(warm), medians over the repeats. quickstart: the README's sweep (two "
+                  "learners x 3 k x 1,000 runs x 2,000 rounds): import_s until `import oslr` "
+                  "returns, result_s until both results are back; oslr run: the command at its "
+                  "defaults, exit_s its whole process.\n",
+                  markdown_table(result["first_result"])]
     if result.get("memory_T"):
         mem = result["memory_T"]
         growth = f"{mem[-1]['peak_rss_mb'] - mem[0]['peak_rss_mb']:+.1f} MB resident"

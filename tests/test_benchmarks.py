@@ -1,6 +1,8 @@
 """The benchmark suite runs (tiny sizes): rows exist, ratios are finite. No speed is asserted."""
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -162,3 +164,22 @@ def test_harness_parts__every_variant_timed_and_metrics_restored():
     assert [r["program"] for r in rows] == ["row", "idle", *harness_parts.VARIANTS]
     assert all(r["us_wall"] > 0 and r["us_cpu"] >= 0 for r in rows)
     assert (metrics.update, metrics.compensated) == (update, compensated)
+
+
+def test_first_result__the_readmes_sweep_timed_from_the_process_start(tmp_path):
+    import sys
+
+    from benchmarks import first_result
+    from benchmarks.suite import to_markdown
+
+    body = first_result._quickstart_body()
+    assert "oslr.sweep" in body and body.index("MARK import") < body.index("oslr.sweep")
+    assert body.rstrip().endswith('print("MARK result", time.time())')
+    tiny = first_result._TIMED.format(body="import os\nprint('MARK import', time.time())")
+    marks = first_result._marks([sys.executable, "-c", tiny], tmp_path / "cache", tmp_path)
+    assert 0 < marks["start"] <= marks["import"] <= marks["exit"]
+    rows = [{"case": "quickstart", "cache": "warm", "repeats": 1, "import_s": 1.0,
+             "result_s": 2.0}]
+    shipped = json.loads((Path(__file__).parents[1] / "benchmarks" / "results.json").read_text())
+    text = to_markdown({**shipped, "first_result": rows}, None)
+    assert "## Time to a first result" in text and "| quickstart | warm | 1 | 1.0 | 2.0 |" in text

@@ -1,0 +1,110 @@
+"""How long a new process takes to a first result, with an empty compilation cache and with the
+one an earlier process left (`oslr.compile_cache`).
+
+`python -m benchmarks.first_result [--repeats N] [--out FILE]` prints one JSON line per case and
+cache state, and with `--out` merges them into FILE (`benchmarks/results.json`, key
+`first_result`) and rewrites the RESULTS.md beside it (`benchmarks.suite.to_markdown`):
+
+* `quickstart`: the README's Python sweep (two learners x 3 k x 1,000 runs x 2,000 rounds), from
+  the process's start: `import_s` until `import oslr` returns, `result_s` until both results
+  are on the host;
+* `oslr run`: the command at its defaults (100 runs, 2,000 rounds, two learners), the process's
+  wall time.
+
+Each case runs `--repeats` times cold (a new, empty cache folder each time) and warm (the folder
+the cold run filled); the medians are reported. Wall time, one process at a time; nothing here
+is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the child prints its own clock at each mark; the parent's clock before the spawn is 0
+_TIMED = """
+import time
+print("MARK start", time.time(), flush=True)
+{body}
+"""
+
+
+def _quickstart_body() -> str:
+    """The README's sweep (without its printing and plotting), with a mark after the import
+    and one when the results are on the host."""
+    readme = (ROOT / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+                 if "oslr.sweep" in b)
+    code = block.split("print(", 1)[0]
+    code = code.replace("import oslr\n", 'import oslr\nprint("MARK import", time.time())\n', 1)
+    return code + 'print("MARK result", time.time())\n'
+
+
+def _marks(cmd: list[str], cache: Path, cwd: Path) -> dict[str, float]:
+    """Seconds from before the spawn to each MARK the child prints, and to its exit."""
+    env = dict(os.environ, OSLR_COMPILE_CACHE=str(cache), MPLBACKEND="Agg")
+    t0 = time.time()
+    out = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, check=True).stdout
+    end = time.time() - t0
+    marks = {line.split()[1]: float(line.split()[2]) - t0 for line in out.splitlines()
+             if line.startswith("MARK ")}
+    return {**marks, "exit": end}
+
+
+def measure(repeats: int = 3) -> list[dict]:
+    """Median seconds of each case, cold and warm."""
+    cases = {
+        "quickstart": [sys.executable, "-c", _TIMED.format(body=_quickstart_body())],
+        "oslr run": [sys.executable, "-m", "oslr", "run", "--out", "study", "--no-progress"],
+    }
+    rows = []
+    for name, cmd in cases.items():
+        cold, warm = [], []
+        for _ in range(repeats):
+            with tempfile.TemporaryDirectory() as tmp:
+                cache, cwd = Path(tmp, "cache"), Path(tmp)
+                cold.append(_marks(cmd, cache, cwd))
+                for sub in cwd.glob("study*"):  # a finished study is never overwritten
+                    sub.rename(cwd / f"old-{time.time_ns()}")
+                warm.append(_marks(cmd, cache, cwd))
+        for state, runs in (("cold", cold), ("warm", warm)):
+            row = {"case": name, "cache": state, "repeats": repeats}
+            for key in ("import", "result", "exit"):
+                if key in runs[0]:
+                    row[f"{key}_s"] = round(statistics.median(r[key] for r in runs), 2)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    return rows
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.first_result",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", default=None, help="results.json to merge the rows into")
+    args = parser.parse_args(argv)
+    rows = measure(args.repeats)
+    if args.out:
+        path = Path(args.out)
+        result = json.loads(path.read_text()) if path.exists() else {}
+        result["first_result"] = rows
+        path.write_text(json.dumps(result, indent=1))
+        from benchmarks.suite import to_markdown
+
+        plot = "scaling.png" if (path.parent / "scaling.png").exists() else None
+        (path.parent / "RESULTS.md").write_text(to_markdown(result, plot))
+
+
+if __name__ == "__main__":
+    main()
