@@ -46,7 +46,9 @@ def _misses_then_hits(code: str, tmp_path: Path) -> tuple[dict, dict]:
 def test_a_second_process_compiles_nothing_the_first_compiled(tmp_path):
     first, second = _misses_then_hits(_TINY, tmp_path)
     _every_program_from_the_cache(first, second)
-    assert first[REQUESTS] >= 4  # the problem's and learner's arrays, the init and the chunks
+    # the study's init and its chunk and nothing else: params, grids and scalars are made on
+    # the host and transferred, not converted by small compiled programs
+    assert first[REQUESTS] == 2
     assert any((tmp_path / "cache").iterdir())
 
 

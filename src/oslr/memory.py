@@ -22,7 +22,7 @@ def stats_bytes(n_total: int, n_ckpt: int, d: int) -> int:
     """Bytes of the comparator's d x d Gram statistics for `n_total` runs at `n_ckpt`
     checkpoints and the running one: float32 sums carry a compensation term of the same size
     (`metrics.compensated`), float64 sums none."""
-    itemsize = np.dtype(jnp.zeros(()).dtype).itemsize * (2 if metrics.compensated() else 1)
+    itemsize = np.dtype(jnp.result_type(float)).itemsize * (2 if metrics.compensated() else 1)
     return n_total * (n_ckpt + 1) * d**2 * itemsize
 
 
@@ -34,8 +34,8 @@ def run_bytes(learner: Learner, problem: Problem, params: PyTree, problem_params
     init_b, _ = program.batched_fns(learner, problem, n_ckpt, stats)
     lp = jax.tree.map(lambda a: jax.ShapeDtypeStruct((1,) + np.shape(a)[1:],
                                                      jnp.asarray(a).dtype), params)
-    shapes = jax.eval_shape(init_b, jnp.uint32(0), jax.ShapeDtypeStruct((1,), jnp.int32), lp,
-                            problem_params)
+    shapes = jax.eval_shape(init_b, jax.ShapeDtypeStruct((), jnp.uint32),
+                            jax.ShapeDtypeStruct((1,), jnp.int32), lp, problem_params)
     leaves = jax.tree.leaves(shapes) + jax.tree.leaves(lp)
     return int(sum(np.prod(a.shape) * np.dtype(a.dtype).itemsize for a in leaves))
 

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
@@ -49,8 +48,10 @@ from oslr.validation import check_types, validate
 
 
 def stack_params(params_list: Sequence[PyTree]) -> PyTree:
-    """Stack a list of params pytrees along a new leading (grid) axis."""
-    return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *params_list)
+    """Stack a list of params pytrees along a new leading (grid) axis (on the host: a
+    transfer, no program to compile)."""
+    return jax.tree.map(lambda *xs: jax.device_put(np.stack([np.asarray(x) for x in xs])),
+                        *params_list)
 
 
 def grid_params(base: PyTree, grid: dict[str, Sequence[Any]] | None,
@@ -84,7 +85,8 @@ def grid_params(base: PyTree, grid: dict[str, Sequence[Any]] | None,
             if isinstance(v, (str, bytes)) or np.asarray(v).dtype.kind not in "biuf":
                 raise ValueError(f"grid value {k}={v!r} must be a number.")
             check_integral(k, v, getattr(base, k).dtype, "grid: ")
-        repl = {k: jnp.asarray(v, getattr(base, k).dtype) for k, v in label.items()}
+        repl = {k: jax.device_put(np.asarray(v, getattr(base, k).dtype))
+                for k, v in label.items()}
         labels.append(label)
         point = dataclasses.replace(base, **repl)
         points.append(point if prepare is None else prepare(point))
@@ -170,9 +172,10 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     run_ids, lp, pp, shard = _place(params, problem_params, len(grid), n_runs, run_offset,
                                     devices)
     init_b, chunk_b = program.batched_fns(learner, problem, len(ckpts), stats)
-    seed_a = jnp.asarray(seed, jnp.uint32)
-    horizon_a = jnp.asarray(horizon, jnp.int32)
-    ckpts_a = jnp.asarray(ckpts, jnp.int32)
+    # scalars made on the host and transferred: jnp.asarray would compile a conversion each
+    seed_a = jax.device_put(np.uint32(seed))
+    horizon_a = jax.device_put(np.int32(horizon))
+    ckpts_a = jax.device_put(np.asarray(ckpts, np.int32))
     carry = init_b(seed_a, run_ids, lp, pp)
     fingerprint = checkpoint.fingerprint(
         learner.name, repr(learner.info), learner.options or {}, problem.name, problem.d,
@@ -184,7 +187,7 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
 
     report_done, bar = _progress(progress, learner.name, horizon, t_done)
     for start in range(t_done, horizon, chunk_size):
-        carry = chunk_b(carry, jnp.asarray(start, jnp.int32), horizon_a, ckpts_a, seed_a,
+        carry = chunk_b(carry, jax.device_put(np.int32(start)), horizon_a, ckpts_a, seed_a,
                         run_ids, lp, pp, chunk_size, unroll, start + chunk_size > horizon)
         done = min(start + chunk_size, horizon)
         if ckpt_dir is not None:
@@ -262,11 +265,11 @@ def _place(params: PyTree, problem_params: PyTree, n_grid: int, n_runs: int, run
     """The run ids and each run's params sharded over `devices` along the runs axis, the
     problem's params replicated: (run_ids, params, problem_params, the runs' sharding)."""
     run_ids, pidx = batch_layout(n_grid, n_runs, run_offset, len(devices))
-    lp = jax.tree.map(lambda a: jnp.asarray(a)[pidx], params)
+    lp = jax.tree.map(lambda a: np.asarray(a)[pidx], params)  # on the host: no gather program
     mesh = Mesh(np.array(devices), ("runs",))
     shard = NamedSharding(mesh, PartitionSpec("runs"))
     replicated = NamedSharding(mesh, PartitionSpec())
-    return (jax.device_put(jnp.asarray(run_ids), shard), jax.device_put(lp, shard),
+    return (jax.device_put(run_ids, shard), jax.device_put(lp, shard),
             jax.device_put(problem_params, replicated), shard)
 
 

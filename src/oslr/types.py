@@ -30,7 +30,7 @@ def float_dtype() -> Any:
     `jax_enable_x64` (read when a program is traced, so `jax.enable_x64(True)` blocks work). Float64
     is what a careful user turns on to check a float32 result: the problems' random draws stay
     float32 (the same stream in both modes), everything computed from them is float64."""
-    return jax.numpy.zeros(()).dtype
+    return jax.numpy.result_type(float)  # no array made: jnp.zeros would compile a program
 
 
 #: The three protocols (see docs/algorithms.md section 1).

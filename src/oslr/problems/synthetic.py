@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from oslr.checks import check_positive_int
@@ -74,12 +75,13 @@ SIGMA_MAX = 1e6
 
 def synthetic_params(k: int = 3, sigma: float = 0.1, drift: float = 0.0, flip: float = 0.0,
                      period: int = 1000):
+    # made on the host and transferred: jnp.asarray would compile a conversion for each
     return SyntheticParams(
-        k=jnp.asarray(k, jnp.int32),
-        sigma=jnp.asarray(sigma, jnp.float32),
-        drift=jnp.asarray(drift, jnp.float32),
-        flip=jnp.asarray(flip, jnp.float32),
-        period=jnp.asarray(period, jnp.int32),
+        k=jax.device_put(np.int32(k)),
+        sigma=jax.device_put(np.float32(sigma)),
+        drift=jax.device_put(np.float32(drift)),
+        flip=jax.device_put(np.float32(flip)),
+        period=jax.device_put(np.int32(period)),
     )
 
 
