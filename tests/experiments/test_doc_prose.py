@@ -936,3 +936,14 @@ def test_findings__each_claim_names_the_family_it_was_tested_in():
     n_kale = len(dt._kale_dantzig_pairs(FIGURES))
     assert f"Holm over the page's {n_kale} comparisons)" in text
     assert f"(Holm over {n_kale} comparisons, the family of this table" in _page("kale-results.md")
+
+
+def test_tost_prose__foster_k5_is_within_10_percent_as_its_table_row_says():
+    page = (DOCS / "foster-results.md").read_text()
+    block = page.split("oslr-table foster-rate-pairs")[1].split("/oslr-table")[0].splitlines()
+    rows = [line for line in block if line.startswith("| ") and not line.startswith("| k'")]
+    row = next(line for line in rows if line.startswith("| 5 | 100,000 |"))
+    margin = row.split("within +-", 1)[1].split(" ", 1)[0]
+    assert "(10%) by TOST" in row and "sign-flip only" not in row and "t only" not in row
+    assert (f"and TOST puts them within 10% of each other (+-{margin}, Holm over the "
+            f"{len(rows)} cells)") in _page("foster-results.md")
