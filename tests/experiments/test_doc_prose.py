@@ -101,7 +101,7 @@ def test_foster_prose__slopes_ratios_and_the_paired_counts_follow_the_files():
     assert six.diff < 0 and f"below in only {six.below} of the {n} runs" in text
     assert st.binomtest(six.below, six.below + six.above).pvalue > 0.05  # the sign test
     five = pair(5, 100_000)["pair"]
-    assert f"above in {five.above} of {n}): no claim" in text
+    assert f"above in {five.above} of {n}), and TOST puts them" in text
 
 
 def test_findings__the_fkk_paragraph_follows_its_page_files():
