@@ -268,6 +268,20 @@ def _wll_k(stem: str):
     return {k: (k / d, cells[k][0], dt._both_sign(*cells[k][:3])) for k in ks}, df
 
 
+def _wll_within(stem: str) -> dict:
+    """{k/d rounded to 0.01: TOST puts FTPSL - random subset within 10%} of a [WLL] k/d step,
+    Holm over the table's k as the table."""
+    from doctools import tables as dt
+
+    df = pd.read_csv(FIGURES / f"{stem}.csv")
+    runs = dt._final_runs(FIGURES, dt._wll_step(stem), "sum_reward")
+    d = int(df["d"].iloc[0])
+    cells = dt._paired_cells({k: (dt._runs_of(runs, learner="ftpsl", param_k=k),
+                                  dt._runs_of(runs, learner="ftpl-random-subset", param_k=k))
+                              for k in sorted(df["k"].unique())})
+    return {round(k / d, 2): cell[3][1] <= 0.05 for k, cell in cells.items()}
+
+
 def _triple(r, sign: int = 1) -> str:
     """'24,553 (21,209, 27,897)' for a paired difference (sign -1: its negative)."""
     lo, hi = (r.ci_low, r.ci_high) if sign > 0 else (-r.ci_high, -r.ci_low)
@@ -302,8 +316,12 @@ def test_wll_prose__the_k_over_d_claims_follow_the_files():
     assert ahead_ratios(a9a) == [round(r, 2) for r, _, _ in a9a.values() if r <= 0.8]
     assert none_ratios(a9a) == [0.9]
     p9 = next(p for r, p, _ in a9a.values() if round(r, 2) == 0.9)
-    assert f"indistinguishable at 0.9 ({p9.diff:+,.0f} ({p9.ci_low:+,.0f}, {p9.ci_high:+,.0f}))" \
-        in text
+    assert (f"indistinguishable at 0.9 ({p9.diff:+,.0f} ({p9.ci_low:+,.0f}, {p9.ci_high:+,.0f}); "
+            "within 10% by TOST)") in text
+    assert _wll_within("wll-k-a9a-tuned")[0.9]
+    cov_within = _wll_within("wll-k-covtype-tuned")
+    assert cov_within[0.91] and not cov_within[0.06]
+    assert "indistinguishable at 0.06 and 0.91 (within 10% by TOST at 0.91 only)" in text
     # covtype: ahead from 0.09 to 0.8, indistinguishable at 0.06 and 0.91
     assert ahead_ratios(cov) == [round(r, 2) for r, _, _ in cov.values() if 0.09 <= r <= 0.8]
     assert none_ratios(cov) == [0.06, 0.91]
@@ -381,11 +399,14 @@ def test_wll_prose__eq1_as_printed_follows_its_files():
     assert behind == [0.05] and all(s == 0 for r, (_, s) in signs.items() if r > 0.05)
     p = signs[0.05][0]
     assert (f"on a9a FTPSL is behind the random subset at k/d = 0.05 (by {_triple(p, -1)}, both "
-            "tests, 50 shuffles) and indistinguishable from it at 0.1-0.5") in text
+            "tests, 50 shuffles) and indistinguishable from it at 0.1-0.5 (none shown within 10% "
+            "by TOST)") in text
+    within = _wll_within("wll-k-a9a-eq1")
+    assert not any(v for r, v in within.items() if 0.1 <= r <= 0.5)
     assert ("on a9a FTPSL is behind the random subset at k/d = 0.05 and indistinguishable from "
             "it at 0.1-0.5") in findings
-    assert ("At 50 shuffles (rerun <!-- oslr-value date wll-k-a9a-eq1.csv -->2026-11-29"
-            "<!-- /oslr-value -->, <!-- oslr-value seconds wll-k-a9a-eq1.csv -->") in text
+    assert ("At 50 shuffles (rerun <!-- oslr-value date wll-k-a9a-eq1.csv -->"
+            in text)  # the date and seconds rendered from STAMPS.json
 
 
 def test_wll_prose__the_mnist_claims_follow_its_files():
