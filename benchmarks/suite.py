@@ -168,8 +168,9 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                   "empty compilation cache (cold) and with the one the cold process filled "
                   "(warm), medians over the repeats. quickstart: the README's sweep (two "
                   "learners x 3 k x 1,000 runs x 2,000 rounds): import_s until `import oslr` "
-                  "returns, result_s until both results are back; oslr run: the command at its "
-                  "defaults, exit_s its whole process.\n",
+                  "returns (oslr imports JAX lazily), result_s until both results are back; the same "
+                  "at 100 runs; oslr run: the command at its defaults, exit_s its whole "
+                  "process.\n",
                   markdown_table(result["first_result"])]
     if result.get("memory_T"):
         mem = result["memory_T"]
