@@ -524,3 +524,13 @@ def test_simulate__the_result_keeps_its_settings_and_is_recorded():
     assert res.comparator_radius == 0.5 and res.realizable is True
     np.testing.assert_array_equal(res.ckpts, metrics.checkpoint_rounds(20, 5))
     assert len(seen) == 1 and seen[0].learner == learner.name and seen[0].n_runs == 2
+
+
+def test_stack_params__grid_points_along_a_new_leading_axis_vectors_included():
+    from oslr.sim import stack_params
+
+    stacked = stack_params([{"w": np.arange(3.0, dtype=np.float32), "k": np.int32(2)},
+                            {"w": np.arange(3.0, dtype=np.float32) + 10, "k": np.int32(5)}])
+    assert stacked["w"].shape == (2, 3) and stacked["k"].shape == (2,)
+    np.testing.assert_array_equal(stacked["w"][1], [10.0, 11.0, 12.0])
+    assert stacked["w"].dtype == np.float32 and stacked["k"].dtype == np.int32

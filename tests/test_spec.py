@@ -28,6 +28,16 @@ def test_build_params__declared_dtypes_and_defaults_resolved_on_demand():
     np.testing.assert_array_equal(q.mask, [True, True, True, False])
 
 
+def test_build_params__a_float_param_follows_the_mode_an_int_keeps_its_dtype():
+    import jax
+
+    with jax.enable_x64(True):
+        p = build_params(_Demo, Ctx(d=4), a=0.1)
+        assert (p.a.dtype, p.n.dtype, p.mask.dtype) == (jnp.float64, jnp.int32, jnp.bool_)
+        assert float(p.a) == 0.1  # the double itself, not a float32 widened
+    assert build_params(_Demo, Ctx(d=4)).a.dtype == jnp.float32
+
+
 def test_build_params__refuses_unknown_names_strings_and_wrong_shapes():
     with pytest.raises(ValueError, match=r"unknown parameter\(s\) \['b'\]; parameters: a, n, mask"):
         build_params(_Demo, 4, b=1.0)
