@@ -448,7 +448,8 @@ def _pair_tests(pairs: dict) -> dict:
     under "margin")."""
     from oslr.stats import pair_tests
 
-    return {k: {**pair_tests(a, b, margin=_margin(a, b)), "margin": _margin(a, b)}
+    margins = {k: _margin(a, b) for k, (a, b) in pairs.items()}
+    return {k: {**pair_tests(a, b, margin=margins[k]), "margin": margins[k]}
             for k, (a, b) in pairs.items()}
 
 

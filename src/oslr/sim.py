@@ -41,7 +41,7 @@ from oslr import checkpoint, compile_cache, metrics, program
 from oslr.checks import check_integral, check_positive_int
 from oslr.memory import check_fits
 from oslr.result import SimResult, record
-from oslr.types import Learner, Problem, PyTree
+from oslr.types import Learner, Problem, PyTree, on_device
 from oslr.validation import check_types, validate
 
 # --------------------------------------------------------------------------- params and grids
@@ -50,7 +50,7 @@ from oslr.validation import check_types, validate
 def stack_params(params_list: Sequence[PyTree]) -> PyTree:
     """Stack a list of params pytrees along a new leading (grid) axis (on the host: a
     transfer, no program to compile)."""
-    return jax.tree.map(lambda *xs: jax.device_put(np.stack([np.asarray(x) for x in xs])),
+    return jax.tree.map(lambda *xs: on_device(np.stack([np.asarray(x) for x in xs])),
                         *params_list)
 
 
@@ -85,8 +85,7 @@ def grid_params(base: PyTree, grid: dict[str, Sequence[Any]] | None,
             if isinstance(v, (str, bytes)) or np.asarray(v).dtype.kind not in "biuf":
                 raise ValueError(f"grid value {k}={v!r} must be a number.")
             check_integral(k, v, getattr(base, k).dtype, "grid: ")
-        repl = {k: jax.device_put(np.asarray(v, getattr(base, k).dtype))
-                for k, v in label.items()}
+        repl = {k: on_device(v, getattr(base, k).dtype) for k, v in label.items()}
         labels.append(label)
         point = dataclasses.replace(base, **repl)
         points.append(point if prepare is None else prepare(point))
@@ -172,10 +171,9 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     run_ids, lp, pp, shard = _place(params, problem_params, len(grid), n_runs, run_offset,
                                     devices)
     init_b, chunk_b = program.batched_fns(learner, problem, len(ckpts), stats)
-    # scalars made on the host and transferred: jnp.asarray would compile a conversion each
-    seed_a = jax.device_put(np.uint32(seed))
-    horizon_a = jax.device_put(np.int32(horizon))
-    ckpts_a = jax.device_put(np.asarray(ckpts, np.int32))
+    seed_a = on_device(seed, np.uint32)
+    horizon_a = on_device(horizon, np.int32)
+    ckpts_a = on_device(ckpts, np.int32)
     carry = init_b(seed_a, run_ids, lp, pp)
     fingerprint = checkpoint.fingerprint(
         learner.name, repr(learner.info), learner.options or {}, problem.name, problem.d,
@@ -187,7 +185,7 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
 
     report_done, bar = _progress(progress, learner.name, horizon, t_done)
     for start in range(t_done, horizon, chunk_size):
-        carry = chunk_b(carry, jax.device_put(np.int32(start)), horizon_a, ckpts_a, seed_a,
+        carry = chunk_b(carry, on_device(start, np.int32), horizon_a, ckpts_a, seed_a,
                         run_ids, lp, pp, chunk_size, unroll, start + chunk_size > horizon)
         done = min(start + chunk_size, horizon)
         if ckpt_dir is not None:

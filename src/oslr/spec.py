@@ -36,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from oslr.checks import check_integral, check_positive_int, check_range
-from oslr.types import Learner, float_dtype
+from oslr.types import Learner, float_dtype, on_device
 
 #: The horizon used by horizon-dependent defaults when `make` is given none.
 DEFAULT_HORIZON = 10_000
@@ -170,9 +170,8 @@ def _as_leaf(cls, name: str, p: Param, raw, ctx: Ctx):
     check_integral(name, raw, p.dtype, f"{cls.__name__}: ")
     if p.shape == "d" and a.shape != (ctx.d,):
         raise ValueError(f"parameter {name} must have shape ({ctx.d},), got {a.shape}.")
-    # a float leaf follows the mode: float32, or float64 under jax_enable_x64; converted on the
-    # host and transferred (jnp.asarray would compile a conversion program for each)
-    return jax.device_put(np.asarray(a, float_dtype() if p.dtype == jnp.float32 else p.dtype))
+    # a float leaf follows the mode: float32, or float64 under jax_enable_x64
+    return on_device(a, float_dtype() if p.dtype == jnp.float32 else p.dtype)
 
 
 def check_params(cls, params, learner: str, ctx: Ctx | int, skip: tuple[str, ...] = ()) -> None:

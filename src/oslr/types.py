@@ -21,9 +21,18 @@ from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Protocol
 
 import jax
+import numpy as np
 
 Array = jax.Array
 PyTree = Any
+
+def on_device(x, dtype=None) -> jax.Array:
+    """`x` converted on the host (NumPy) and transferred: the same values as
+    `jnp.asarray(x, dtype)`, without the conversion program JAX compiles for each dtype and
+    shape (params, grids and scalars are built this way so a study compiles only its own
+    programs)."""
+    return jax.device_put(np.asarray(x, dtype))
+
 
 def float_dtype() -> Any:
     """The float dtype of learner states, params and metrics: float32, or float64 under

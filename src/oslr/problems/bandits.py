@@ -16,10 +16,11 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from oslr.checks import check_positive_int
 from oslr.spec import ProblemSpec
-from oslr.types import Array, BanditExample, Problem
+from oslr.types import Array, BanditExample, Problem, on_device
 
 
 @jax.tree_util.register_dataclass
@@ -31,7 +32,7 @@ class BanditParams:
 
 
 def bandit_params(noise: float = 0.5) -> BanditParams:
-    return BanditParams(noise=jnp.asarray(noise, jnp.float32))
+    return BanditParams(noise=on_device(noise, np.float32))
 
 
 class BanditState(NamedTuple):
@@ -84,7 +85,7 @@ class SphereParams:
 
 
 def sphere_params(noise: float = 1.0, norm: float = 1.0) -> SphereParams:
-    return SphereParams(noise=jnp.asarray(noise, jnp.float32), norm=jnp.asarray(norm, jnp.float32))
+    return SphereParams(noise=on_device(noise, np.float32), norm=on_device(norm, np.float32))
 
 
 def sphere_bandit(d: int) -> Problem:

@@ -26,7 +26,7 @@ import numpy as np
 from oslr.checks import check_positive_int
 from oslr.prng import rademacher
 from oslr.spec import ProblemSpec
-from oslr.types import Array, Problem, StreamExample
+from oslr.types import Array, Problem, StreamExample, on_device
 
 
 @jax.tree_util.register_dataclass
@@ -104,8 +104,8 @@ def _factory(d: int = 8, k: int = 2, m: int = 12, rho: float = 0.3, satisfiable:
         realizable=bool(satisfiable), sparsity=k,
         info={"satisfiable": bool(satisfiable), "rows": int(matrix.shape[0]), "rho": float(rho),
               "cover": [int(c) for c in cover], "instance_seed": int(instance_seed)})
-    params = SetCoverParams(matrix=jnp.asarray(matrix), w_star=jnp.asarray(w_star),
-                            k=jnp.asarray(k, jnp.int32))
+    params = SetCoverParams(matrix=on_device(matrix), w_star=on_device(w_star),
+                            k=on_device(k, np.int32))
     return problem, params
 
 

@@ -39,7 +39,7 @@ from oslr.primitives import random_subset_mask, tree_select
 from oslr.problems.delays import maybe_delayed
 from oslr.prng import rademacher
 from oslr.spec import ProblemSpec
-from oslr.types import Array, Problem, StreamExample
+from oslr.types import Array, Problem, StreamExample, on_device
 
 DESIGNS = ("gaussian", "rademacher", "sphere", "hadamard", "correlated")
 
@@ -75,13 +75,12 @@ SIGMA_MAX = 1e6
 
 def synthetic_params(k: int = 3, sigma: float = 0.1, drift: float = 0.0, flip: float = 0.0,
                      period: int = 1000):
-    # made on the host and transferred: jnp.asarray would compile a conversion for each
     return SyntheticParams(
-        k=jax.device_put(np.int32(k)),
-        sigma=jax.device_put(np.float32(sigma)),
-        drift=jax.device_put(np.float32(drift)),
-        flip=jax.device_put(np.float32(flip)),
-        period=jax.device_put(np.int32(period)),
+        k=on_device(k, np.int32),
+        sigma=on_device(sigma, np.float32),
+        drift=on_device(drift, np.float32),
+        flip=on_device(flip, np.float32),
+        period=on_device(period, np.int32),
     )
 
 
