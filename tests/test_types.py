@@ -63,3 +63,15 @@ def test_requirements__what_fits_is_accepted_at_the_edges():
         req.check(problem, 10, "L")
     with pytest.raises(ValueError, match=r"^learner 'learner' was built for"):
         Requirements(n_arms=4).check(_problem(), 10)  # the default name
+
+
+def test_on_device__the_dtype_asked_for_converted_on_the_host():
+    import jax
+    import numpy as np
+
+    from oslr.types import on_device
+
+    seed = on_device(3, np.uint32)
+    assert seed.dtype == np.uint32 and isinstance(seed, jax.Array)
+    assert on_device(2.0, np.int32).dtype == np.int32
+    assert on_device([0.1, 0.2], np.float32).tolist() == np.asarray([0.1, 0.2], np.float32).tolist()
