@@ -2,6 +2,8 @@
 tests/test_checkpoint.py)."""
 
 import json
+import os
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -259,20 +261,6 @@ def test_simulate__labels_diagnostics_at_the_horizon_and_devices(capsys):
     assert res.comparator_k == 2  # a prediction learner: the problem's k by default
 
 
-def test_check_memory__counts_the_comparator_statistics_when_kept(monkeypatch):
-    learner, params, problem, pp = _setup()
-    with_stats = memory.run_bytes(learner, problem, params, pp, 5, True)
-    without = memory.run_bytes(learner, problem, params, pp, 5, False)
-    assert with_stats > without
-    # room for 10 runs without the statistics but not with them
-    monkeypatch.setattr(memory, "_available_bytes", lambda device: 2 * 10 * (with_stats + without)
-                        // 2)
-    device = jax.devices()[0]
-    memory._check_memory(learner, problem, params, pp, 5, False, 10, 1, device)
-    with pytest.raises(ValueError, match="run fewer runs at a time"):
-        memory._check_memory(learner, problem, params, pp, 5, True, 10, 1, device)
-
-
 def test_simulate__a_list_inside_params_is_refused_before_tracing():
     import dataclasses
 
@@ -358,6 +346,9 @@ def test_simulate__fifty_checkpoints_by_default_and_a_bar_that_does_not_stay(mon
         def update(self, n):
             pass
 
+        def refresh(self):
+            pass
+
         def close(self):
             pass
 
@@ -368,8 +359,7 @@ def test_simulate__fifty_checkpoints_by_default_and_a_bar_that_does_not_stay(mon
 
     assert res.ckpts.tolist() == checkpoint_rounds(200, 50).tolist()  # the default n = 50
     assert res.ckpts.tolist() != checkpoint_rounds(200, 51).tolist()
-    assert bars == [{"total": 200, "initial": 0, "unit": "round", "desc": learner.name,
-                     "leave": False}]
+    assert bars == [{"total": 200, "unit": "round", "desc": learner.name, "leave": False}]
 
 
 def test_warn_diagnostics__names_the_learner_the_count_and_the_runs():
@@ -402,17 +392,6 @@ def test_stats_bytes__compensated_float32_twice_plain_float64():
         assert stats_bytes(10, 4, 3) == 10 * 5 * 9 * 8  # plain float64 sums
 
 
-def test_check_memory__counts_the_comparators_statistics_when_kept(monkeypatch):
-    learner, params, problem, pp = _setup()
-    without = memory.run_bytes(learner, problem, params, pp, 10, False)
-    with_stats = memory.run_bytes(learner, problem, params, pp, 10, True)
-    assert with_stats > without
-    monkeypatch.setattr(memory, "_available_bytes", lambda device: 2 * without * 4 + 1)
-    memory._check_memory(learner, problem, params, pp, 10, False, 4, 1, jax.devices()[0])
-    with pytest.raises(ValueError, match="this study needs about"):
-        memory._check_memory(learner, problem, params, pp, 10, True, 4, 1, jax.devices()[0])
-
-
 def test_simulate__no_progress_bar_unless_asked(monkeypatch):
     import tqdm
 
@@ -425,20 +404,43 @@ def test_simulate__no_progress_bar_unless_asked(monkeypatch):
     assert oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2).n_runs == 2
 
 
-def test_available_bytes__the_accelerators_limit_or_the_hosts_memory():
+def test_available_bytes__what_the_accelerator_or_the_host_has_left(monkeypatch, tmp_path):
     import os
     from types import SimpleNamespace
 
-    gpu = SimpleNamespace(memory_stats=lambda: {"bytes_limit": 123})
-    assert memory._available_bytes(gpu) == 123
+    gpu = SimpleNamespace(memory_stats=lambda: {"bytes_limit": 123, "bytes_in_use": 23})
+    assert memory._available_bytes(gpu) == 100
+    cpu = SimpleNamespace(memory_stats=lambda: None)
+    monkeypatch.setattr(memory, "_meminfo_available", lambda: 5000)
+    monkeypatch.setattr(memory, "_cgroup_available", lambda: None)
+    assert memory._available_bytes(cpu) == 5000
+    monkeypatch.setattr(memory, "_cgroup_available", lambda: 4000)  # the cgroup allows less
+    assert memory._available_bytes(SimpleNamespace()) == 4000
+    monkeypatch.setattr(memory, "_meminfo_available", lambda: None)
+    monkeypatch.setattr(memory, "_cgroup_available", lambda: None)
     host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    for cpu in (SimpleNamespace(memory_stats=lambda: None), SimpleNamespace()):  # none reported
-        assert memory._available_bytes(cpu) == host
+    assert memory._available_bytes(cpu) == host  # neither known: the physical memory
+
+
+def test_meminfo_and_cgroup__read_from_their_files(monkeypatch, tmp_path):
+    monkeypatch.undo()
+    got = memory._meminfo_available()
+    if os.path.exists("/proc/meminfo"):
+        with open("/proc/meminfo") as f:
+            kb = [int(line.split()[1]) for line in f if line.startswith("MemAvailable:")]
+        assert got is not None and abs(got - kb[0] * 1024) < 2**30  # it moves between reads
+    real = Path.read_text
+    files = {"memory.max": "1000\n", "memory.current": "300\n"}
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: files[self.name]
+                        if self.name in files else real(self, *a, **k))
+    assert memory._cgroup_available() == 700
+    files["memory.max"] = "max\n"  # no limit
+    assert memory._cgroup_available() is None
 
 
 def test_simulate__checks_memory_on_the_first_device_of_the_study(monkeypatch):
     seen = []
-    monkeypatch.setattr(memory, "_check_memory", lambda *a: seen.append(a[-1]))
+    monkeypatch.setattr(memory, "_check_memory", lambda *a: seen.append(a[-2]))
     learner, params, problem, pp = _setup()
     oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2)
     assert seen == [jax.devices()[0]]
@@ -507,7 +509,7 @@ def test_simulate__bad_unroll_and_a_fractional_grid_value_are_named(monkeypatch)
 def test_simulate__checks_memory_on_the_devices_it_was_given(monkeypatch):
     seen = []
     real = sim.check_fits
-    monkeypatch.setattr(sim, "check_fits", lambda *a: (seen.append(a[-1]), real(*a))[1])
+    monkeypatch.setattr(sim, "check_fits", lambda *a: (seen.append(a[-2]), real(*a))[1])
     learner, params, problem, pp = _setup()
     mine = [jax.devices()[0]]
     oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, devices=mine)

@@ -195,7 +195,8 @@ def test_prepare__the_memory_check_counts_the_statistics_a_given_comparator_k_ke
              "runs": 2, "seed": 0, "grid": {}, "params": {}}
     monkeypatch.setattr(memory, "_available_bytes", lambda device: 10**6)  # the plain state fits
     prepare(study)
-    with pytest.raises(UsageError, match=r"^this study needs about 0\.0 GiB on each device"):
+    with pytest.raises(UsageError, match=r"^one run of this study needs about 8\.1 MiB on each "
+                                         r"device"):
         prepare({**study, "comparator_k": 3})
 
 

@@ -263,7 +263,7 @@ def load(path: Path, like: PyTree, fingerprint: str,
     if damaged:
         warnings.warn(f"checkpoint {damaged[0]}; resuming from round {t} instead "
                       f"(the rounds after it are played again).", RuntimeWarning,
-                      stacklevel=4)  # load <- sim._resume <- simulate <- its caller
+                      stacklevel=5)  # load <- sim._resume <- _play_block <- simulate <- caller
     t_done = t
     if meta.get("fingerprint") != fingerprint:
         raise ValueError(f"checkpoint in {root} belongs to a different study (settings "
@@ -274,7 +274,7 @@ def load(path: Path, like: PyTree, fingerprint: str,
                          if saved_rt.get(k) != now_rt.get(k))
         warnings.warn(f"checkpoint in {root} was saved by another runtime ({what}): the resumed "
                       "study equals an uninterrupted one only to float rounding, not bit for "
-                      "bit.", RuntimeWarning, stacklevel=4)
+                      "bit.", RuntimeWarning, stacklevel=5)
     for t in saved_rounds(folder):  # rounds past the resumed one are played again
         if t > t_done:
             file_of(folder, t).unlink(missing_ok=True)
@@ -299,6 +299,56 @@ def load(path: Path, like: PyTree, fingerprint: str,
     return jax.tree.unflatten(jax.tree.structure(like), restored), t_done
 
 
+def blocks_folder(root: Path, size: int) -> Path:
+    """Where a study played in blocks of `size` runs keeps each block's chunks
+    (block-<b>/checkpoint-<round>.npz) and each finished block's metrics (block-<b>.npz)."""
+    return Path(root) / f"blocks-of-{size}"
+
+
+def saved_block_size(root: Path | None) -> int | None:
+    """The block size of the blocks saved under `root` (the largest, if several); None."""
+    if root is None or not Path(root).is_dir():
+        return None
+    sizes = [int(m.group(1)) for f in Path(root).iterdir()
+             if (m := re.fullmatch(r"blocks-of-(\d+)", f.name))]
+    return max(sizes, default=None)
+
+
+def block_file(folder: Path, b: int) -> Path:
+    return process_dir(folder) / f"block-{b:06d}.npz"
+
+
+def save_block(folder: Path, b: int, metrics: PyTree, fingerprint: str) -> None:
+    """Save finished block `b`'s metrics (host arrays, every run of the block) as one
+    crash-safe file with their SHA-256 and the block's fingerprint."""
+    arrays = {str(i): np.asarray(a) for i, a in enumerate(jax.tree.leaves(metrics))}
+    meta = {"block": b, "fingerprint": fingerprint, "format": FORMAT,
+            "sha256": blocks_digest(arrays), "runtime": runtime()}
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    file = block_file(folder, b)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_atomic(file, lambda f: np.savez(f, **arrays))
+
+
+def load_block(folder: Path, b: int, like: PyTree, fingerprint: str) -> PyTree | None:
+    """Finished block `b`'s metrics with `like`'s tree structure; None when not saved or
+    damaged (with a warning: the block is played again). ValueError for another study's."""
+    file = block_file(folder, b)
+    if not file.exists():
+        return None
+    try:
+        meta, arrays = read(file)
+    except ValueError as e:
+        warnings.warn(f"finished block {file} is damaged ({e}); playing it again.",
+                      RuntimeWarning, stacklevel=4)  # <- sim._play_block <- simulate <- caller
+        return None
+    if meta.get("fingerprint") != fingerprint or meta.get("format") != FORMAT:
+        raise ValueError(f"{file} belongs to a different study (settings changed, or an older "
+                         f"oslr); delete {folder} or choose another checkpoint path.")
+    treedef = jax.tree.structure(like)
+    return jax.tree.unflatten(treedef, [arrays[str(i)] for i in range(treedef.num_leaves)])
+
+
 def carry_layout(carry: PyTree) -> str:
     """The carry's tree structure and per-run leaf shapes and dtypes (a static option that
     changes the learner's state changes it), for the checkpoint fingerprint."""
@@ -306,6 +356,6 @@ def carry_layout(carry: PyTree) -> str:
     return repr((jax.tree.structure(carry), leaves))
 
 
-__all__ = ["FORMAT", "KEEP_ROUNDS", "KEYS", "blocks_digest", "carry_layout", "file_of",
-           "fingerprint", "load", "process_dir", "read", "resume_round", "save",
-           "saved_rounds"]
+__all__ = ["FORMAT", "KEEP_ROUNDS", "KEYS", "block_file", "blocks_digest", "blocks_folder",
+           "carry_layout", "file_of", "fingerprint", "load", "load_block", "process_dir", "read",
+           "resume_round", "save", "save_block", "saved_block_size", "saved_rounds"]

@@ -1,11 +1,14 @@
-"""How much of a machine a study needs, from shapes alone (nothing compiled or allocated):
-one run's carry (`run_bytes`), the comparator's Gram statistics (`stats_bytes`), and the check
-that refuses a study whose state cannot fit on its devices (`check_fits`)."""
+"""How much of a machine a study needs: from shapes alone (nothing compiled or allocated), one
+run's carry (`run_bytes`) and results (`result_bytes`), the comparator's Gram statistics
+(`stats_bytes`) and the check that refuses a study no block of runs makes fit (`check_fits`);
+from the compiled programs (`program_bytes`, XLA's memory analysis), the runs per block that fit
+in what a study may use (`fit_block`, `budget`)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -26,39 +29,139 @@ def stats_bytes(n_total: int, n_ckpt: int, d: int) -> int:
     return n_total * (n_ckpt + 1) * d**2 * itemsize
 
 
-def run_bytes(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
-              n_ckpt: int, stats: bool) -> int:
-    """Bytes of one run's carry (learner state, problem state, metrics) and params, from shapes
-    alone (nothing is compiled or allocated): the shapes of the simulator's own batched `init`
-    at one run, whose trace JAX keeps, so a repeated study pays for it once."""
+def _nbytes(leaves) -> int:
+    return int(sum(np.prod(a.shape) * np.dtype(a.dtype).itemsize for a in leaves))
+
+
+def carry_shapes(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
+             n_ckpt: int, stats: bool) -> tuple[PyTree, PyTree]:
+    """(the shapes of one run's carry: learner state, problem state, metrics; one run's
+    params) from the simulator's own batched `init` at one run, whose trace JAX keeps."""
     init_b, _ = program.batched_fns(learner, problem, n_ckpt, stats)
     lp = jax.tree.map(lambda a: jax.ShapeDtypeStruct((1,) + np.shape(a)[1:],
                                                      jnp.asarray(a).dtype), params)
     shapes = jax.eval_shape(init_b, jax.ShapeDtypeStruct((), jnp.uint32),
                             jax.ShapeDtypeStruct((1,), jnp.int32), lp, problem_params)
-    leaves = jax.tree.leaves(shapes) + jax.tree.leaves(lp)
-    return int(sum(np.prod(a.shape) * np.dtype(a.dtype).itemsize for a in leaves))
+    return shapes, lp
+
+
+def run_bytes(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
+              n_ckpt: int, stats: bool) -> int:
+    """Bytes of one run's carry (learner state, problem state, metrics) and params, from shapes
+    alone (nothing is compiled or allocated)."""
+    shapes, lp = carry_shapes(learner, problem, params, problem_params, n_ckpt, stats)
+    return _nbytes(jax.tree.leaves(shapes) + jax.tree.leaves(lp))
+
+
+def result_bytes(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
+                 n_ckpt: int, stats: bool) -> int:
+    """Bytes of one run's metrics (what the host keeps of every run once its block is done)."""
+    shapes, _ = carry_shapes(learner, problem, params, problem_params, n_ckpt, stats)
+    return _nbytes(jax.tree.leaves(shapes[2]))
+
+
+#: the share of the memory available at the start that a study's block may plan to use: the
+#: rest is for the results gathered on the host, the checkpoint's copy and XLA's own buffers
+BUDGET_SHARE = 0.8
+
+
+def _meminfo_available() -> int | None:
+    """MemAvailable of /proc/meminfo (Linux), in bytes; None elsewhere."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _cgroup_available() -> int | None:
+    """What the process's cgroup (v2) still allows (memory.max less memory.current); None
+    when unlimited or unknown."""
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        used = Path("/sys/fs/cgroup/memory.current").read_text().strip()
+    except OSError:
+        return None
+    if not limit.isdigit() or not used.isdigit():
+        return None
+    return max(0, int(limit) - int(used))
 
 
 def _available_bytes(device) -> int | None:
-    """Memory a study may use on `device`: the accelerator's limit, or the host's physical
-    memory for a CPU; None when unknown."""
+    """Memory a study may use on `device` now: what the accelerator has left of its limit, or
+    for a CPU what the host has available (MemAvailable, within the cgroup's limit; the
+    physical memory where neither is known); None when unknown."""
     try:
         stats = device.memory_stats() or {}
     except Exception:  # noqa: BLE001 - not every backend reports
         stats = {}
     if stats.get("bytes_limit"):
-        return int(stats["bytes_limit"])
+        return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
+    known = [b for b in (_meminfo_available(), _cgroup_available()) if b is not None]
+    if known:
+        return min(known)
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return None
 
 
+def budget(device, max_memory: int | None = None) -> int | None:
+    """Bytes a block of runs may need on `device`: BUDGET_SHARE of what is available, and at
+    most `max_memory` (a cap the user set); None when neither is known."""
+    have = _available_bytes(device)
+    caps = [int(BUDGET_SHARE * have)] if have is not None else []
+    return min(caps + ([int(max_memory)] if max_memory is not None else []), default=None)
+
+
+def program_bytes(compiled) -> int | None:
+    """Bytes a compiled program needs on each device while it runs (XLA's memory analysis:
+    arguments, outputs and temporaries, less what outputs reuse of arguments); None when the
+    backend does not report it."""
+    try:
+        m = compiled.memory_analysis()
+    except Exception:  # noqa: BLE001 - not every backend reports
+        return None
+    if m is None:
+        return None
+    return int(m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+               - m.alias_size_in_bytes)
+
+
+def fit_block(need: Callable[[int], int | None], n_total: int, n_dev: int, guess: int,
+              have: int | None) -> int:
+    """The runs per block (a multiple of the `n_dev` devices, at most `n_total` rounded up to
+    one): all of them when `need(size)` (bytes on each device for a block of `size` runs, or
+    None when unknown) is within `have`, else the largest size that is, found from `guess`
+    runs per device by scaling the size by have / need (what a block needs grows in proportion
+    to its runs) until it fits. Raises ValueError, in one line, when one run per device does
+    not fit."""
+    whole = -(-n_total // n_dev) * n_dev
+    if have is None:
+        return whole
+    size = min(whole, max(1, guess) * n_dev)
+    while True:
+        bytes_ = need(size)
+        if bytes_ is None or bytes_ <= have:
+            return size
+        if size == n_dev:
+            raise ValueError(
+                f"one run on each device needs about {bytes_ / 2**20:,.1f} MiB, more than the "
+                f"{have / 2**20:,.1f} MiB this study may use; free memory, raise max_memory "
+                f"(--max-memory) if you set it, or make each run smaller (fewer n_checkpoints, "
+                f"a smaller d).")
+        # strictly smaller each time, so this ends
+        size = max(n_dev, min(size - n_dev, int(size * have / bytes_ * 0.95) // n_dev * n_dev))
+
+
 def check_fits(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
                horizon: int, n_runs: int, n_checkpoints: int = 50,
                comparator_k: int | None = None, track_stats: bool | None = None,
-               devices: Sequence[jax.Device] | None = None) -> tuple[int | None, bool]:
+               devices: Sequence[jax.Device] | None = None,
+               max_memory: int | None = None) -> tuple[int | None, bool]:
     """Refuse (ValueError) a study of `n_runs` runs per grid point (`params` stacked over the
     grid) whose state cannot fit on `devices` (default: all of `jax.devices()`), from shapes
     alone. Returns the comparator's k (default: the problem's k for a prediction learner) and
@@ -75,25 +178,33 @@ def check_fits(learner: Learner, problem: Problem, params: PyTree, problem_param
     stats = bool(track_stats and gram)
     devices = list(devices) if devices is not None else jax.devices()
     _check_memory(learner, problem, params, problem_params, n_ckpt, stats, n_total,
-                  len(devices), devices[0])
+                  len(devices), devices[0], max_memory)
     return comparator_k, stats
 
 
 def _check_memory(learner, problem, params, problem_params, n_ckpt: int, stats: bool,
-                  n_total: int, n_dev: int, device) -> None:
-    """Refuse, before anything is allocated or compiled, a study whose carry cannot fit: a
-    chunk holds its input and output carry (2x the state) on each device."""
-    need = 2 * run_bytes(learner, problem, params, problem_params, n_ckpt, stats) * (
-        -(-n_total // n_dev))
-    have = _available_bytes(device)
-    if have is not None and need > have:
+                  n_total: int, n_dev: int, device, max_memory: int | None = None) -> None:
+    """Refuse, before anything is allocated or compiled, a study that no block of runs makes
+    fit: one run on each device whose input and output carry (2x its state) exceed what a block
+    may use (`budget`), or per-run results of all `n_total` runs that exceed the host's."""
+    per_run = run_bytes(learner, problem, params, problem_params, n_ckpt, stats)
+    have = budget(device, max_memory)
+    if have is not None and 2 * per_run > have:
         raise ValueError(
-            f"this study needs about {need / 2**30:.1f} GiB on each device for its state "
-            f"({n_total:,} runs x grid points, {need // max(1, 2 * -(-n_total // n_dev)):,} bytes "
-            f"a run, twice), more than the {have / 2**30:.1f} GiB of {device.platform}; run fewer "
-            f"runs at a time (in Python: run_offset splits a study and the results combine, or "
-            f"fewer n_checkpoints; with oslr run: fewer --runs now, more later under another "
-            f"--seed, joined by `oslr merge`).")
+            f"one run of this study needs about {2 * per_run / 2**20:,.1f} MiB on each device "
+            f"(its state, {per_run:,} bytes, twice), more than the {have / 2**20:,.1f} MiB it "
+            f"may use on {device.platform}; free memory, raise max_memory (--max-memory) if "
+            f"you set it, or make each run smaller (fewer n_checkpoints, a smaller d).")
+    results = n_total * result_bytes(learner, problem, params, problem_params, n_ckpt, stats)
+    host = budget(jax.devices("cpu")[0])
+    if host is not None and results > host:
+        raise ValueError(
+            f"the per-run results of this study ({n_total:,} runs x grid points) need about "
+            f"{results / 2**30:.1f} GiB on the host, more than the {host / 2**30:.1f} GiB it "
+            f"may use; run fewer runs at a time (in Python: run_offset splits a study and the "
+            f"results combine, or fewer n_checkpoints; with oslr run: fewer --runs now, more "
+            f"later under another --seed, joined by `oslr merge`).")
 
 
-__all__ = ["STATS_BYTES_LIMIT", "check_fits", "run_bytes", "stats_bytes"]
+__all__ = ["BUDGET_SHARE", "STATS_BYTES_LIMIT", "budget", "carry_shapes", "check_fits",
+           "fit_block", "program_bytes", "result_bytes", "run_bytes", "stats_bytes"]

@@ -28,16 +28,17 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
+import shutil
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import jax
 import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from oslr import checkpoint, compile_cache, metrics, program
+from oslr import checkpoint, compile_cache, memory, metrics, program
 from oslr.checks import check_integral, check_positive_int
 from oslr.memory import check_fits
 from oslr.result import SimResult, record
@@ -121,7 +122,8 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
              comparator_k: int | None = None, comparator_radius: float | None = None,
              track_stats: bool | None = None, progress: bool | Callable[[int], Any] = False,
              checkpoint_path: str | os.PathLike | None = None, run_offset: int = 0,
-             devices: Sequence[jax.Device] | None = None, unroll: int = 1) -> SimResult:
+             devices: Sequence[jax.Device] | None = None, unroll: int = 1,
+             max_memory: int | None = None) -> SimResult:
     """Run `n_runs` independent runs of `learner` on `problem` for every grid point.
 
     Args:
@@ -151,6 +153,11 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
       unroll: rounds per iteration of the compiled loop (`lax.scan`'s unroll): on a GPU it
         pays the loop's and the launches' overhead once per U rounds (benchmarks/RESULTS-gpu.md);
         compile time grows with U. The numbers agree with unroll=1 to float rounding.
+      max_memory: bytes the study may use on each device (default: 80% of what is available
+        when it starts). A study whose compiled programs (XLA's memory analysis of its init and
+        chunk) need more runs the runs in blocks that fit, one after another, with the same
+        results bit for bit; with checkpoints, each finished block is saved and a killed study
+        resumes at its block and chunk.
 
     Returns:
       A `SimResult`.
@@ -163,45 +170,52 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     horizon, n_runs, chunk_size, unroll = _check_call(
         learner, problem, params, problem_params, grid, horizon, n_runs, seed, comparator_k,
         run_offset, chunk_size, unroll)
+    if max_memory is not None:
+        max_memory = check_positive_int("max_memory", max_memory)
     ckpts = metrics.checkpoint_rounds(horizon, n_checkpoints)
     devices = list(devices) if devices is not None else jax.devices()
     comparator_k, stats = check_fits(learner, problem, params, problem_params, horizon, n_runs,
-                                     n_checkpoints, comparator_k, track_stats, devices)
+                                     n_checkpoints, comparator_k, track_stats, devices,
+                                     max_memory)
     n_total = len(grid) * n_runs
-    run_ids, lp, pp, shard = _place(params, problem_params, len(grid), n_runs, run_offset,
-                                    devices)
     init_b, chunk_b = program.batched_fns(learner, problem, len(ckpts), stats)
-    seed_a = on_device(seed, np.uint32)
-    horizon_a = on_device(horizon, np.int32)
-    ckpts_a = on_device(ckpts, np.int32)
-    carry = init_b(seed_a, run_ids, lp, pp)
+    mesh = Mesh(np.array(devices), ("runs",))
+    play = _Play(init_b, chunk_b, NamedSharding(mesh, PartitionSpec("runs")),
+                 on_device(seed, np.uint32), on_device(horizon, np.int32),
+                 on_device(ckpts, np.int32),
+                 jax.device_put(problem_params, NamedSharding(mesh, PartitionSpec())),
+                 horizon, chunk_size, unroll)
+    shapes = memory.carry_shapes(learner, problem, params, problem_params, len(ckpts), stats)[0]
     fingerprint = checkpoint.fingerprint(
         learner.name, repr(learner.info), learner.options or {}, problem.name, problem.d,
         horizon, seed, run_offset,
         n_total, stats, n_checkpoints, unroll, params, problem_params, repr(problem.info),
-        checkpoint.carry_layout(carry),
+        checkpoint.carry_layout(shapes),
     )
-    ckpt_dir, carry, t_done = _resume(checkpoint_path, learner.name, fingerprint, carry, shard)
-
-    report_done, bar = _progress(progress, learner.name, horizon, t_done)
-    for start in range(t_done, horizon, chunk_size):
-        carry = chunk_b(carry, on_device(start, np.int32), horizon_a, ckpts_a, seed_a,
-                        run_ids, lp, pp, chunk_size, unroll, start + chunk_size > horizon)
-        done = min(start + chunk_size, horizon)
-        if ckpt_dir is not None:
-            checkpoint.save(ckpt_dir, carry, done, fingerprint)
-        if report_done is not None:
-            jax.block_until_ready(carry)
-            report_done(done - start)
+    root = (Path(checkpoint_path) if checkpoint_path is not None
+            else checkpoint.study_path(fingerprint))
+    ids, pidx = batch_layout(len(grid), n_runs, run_offset, 1)
+    per_run = memory.run_bytes(learner, problem, params, problem_params, len(ckpts), stats)
+    size = _block_size(play, params, n_total, devices, root, max_memory, per_run)
+    report_done, bar = _progress(progress, learner.name, horizon)
+    parts = []
+    for b, start in enumerate(range(0, n_total, size)):
+        count = min(size, n_total - start)
+        block = _Block(b, start, count, size, n_total)
+        parts.append(_play_block(play, block, params, ids, pidx, root, fingerprint,
+                                 shapes[2], report_done, learner.name,
+                                 checkpoint_path is not None))
     if bar is not None:
+        bar.refresh()  # the last chunk may have come within tqdm's minimum interval
         bar.close()
 
-    _, _, metric_state = carry  # (learner state, problem state, metrics), `program`
-    ms = jax.tree.map(lambda a: a[:n_total], to_host(metric_state))
+    ms = jax.tree.map(lambda *a: np.concatenate(a), *parts) if len(parts) > 1 else parts[0]
     final, curves = _per_point(ms, len(grid), n_runs)
     _warn_diagnostics(learner, final)
     info = {**(problem.info or {}), **(learner.info or {}),
             "devices": [str(d) for d in devices], "d": problem.d}
+    if len(parts) > 1:
+        info["block_runs"] = size
     result = SimResult(
         learner=learner.name, problem=problem.name, family=learner.family, horizon=horizon,
         n_runs=n_runs, seed=seed, ckpts=ckpts, grid=list(grid), final=final, curves=curves,
@@ -212,17 +226,128 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     return result
 
 
-def _resume(checkpoint_path, name: str, fingerprint: str, carry, shard):
-    """The study's checkpoint folder (its own, or the one `checkpoint.keep_studies` gives it;
-    None: no checkpoints), and the carry and round to play on from."""
-    ckpt_dir = (Path(checkpoint_path) if checkpoint_path is not None
-                else checkpoint.study_path(fingerprint))
+class _Play(NamedTuple):
+    """What every block of a study plays with: its compiled init and chunk, the runs' sharding,
+    the seed, horizon and checkpoint rounds (on the device), the problem's params (replicated),
+    and the horizon, chunk and unroll as ints."""
+
+    init_b: Callable
+    chunk_b: Callable
+    shard: NamedSharding
+    seed: jax.Array
+    horizon_a: jax.Array
+    ckpts: jax.Array
+    pp: PyTree
+    horizon: int
+    chunk_size: int
+    unroll: int
+
+
+class _Block(NamedTuple):
+    """Block `b` of a study: elements start .. start + count - 1 of the flat batch (grid point
+    major), padded to `size` with copies of its last element; `share` of the study's runs."""
+
+    b: int
+    start: int
+    count: int
+    size: int
+    n_total: int
+
+    @property
+    def share(self) -> float | int:
+        return 1 if self.count == self.n_total else self.count / self.n_total
+
+
+def _block_args(play: _Play, params: PyTree, ids: np.ndarray, pidx: np.ndarray,
+                block: _Block):
+    """The block's run ids and per-run params, on the devices (sharded over the runs)."""
+    sel = np.arange(block.start, block.start + block.size).clip(max=block.start + block.count - 1)
+    lp = jax.tree.map(lambda a: np.asarray(a)[pidx[sel]], params)  # on the host: no gather
+    return jax.device_put(ids[sel], play.shard), jax.device_put(lp, play.shard)
+
+
+def _block_size(play: _Play, params: PyTree, n_total: int, devices: list, root,
+                max_memory: int | None, per_run: int) -> int:
+    """Runs per block (`memory.fit_block`): all of them when the compiled init and chunk at
+    that size fit in what the study may use on each device (`memory.budget`), else the largest
+    size that does, starting from what one run's carry (`per_run` bytes, twice) suggests. A
+    killed study's block size is kept (nothing is compiled before its checkpoint is checked)."""
+    n_dev = len(devices)
+    have = memory.budget(devices[0], max_memory)
+
+    def need(size: int) -> int | None:
+        run_ids = jax.ShapeDtypeStruct((size,), np.int32, sharding=play.shard)
+        lp = jax.tree.map(lambda a: jax.ShapeDtypeStruct((size,) + np.shape(a)[1:],
+                                                         np.asarray(a).dtype,
+                                                         sharding=play.shard), params)
+        init_c = play.init_b.lower(play.seed, run_ids, lp, play.pp).compile()
+        chunk_c = play.chunk_b.lower(init_c.out_info, on_device(0, np.int32), play.horizon_a,
+                                     play.ckpts, play.seed, run_ids, lp, play.pp,
+                                     play.chunk_size, play.unroll, False).compile()
+        got = [memory.program_bytes(c) for c in (init_c, chunk_c)]
+        if None in got:
+            return None
+        carry = sum(a.size * a.dtype.itemsize for a in jax.tree.leaves(init_c.out_info))
+        return max(got) + (carry // n_dev if root is not None else 0)  # the checkpoint's copy
+
+    saved = checkpoint.saved_block_size(root)  # kept: it fitted when the study began
+    if saved is not None and saved % n_dev == 0:
+        return saved
+    if root is not None and checkpoint.saved_rounds(checkpoint.process_dir(Path(root))):
+        return -(-n_total // n_dev) * n_dev  # begun in one block
+    guess = n_total if have is None else max(1, have // (2 * per_run))
+    return memory.fit_block(need, n_total, n_dev, guess, have)
+
+
+def _play_block(play: _Play, block: _Block, params: PyTree, ids, pidx, root, fingerprint: str,
+                like: PyTree, report_done, name: str, own_path: bool) -> PyTree:
+    """Play block `block` of the study from its saved chunks, if any, to the horizon; return
+    its runs' metrics on the host. A study of several blocks keeps each finished block's
+    metrics under `root` (`checkpoint.save_block`) and its chunks in a folder of its own."""
+    several = block.size < block.n_total
+    folder = checkpoint.blocks_folder(root, block.size) if several and root else None
+    block_fp = checkpoint.fingerprint(fingerprint, "block", block.b, block.size)
+    if folder is not None:
+        done = checkpoint.load_block(folder, block.b, like, block_fp)
+        if done is not None:
+            if report_done is not None:
+                report_done(play.horizon * block.share)
+            return done
+    run_ids, lp = _block_args(play, params, ids, pidx, block)
+    carry = play.init_b(play.seed, run_ids, lp, play.pp)
+    ckpt_dir = folder / f"block-{block.b:06d}" if folder is not None else root
+    fp = block_fp if several else fingerprint
+    carry, t_done = _resume(ckpt_dir, fp, carry, play.shard, name, own_path)
+    if report_done is not None and t_done:
+        report_done(t_done * block.share)  # the rounds resumed from count as done
+    for start in range(t_done, play.horizon, play.chunk_size):
+        carry = play.chunk_b(carry, on_device(start, np.int32), play.horizon_a, play.ckpts,
+                             play.seed, run_ids, lp, play.pp, play.chunk_size, play.unroll,
+                             start + play.chunk_size > play.horizon)
+        done = min(start + play.chunk_size, play.horizon)
+        if ckpt_dir is not None:
+            checkpoint.save(ckpt_dir, carry, done, fp)
+        if report_done is not None:
+            jax.block_until_ready(carry)
+            report_done((done - start) * block.share)
+    _, _, metric_state = carry  # (learner state, problem state, metrics), `program`
+    ms = jax.tree.map(lambda a: a[:block.count], to_host(metric_state))
+    if folder is not None:
+        checkpoint.save_block(folder, block.b, ms, block_fp)
+        shutil.rmtree(checkpoint.process_dir(ckpt_dir), ignore_errors=True)
+    return ms
+
+
+def _resume(ckpt_dir: Path | None, fingerprint: str, carry, shard, name: str,
+            own_path: bool):
+    """The carry and round to play on from: the checkpoint in `ckpt_dir` (None: no
+    checkpoints), or the fresh `carry` at round 0."""
     loaded = checkpoint.load(ckpt_dir, carry, fingerprint, shard) if ckpt_dir else None
     if loaded is None:
-        return ckpt_dir, carry, 0
-    if checkpoint_path is None:
+        return carry, 0
+    if not own_path:
         checkpoint.note_resumed(name, loaded[1])
-    return ckpt_dir, *loaded
+    return loaded
 
 
 def _per_point(ms: dict, n_grid: int, n_runs: int) -> tuple[dict, dict]:
@@ -258,26 +383,12 @@ def _check_call(learner, problem, params, problem_params, grid, horizon, n_runs,
     return horizon, n_runs, chunk_size, unroll
 
 
-def _place(params: PyTree, problem_params: PyTree, n_grid: int, n_runs: int, run_offset: int,
-           devices: list) -> tuple:
-    """The run ids and each run's params sharded over `devices` along the runs axis, the
-    problem's params replicated: (run_ids, params, problem_params, the runs' sharding)."""
-    run_ids, pidx = batch_layout(n_grid, n_runs, run_offset, len(devices))
-    lp = jax.tree.map(lambda a: np.asarray(a)[pidx], params)  # on the host: no gather program
-    mesh = Mesh(np.array(devices), ("runs",))
-    shard = NamedSharding(mesh, PartitionSpec("runs"))
-    replicated = NamedSharding(mesh, PartitionSpec())
-    return (jax.device_put(run_ids, shard), jax.device_put(lp, shard),
-            jax.device_put(problem_params, replicated), shard)
-
-
-def _progress(progress, name: str, horizon: int, t_done: int):
+def _progress(progress, name: str, horizon: int):
     """(a function called with the rounds each chunk completed, or None; the tqdm bar to close,
-    or None) for `simulate`'s `progress`: a callable as given (told the resumed rounds first),
-    True a bar (a notebook widget where ipywidgets is installed), False nothing."""
+    or None) for `simulate`'s `progress`: a callable as given, True a bar (a notebook widget
+    where ipywidgets is installed), False nothing. A study played in blocks reports each
+    block's rounds times its share of the runs, so the rounds add up to the horizon."""
     if callable(progress):
-        if t_done:
-            progress(t_done)  # the rounds resumed from count as done
         return progress, None
     if not progress:
         return None, None
@@ -287,7 +398,7 @@ def _progress(progress, name: str, horizon: int, t_done: int):
     except ImportError:
         from tqdm import tqdm
 
-    bar = tqdm(total=horizon, initial=t_done, unit="round", desc=f"{name}", leave=False)
+    bar = tqdm(total=horizon, unit="round", desc=f"{name}", leave=False)
     return bar.update, bar
 
 
