@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 
@@ -74,3 +76,27 @@ def check_seed(seed) -> int:
             0 <= seed < 2**32):
         raise ValueError(f"seed must be an integer in [0, 2^32), got {seed!r}.")
     return int(seed)
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_bytes(name: str, value) -> int | None:
+    """A memory size in bytes from a positive integer or a string "N[K|M|G|T][iB|B]" (binary
+    units: "4G" and "4GiB" are 4 x 2^30, "1.5G" is allowed); None stays None. ValueError in one
+    line for anything else."""
+    if value is None:
+        return None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        number, unit = float(value), ""
+    else:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGT]?)(?:i?B)?\s*", str(value),
+                         re.IGNORECASE)
+        if m is None:
+            raise ValueError(f"{name}={value!r} is not a memory size; give bytes or a number "
+                             "with a unit, e.g. 512M, 4G or 1.5GiB.")
+        number, unit = float(m.group(1)), m.group(2).upper()
+    size = int(number * _UNITS[unit])
+    if size < 1:
+        raise ValueError(f"{name}={value!r} must be at least one byte, e.g. 512M or 4G.")
+    return size

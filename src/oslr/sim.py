@@ -39,7 +39,7 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from oslr import checkpoint, compile_cache, memory, metrics, program
-from oslr.checks import check_integral, check_positive_int
+from oslr.checks import check_integral, check_positive_int, parse_bytes
 from oslr.memory import check_fits
 from oslr.result import SimResult, record
 from oslr.types import Learner, Problem, PyTree, on_device
@@ -123,7 +123,7 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
              track_stats: bool | None = None, progress: bool | Callable[[int], Any] = False,
              checkpoint_path: str | os.PathLike | None = None, run_offset: int = 0,
              devices: Sequence[jax.Device] | None = None, unroll: int = 1,
-             max_memory: int | None = None) -> SimResult:
+             max_memory: int | str | None = None) -> SimResult:
     """Run `n_runs` independent runs of `learner` on `problem` for every grid point.
 
     Args:
@@ -153,8 +153,8 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
       unroll: rounds per iteration of the compiled loop (`lax.scan`'s unroll): on a GPU it
         pays the loop's and the launches' overhead once per U rounds (benchmarks/RESULTS-gpu.md);
         compile time grows with U. The numbers agree with unroll=1 to float rounding.
-      max_memory: bytes the study may use on each device (default: 80% of what is available
-        when it starts). A study whose compiled programs (XLA's memory analysis of its init and
+      max_memory: bytes the study may use on each device, or a size such as "4G" (default:
+        80% of what is available when it starts). A study whose compiled programs (XLA's memory analysis of its init and
         chunk) need more runs the runs in blocks that fit, one after another, with the same
         results bit for bit; with checkpoints, each finished block is saved and a killed study
         resumes at its block and chunk.
@@ -170,8 +170,7 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     horizon, n_runs, chunk_size, unroll = _check_call(
         learner, problem, params, problem_params, grid, horizon, n_runs, seed, comparator_k,
         run_offset, chunk_size, unroll)
-    if max_memory is not None:
-        max_memory = check_positive_int("max_memory", max_memory)
+    max_memory = parse_bytes("max_memory", max_memory)
     ckpts = metrics.checkpoint_rounds(horizon, n_checkpoints)
     devices = list(devices) if devices is not None else jax.devices()
     comparator_k, stats = check_fits(learner, problem, params, problem_params, horizon, n_runs,

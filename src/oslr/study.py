@@ -96,6 +96,13 @@ def _check_config_types(path: str, cfg: dict[str, Any]) -> None:
     for key in ("problem", "out"):
         if key in cfg and not isinstance(cfg[key], str):
             raise UsageError(f"{path}: {key} = {cfg[key]!r} must be a string.")
+    if "max_memory" in cfg:
+        from oslr.checks import parse_bytes
+
+        try:
+            parse_bytes("max_memory", cfg["max_memory"])
+        except ValueError as err:
+            raise UsageError(f"{path}: {err}") from None
 
 
 #: the largest count a compiled program holds (rounds, run ids, dimensions are int32)
@@ -151,7 +158,7 @@ def _check_grid_labels(key: str, values: list) -> None:
 def prepare(study: dict[str, Any]):
     """Build problem, learners and params for a study; raise ValueError for any bad input."""
     import oslr
-    from oslr.checks import unknown_name
+    from oslr.checks import parse_bytes, unknown_name
     from oslr.memory import check_fits
     from oslr.registry import LEARNERS, PROBLEMS
     from oslr.sim import grid_params
@@ -225,7 +232,8 @@ def prepare(study: dict[str, Any]):
             validate(learner, problem, params, pp, study["horizon"], study["runs"],
                      study.get("seed", 0), study.get("comparator_k"))
             check_fits(learner, problem, params, pp, study["horizon"], study["runs"],
-                       comparator_k=study.get("comparator_k"))
+                       comparator_k=study.get("comparator_k"),
+                       max_memory=parse_bytes("max_memory", study.get("max_memory")))
         except ValueError as err:
             raise UsageError(_with_flag_hint(err, study)) from None
         plans.append((learner, labels, params))
@@ -283,7 +291,7 @@ def check_out_dir(out: Path) -> None:
 
 
 #: settings that may change between a killed study and its resumption
-_RESUMABLE_CHANGES = {"out", "chunk"}
+_RESUMABLE_CHANGES = {"out", "chunk", "max_memory"}
 
 
 def settings(study: dict) -> dict:
@@ -417,7 +425,7 @@ class StudyProgress:
                 frac = self.done / self.total if self.total else 1.0
                 eta = elapsed * (1.0 - frac) / frac if frac > 0 else None
                 print(json.dumps({"elapsed_s": round(elapsed, 2), "learner": name,
-                                  "done": self.done, "total": self.total,
+                                  "done": round(self.done), "total": self.total,
                                   "fraction": round(frac, 4),
                                   "eta_s": None if eta is None else round(eta, 1)}),
                       file=self.stream, flush=True)
@@ -538,7 +546,7 @@ def run_looks(study: dict, problem, pp, plans, saved: Path, cap: int | None,
             res = oslr.simulate(
                 learner, problem, params, pp, horizon=study["horizon"], n_runs=batch,
                 seed=study["seed"], grid=labels, chunk_size=study.get("chunk"),
-                comparator_k=study.get("comparator_k"),
+                comparator_k=study.get("comparator_k"), max_memory=study.get("max_memory"),
                 comparator_radius=study.get("comparator_radius"),
                 progress=progress.for_learner(learner.name), run_offset=(look - 1) * batch,
                 checkpoint_path=saved / (f"{i}-{learner.name}" if cap is None
@@ -638,7 +646,9 @@ class Study:
     decided (at most `max_runs`; the one assumption its intervals rest on: `bounds` or a
     `variance` bound for a distribution-free sequence, or `normal` differences); its
     folder `out` (default: oslr-results/run-<time>, or the unfinished folder of this very
-    study). Every value is checked before anything is traced or written."""
+    study); `max_memory` (bytes or a size such as "4G") caps what it may use, beyond which its
+    runs are played in blocks (`oslr.simulate`). Every value is checked before anything is
+    traced or written."""
 
     problem: str = DEFAULT_STUDY["problem"]
     problem_options: dict = dataclasses.field(
@@ -650,6 +660,7 @@ class Study:
     grid: dict = dataclasses.field(default_factory=dict)
     params: dict = dataclasses.field(default_factory=dict)
     chunk: int = DEFAULT_STUDY["chunk"]
+    max_memory: int | str | None = None
     comparator_k: int | None = None
     out: str | None = None
     compare_to: str | None = None
@@ -667,10 +678,10 @@ class Study:
     def to_dict(self) -> dict:
         """The study's settings as `oslr run` records them (config.json, resuming)."""
         keys = ("problem", "problem_options", "learners", "horizon", "runs", "seed", "grid",
-                "params", "chunk", "comparator_k", "out")
+                "params", "chunk", "max_memory", "comparator_k", "out")
         out = {k: getattr(self, k) for k in keys}
         return {k: v for k, v in json.loads(json.dumps(out)).items()
-                if v is not None or k not in ("comparator_k", "out")}
+                if v is not None or k not in ("max_memory", "comparator_k", "out")}
 
     def folder(self) -> Path:
         """Where the study is written: `out`, else the unfinished folder of this very study

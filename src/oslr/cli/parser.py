@@ -171,6 +171,10 @@ def _add_run(sub) -> None:
     p_run.add_argument("--comparator-k", dest="comparator_k", type=_whole,
                        help="sparsity of the best-in-hindsight comparator (prediction family)")
     p_run.add_argument("--chunk", type=_whole, help="rounds per jitted chunk")
+    p_run.add_argument("--max-memory", dest="max_memory", metavar="SIZE",
+                       help="memory the study may use (e.g. 4G; default 80%% of what is "
+                            "available): beyond it the runs are played in blocks that fit, with "
+                            "the same results")
     p_run.add_argument("--out", help="output folder (default oslr-results/run-<time>)")
     p_run.add_argument("--json", action="store_true", help="print the summary as JSON")
     p_run.add_argument("--no-plot", action="store_true", help="skip the regret plot")

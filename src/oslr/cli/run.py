@@ -75,7 +75,7 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
     elif study["learners"] == DEFAULT_STUDY["learners"]:
         # prepare says so if they cannot run on the problem
         study["_default_learners"] = args.config or "--problem"
-    for key in ("horizon", "runs", "seed", "chunk", "out", "comparator_k"):
+    for key in ("horizon", "runs", "seed", "chunk", "out", "comparator_k", "max_memory"):
         value = getattr(args, key, None)
         if value is not None:
             study[key] = value
@@ -87,6 +87,12 @@ def build_study(args: argparse.Namespace) -> dict[str, Any]:
             raise UsageError(f"{flag} (or {key} in the config) must be a positive integer, "
                              f"got {value!r}.")
     check_sizes(study)
+    from oslr.checks import parse_bytes  # numpy: not before a command needs it
+
+    try:
+        parse_bytes("--max-memory", study.get("max_memory"))
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     # the default study's sparsities fit a small d (a k the user gives is checked, not changed)
     d, opts = study["problem_options"].get("d"), study["problem_options"]
     if isinstance(d, int) and d >= 1:

@@ -1,0 +1,204 @@
+"""Studies played in blocks of runs (`oslr.simulate`'s `max_memory`, `oslr.memory.fit_block`):
+bit-identical to one batch of all the runs, blocks sized from the compiled programs, progress
+over the whole study, and a study killed in any block resuming at its block and chunk."""
+
+import jax
+import numpy as np
+import pytest
+
+import oslr
+from oslr import atomic, checkpoint, memory, metrics
+from tests.helpers import fake_os, run_on_host_devices, x64
+
+# LinUCB at tiny size: 2 grid points x 11 runs = 22 elements, chunks of 10 rounds
+_STUDY = {"horizon": 30, "n_runs": 11, "chunk_size": 10}
+
+
+def _linucb():
+    problem, pp = oslr.make_problem("linear-bandit", d=4, n_arms=3)
+    learner, params = oslr.make("linucb", d=4, n_arms=3)
+    labels, stacked = oslr.grid_params(params, {"kappa": [0.5, 1.0]})
+    return learner, stacked, labels, problem, pp
+
+
+def _run(**kw):
+    learner, stacked, labels, problem, pp = _linucb()
+    return oslr.simulate(learner, problem, stacked, pp, grid=labels, **{**_STUDY, **kw})
+
+
+def _need() -> callable:
+    """The study's own `need(size)`: bytes on each device of its compiled init and chunk at a
+    block of `size` runs (as `simulate` hands it to `memory.fit_block`)."""
+    got = []
+    real = memory.fit_block
+
+    def spy(need, *args):
+        got.append(need)
+        return real(need, *args)
+
+    memory.fit_block = spy
+    try:
+        _run(max_memory=10**12)
+    finally:
+        memory.fit_block = real
+    return got[0]
+
+
+@pytest.fixture(scope="module")
+def need():
+    return _need()
+
+
+def _assert_same(a, b):
+    assert a.final.keys() == b.final.keys() and a.curves.keys() == b.curves.keys()
+    for key in a.final:
+        np.testing.assert_array_equal(a.final[key], b.final[key], err_msg=key)
+    for key in a.curves:
+        np.testing.assert_array_equal(a.curves[key], b.curves[key], err_msg=key)
+
+
+@pytest.fixture(scope="module")
+def whole():
+    return _run()
+
+
+def test_blocks__a_study_four_times_its_cap_equals_one_batch_bit_for_bit(whole, need):
+    blocked = _run(max_memory=need(22) // 4)
+    assert "block_runs" not in whole.info
+    size = blocked.info["block_runs"]
+    assert need(size) <= need(22) // 4 < need(size + 1)  # the largest block that fits
+    assert -(-22 // size) >= 4  # at least four blocks, the last one padded
+    _assert_same(whole, blocked)
+
+
+def test_blocks__sized_by_the_compiled_programs_memory_analysis(monkeypatch, need):
+    # programs that need three times what they do now get blocks a third the size
+    cap = need(22) // 2
+    size = _run(max_memory=cap).info["block_runs"]
+    real = memory.program_bytes
+    monkeypatch.setattr(memory, "program_bytes", lambda c: 3 * real(c))
+    smaller = _run(max_memory=cap).info["block_runs"]
+    assert smaller <= size // 2 and smaller >= size // 4
+
+
+def test_blocks__float64_streams_equal_in_blocks(whole, need):
+    with x64():
+        one = _run()
+        blocked = _run(max_memory=need(22) // 4)
+    assert blocked.info["block_runs"] < 22
+    _assert_same(one, blocked)
+    assert one.final["pseudo_regret"].dtype == np.float64
+    np.testing.assert_allclose(one.final["pseudo_regret"], whole.final["pseudo_regret"],
+                               rtol=1e-3, atol=1e-3)  # the float32 run's stream
+
+
+def test_blocks__progress_adds_up_to_the_horizon_over_every_block(need):
+    done = []
+    res = _run(max_memory=need(22) // 4, progress=done.append)
+    n_blocks = -(-22 // res.info["block_runs"])
+    assert len(done) == n_blocks * 3  # three chunks a block
+    assert sum(done) == pytest.approx(30)
+
+
+class _Killed(BaseException):
+    """A kill: nothing of the study runs after it."""
+
+
+def _killed_at_save(monkeypatch, nth: int):
+    """Kill the study right after its nth checkpoint file (chunk or finished block) is renamed
+    into place."""
+    seen = []
+
+    def replace(a, b):
+        import os
+        os.replace(a, b)
+        seen.append(b)
+        if len(seen) == nth:
+            raise _Killed(str(b))
+
+    monkeypatch.setattr(atomic, "os", fake_os(replace=replace))
+
+
+@pytest.mark.parametrize("nth", [2, 4, 5])  # mid-block 0; block 0 done; mid-block 1
+def test_blocks__killed_in_any_block_resumes_bit_identical_at_its_block_and_chunk(
+        tmp_path, monkeypatch, whole, need, nth):
+    cap = need(22) // 4
+    with pytest.raises(_Killed):
+        _killed_at_save(monkeypatch, nth)
+        _run(max_memory=cap, checkpoint_path=tmp_path)
+    monkeypatch.undo()
+    (folder,) = tmp_path.iterdir()
+    size = int(folder.name.removeprefix("blocks-of-"))
+    played = []
+    real = checkpoint.save
+    monkeypatch.setattr(checkpoint, "save", lambda path, carry, t, fp: (
+        played.append((path.name, t)), real(path, carry, t, fp)))
+    resumed = _run(max_memory=cap, checkpoint_path=tmp_path)
+    _assert_same(whole, resumed)
+    assert resumed.info["block_runs"] == size
+    # chunk saves before the kill: block 0's rounds 10, 20, 30, its finished file, block 1's 10
+    first = {2: ("block-000000", 30), 4: ("block-000001", 10), 5: ("block-000001", 20)}[nth]
+    assert played[0] == first  # nothing saved before the kill is played again
+    assert len(played) == 3 * -(-22 // size) - (nth - (nth >= 4))
+
+
+def test_blocks__a_damaged_finished_block_is_played_again_with_a_warning(tmp_path, whole,
+                                                                        need):
+    cap = need(22) // 4
+    _run(max_memory=cap, checkpoint_path=tmp_path)
+    (folder,) = tmp_path.iterdir()
+    files = sorted(folder.glob("block-*.npz"))
+    assert len(files) >= 4 and not [p for p in folder.iterdir() if p.is_dir()]  # chunks gone
+    files[1].write_bytes(files[1].read_bytes()[:100])
+    with pytest.warns(RuntimeWarning, match=r"finished block .*block-000001\.npz is damaged"):
+        again = _run(max_memory=cap, checkpoint_path=tmp_path)
+    _assert_same(whole, again)
+
+
+def test_blocks__a_finished_block_of_another_study_is_refused(tmp_path, need):
+    cap = need(22) // 4
+    _run(max_memory=cap, checkpoint_path=tmp_path)
+    with pytest.raises(ValueError, match="belongs to a different study"):
+        _run(max_memory=cap, checkpoint_path=tmp_path, seed=1)
+
+
+def test_blocks__the_block_size_counts_the_checkpoints_copy(tmp_path, need):
+    checkpointed = []
+    real = memory.fit_block
+
+    def spy(need_, *args):
+        checkpointed.append(need_(8))
+        return real(need_, *args)
+
+    memory.fit_block, saved = spy, memory.fit_block
+    try:
+        _run(max_memory=10**12, checkpoint_path=tmp_path)
+    finally:
+        memory.fit_block = saved
+    learner, stacked, _, problem, pp = _linucb()
+    n_ckpt = len(metrics.checkpoint_rounds(_STUDY["horizon"]))
+    shapes, _ = memory.carry_shapes(learner, problem, stacked, pp, n_ckpt, False)
+    carry = sum(a.size * a.dtype.itemsize for a in jax.tree.leaves(shapes))  # one run's
+    assert checkpointed == [need(8) + 8 * carry]
+
+
+_DEVICES = """
+import json, sys
+import numpy as np
+import oslr
+from oslr import memory
+problem, pp = oslr.make_problem("linear-bandit", d=4, n_arms=3)
+learner, params = oslr.make("linucb", d=4, n_arms=3)
+labels, stacked = oslr.grid_params(params, {"kappa": [0.5, 1.0]})
+per_run = memory.run_bytes(learner, problem, stacked, pp, 50, False)
+res = oslr.simulate(learner, problem, stacked, pp, grid=labels, horizon=30, n_runs=11,
+                    chunk_size=10, max_memory=2 * per_run * 22 // 8)  # blocks of fewer than 22
+print(json.dumps({"block": res.info["block_runs"], "devices": len(res.info["devices"]),
+                  "regret": res.final["pseudo_regret"].tolist()}))
+"""
+
+
+def test_blocks__on_several_devices_each_block_is_a_multiple_of_them(whole):
+    got = run_on_host_devices(_DEVICES, 2)
+    assert got["devices"] == 2 and got["block"] % 2 == 0 and got["block"] < 22
+    np.testing.assert_array_equal(np.asarray(got["regret"]), whole.final["pseudo_regret"])
