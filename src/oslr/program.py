@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
+import numpy as np
 import jax.numpy as jnp
 from jax import lax
 
@@ -61,6 +64,25 @@ def make_run_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
     return init, chunk
 
 
+#: XLA options of every study program: XLA:CPU's YNNPACK fusions off. Their matrix products
+#: and sums are blocked by the size of the whole batch, so a run's rounding depended on how many
+#: runs shared its batch (LinUCB at d = 100: a quarter of 4,000 runs' final regrets differed
+#: from the same runs in a batch of 16,000); without them every run's results are the same bits
+#: in any batch (docs/algorithms.md section 0), which a study played in blocks relies on.
+BATCH_INVARIANT_OPTIONS = {"xla_cpu_experimental_ynn_fusion_type": ""}
+
+
+@functools.cache
+def compiler_options() -> dict:
+    """BATCH_INVARIANT_OPTIONS where this jaxlib knows them (it has YNNPACK fusions), else none
+    (an older one, which has no such fusions)."""
+    try:
+        jax.jit(lambda x: x + 1, compiler_options=BATCH_INVARIANT_OPTIONS)(np.float32(0))
+    except Exception:  # noqa: BLE001 - "No such compile option" on an older jaxlib
+        return {}
+    return dict(BATCH_INVARIANT_OPTIONS)
+
+
 _COMPILED: dict[tuple, tuple] = {}
 
 
@@ -70,10 +92,11 @@ def batched_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
            stats)
     if key not in _COMPILED:
         init_one, chunk_one = make_run_fns(learner, problem, n_ckpt, stats)
-        init_b = jax.jit(jax.vmap(init_one, in_axes=(None, 0, 0, None)))
+        init_b = jax.jit(jax.vmap(init_one, in_axes=(None, 0, 0, None)),
+                         compiler_options=compiler_options())
         chunk_b = jax.jit(
             jax.vmap(chunk_one, in_axes=(0, None, None, None, None, 0, 0, None, None, None, None)),
-            static_argnums=(8, 9, 10),
+            static_argnums=(8, 9, 10), compiler_options=compiler_options(),
         )
         # keep the learner and problem alive so that their ids stay unique
         _COMPILED[key] = (init_b, chunk_b, learner, problem)
@@ -88,4 +111,5 @@ def clear_compiled() -> None:
     jax.clear_caches()
 
 
-__all__ = ["batched_fns", "clear_compiled", "make_run_fns"]
+__all__ = ["BATCH_INVARIANT_OPTIONS", "batched_fns", "clear_compiled", "compiler_options",
+           "make_run_fns"]
