@@ -104,27 +104,40 @@ class _Killed(BaseException):
     """A kill: nothing of the study runs after it."""
 
 
-def _killed_at_save(monkeypatch, nth: int):
-    """Kill the study right after its nth checkpoint file (chunk or finished block) is renamed
-    into place."""
+def _killed_at_save(monkeypatch, nth: int, before: bool):
+    """Kill the study at its nth checkpoint file (a chunk or a finished block): right before
+    it is renamed into place, or right after."""
     seen = []
 
     def replace(a, b):
         import os
-        os.replace(a, b)
         seen.append(b)
+        if before and len(seen) == nth:
+            raise _Killed(str(b))
+        os.replace(a, b)
         if len(seen) == nth:
             raise _Killed(str(b))
 
     monkeypatch.setattr(atomic, "os", fake_os(replace=replace))
 
 
-@pytest.mark.parametrize("nth", [2, 4, 5])  # mid-block 0; block 0 done; mid-block 1
+#: (the nth file, killed before its rename) -> the first chunk saved after the resume, and the
+#: chunks saved before the kill that are not played again. The files: block 0's rounds 10, 20,
+#: 30, its finished metrics, block 1's rounds 10, ...
+_BLOCK_KILLS = {
+    (2, False): (("block-000000", 30), 2),  # mid-block 0
+    (4, True): (("block-000001", 10), 3),  # block 0 played, its metrics not yet in place
+    (4, False): (("block-000001", 10), 3),  # block 0 done
+    (5, False): (("block-000001", 20), 4),  # mid-block 1
+}
+
+
+@pytest.mark.parametrize("nth, before", list(_BLOCK_KILLS))
 def test_blocks__killed_in_any_block_resumes_bit_identical_at_its_block_and_chunk(
-        tmp_path, monkeypatch, whole, need, nth):
+        tmp_path, monkeypatch, whole, need, nth, before):
     cap = need(22) // 4
     with pytest.raises(_Killed):
-        _killed_at_save(monkeypatch, nth)
+        _killed_at_save(monkeypatch, nth, before)
         _run(max_memory=cap, checkpoint_path=tmp_path)
     monkeypatch.undo()
     (folder,) = tmp_path.iterdir()
@@ -136,10 +149,9 @@ def test_blocks__killed_in_any_block_resumes_bit_identical_at_its_block_and_chun
     resumed = _run(max_memory=cap, checkpoint_path=tmp_path)
     _assert_same(whole, resumed)
     assert resumed.info["block_runs"] == size
-    # chunk saves before the kill: block 0's rounds 10, 20, 30, its finished file, block 1's 10
-    first = {2: ("block-000000", 30), 4: ("block-000001", 10), 5: ("block-000001", 20)}[nth]
+    first, skipped = _BLOCK_KILLS[nth, before]
     assert played[0] == first  # nothing saved before the kill is played again
-    assert len(played) == 3 * -(-22 // size) - (nth - (nth >= 4))
+    assert len(played) == 3 * -(-22 // size) - skipped
 
 
 def test_blocks__a_damaged_finished_block_is_played_again_with_a_warning(tmp_path, whole,
@@ -214,3 +226,12 @@ def test_blocks__a_runs_bits_do_not_depend_on_its_batch_at_d_100():
                  for n in (8, 64))
     for key in few.final:
         np.testing.assert_array_equal(few.final[key], many.final[key][:, :8], err_msg=key)
+
+
+def test_blocks__a_finished_block_under_another_blocks_name_is_refused(tmp_path, need):
+    cap = need(22) // 4
+    _run(max_memory=cap, checkpoint_path=tmp_path)
+    (folder,) = tmp_path.iterdir()
+    (folder / "block-000001.npz").write_bytes((folder / "block-000000.npz").read_bytes())
+    with pytest.raises(ValueError, match=r"block-000001\.npz belongs to a different study"):
+        _run(max_memory=cap, checkpoint_path=tmp_path)

@@ -110,3 +110,24 @@ def test_check_positive_int__integers_from_one_bools_refused(value, ok):
         with pytest.raises(ValueError, match=rf"^d must be a positive integer, got "
                            rf"{re.escape(repr(value))}\.$"):
             check_positive_int("d", value)
+
+
+@pytest.mark.parametrize("given, want", [
+    (100, 100), ("100", 100), ("2k", 2048), ("512M", 512 * 2**20), ("512mb", 512 * 2**20),
+    ("4G", 4 * 2**30), ("4GiB", 4 * 2**30), ("1.5G", 3 * 2**29), ("1T", 2**40),
+    (" 3 M ", 3 * 2**20), (".5K", 512), (None, None)])
+def test_parse_bytes__binary_units_and_plain_bytes(given, want):
+    from oslr.checks import parse_bytes
+
+    assert parse_bytes("max_memory", given) == want
+
+
+@pytest.mark.parametrize("given, why", [
+    ("abc", "is not a memory size"), ("4X", "is not a memory size"),
+    ("-1G", "is not a memory size"), (True, "is not a memory size"), ("0", "at least one byte"),
+    (0, "at least one byte"), ("0.1", "at least one byte")])
+def test_parse_bytes__anything_else_is_refused_in_one_line(given, why):
+    from oslr.checks import parse_bytes
+
+    with pytest.raises(ValueError, match=rf"^max_memory={given!r} {why}.*e\.g\. 512M"):
+        parse_bytes("max_memory", given)
