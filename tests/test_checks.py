@@ -124,8 +124,9 @@ def test_parse_bytes__binary_units_and_plain_bytes(given, want):
 
 @pytest.mark.parametrize("given, why", [
     ("abc", "is not a memory size"), ("4X", "is not a memory size"),
-    ("-1G", "is not a memory size"), (True, "is not a memory size"), ("0", "at least one byte"),
-    (0, "at least one byte"), ("0.1", "at least one byte")])
+    ("-1G", "is not a memory size"), (True, "is not a memory size"),
+    ("0", "must be at least one byte"), (0, "must be at least one byte"),
+    ("0.1", "must be at least one byte")])
 def test_parse_bytes__anything_else_is_refused_in_one_line(given, why):
     from oslr.checks import parse_bytes
 

@@ -263,7 +263,7 @@ def load(path: Path, like: PyTree, fingerprint: str,
     if damaged:
         warnings.warn(f"checkpoint {damaged[0]}; resuming from round {t} instead "
                       f"(the rounds after it are played again).", RuntimeWarning,
-                      stacklevel=5)  # load <- sim._resume <- _play_block <- simulate <- caller
+                      stacklevel=6)  # load, blocks.resume, play_block, play_blocks, simulate
     t_done = t
     if meta.get("fingerprint") != fingerprint:
         raise ValueError(f"checkpoint in {root} belongs to a different study (settings "
@@ -274,7 +274,7 @@ def load(path: Path, like: PyTree, fingerprint: str,
                          if saved_rt.get(k) != now_rt.get(k))
         warnings.warn(f"checkpoint in {root} was saved by another runtime ({what}): the resumed "
                       "study equals an uninterrupted one only to float rounding, not bit for "
-                      "bit.", RuntimeWarning, stacklevel=5)
+                      "bit.", RuntimeWarning, stacklevel=6)
     for t in saved_rounds(folder):  # rounds past the resumed one are played again
         if t > t_done:
             file_of(folder, t).unlink(missing_ok=True)
@@ -340,7 +340,7 @@ def load_block(folder: Path, b: int, like: PyTree, fingerprint: str) -> PyTree |
         meta, arrays = read(file)
     except ValueError as e:
         warnings.warn(f"finished block {file} is damaged ({e}); playing it again.",
-                      RuntimeWarning, stacklevel=4)  # <- sim._play_block <- simulate <- caller
+                      RuntimeWarning, stacklevel=5)  # blocks.play_block, play_blocks, simulate
         return None
     if meta.get("fingerprint") != fingerprint or meta.get("format") != FORMAT:
         raise ValueError(f"{file} belongs to a different study (settings changed, or an older "

@@ -9,9 +9,10 @@ init, learner rounds); round t uses `fold_in(stream, t)`. Hence:
 * a study killed mid-way (at any moment: each checkpoint is one file replaced atomically,
   `oslr.checkpoint`) resumes from its last saved chunk bit-for-bit.
 
-`simulate` checks its inputs (`oslr.validation`) and that the study fits (`oslr.memory`), places
-the runs on the devices, then plays the compiled chunks (`oslr.program`) one after another,
-saving the carry after each (`oslr.checkpoint`), and collects the result.
+`simulate` checks its inputs (`oslr.validation`) and that the study fits (`oslr.memory`), sizes
+its blocks of runs and plays them (`oslr.blocks`): each block's runs placed on the devices, its
+compiled chunks (`oslr.program`) played one after another, the carry saved after each
+(`oslr.checkpoint`); then it collects the result.
 
 Memory does not grow with the horizon: the scan carries the learner state, the problem state and
 the streaming metrics of `oslr.metrics` (running sums plus fixed-size checkpoint buffers).
@@ -28,17 +29,16 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
-import shutil
 import warnings
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import numpy as np
-from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from oslr import checkpoint, compile_cache, memory, metrics, program
+from oslr import blocks, checkpoint, compile_cache, memory, metrics, program
+from oslr.blocks import to_host  # noqa: F401 - where callers found it
 from oslr.checks import check_integral, check_positive_int, parse_bytes
 from oslr.memory import check_fits
 from oslr.result import SimResult, record
@@ -105,17 +105,6 @@ def batch_layout(n_grid: int, n_runs: int, run_offset: int, n_dev: int
     return run_ids, np.concatenate([pidx, np.repeat(pidx[-1:], pad)])
 
 
-def to_host(tree: PyTree) -> PyTree:
-    """NumPy copies of a pytree's arrays; an array spread over several processes
-    (`jax.distributed`) is gathered from all of them, so every process gets the whole of it."""
-    def fetch(a):
-        if isinstance(a, jax.Array) and not a.is_fully_addressable:
-            return np.asarray(multihost_utils.process_allgather(a, tiled=True))
-        return np.asarray(a)
-
-    return jax.tree.map(fetch, tree)
-
-
 def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree, *,
              horizon: int, n_runs: int, seed: int = 0, grid: list[dict] | None = None,
              chunk_size: int | None = None, n_checkpoints: int = 50,
@@ -154,10 +143,11 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
         pays the loop's and the launches' overhead once per U rounds (benchmarks/RESULTS-gpu.md);
         compile time grows with U. The numbers agree with unroll=1 to float rounding.
       max_memory: bytes the study may use on each device, or a size such as "4G" (default:
-        80% of what is available when it starts). A study whose compiled programs (XLA's memory analysis of its init and
-        chunk) need more runs the runs in blocks that fit, one after another, with the same
-        results bit for bit; with checkpoints, each finished block is saved and a killed study
-        resumes at its block and chunk.
+        80% of what is available when it starts). A study whose compiled programs (XLA's
+        memory analysis of its init and chunk) need more is played in blocks of runs that fit
+        (`oslr.blocks`), one after another, with the same results bit for bit; with
+        checkpoints, each finished block is saved and a killed study resumes at its block and
+        chunk.
 
     Returns:
       A `SimResult`.
@@ -179,41 +169,33 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     n_total = len(grid) * n_runs
     init_b, chunk_b = program.batched_fns(learner, problem, len(ckpts), stats)
     mesh = Mesh(np.array(devices), ("runs",))
-    play = _Play(init_b, chunk_b, NamedSharding(mesh, PartitionSpec("runs")),
-                 on_device(seed, np.uint32), on_device(horizon, np.int32),
-                 on_device(ckpts, np.int32),
-                 jax.device_put(problem_params, NamedSharding(mesh, PartitionSpec())),
-                 horizon, chunk_size, unroll)
+    play = blocks.Play(
+        init_b, chunk_b, NamedSharding(mesh, PartitionSpec("runs")), on_device(seed, np.uint32),
+        on_device(horizon, np.int32), on_device(ckpts, np.int32),
+        jax.device_put(problem_params, NamedSharding(mesh, PartitionSpec())), horizon,
+        chunk_size, unroll)
     shapes = memory.carry_shapes(learner, problem, params, problem_params, len(ckpts), stats)[0]
     fingerprint = checkpoint.fingerprint(
         learner.name, repr(learner.info), learner.options or {}, problem.name, problem.d,
-        horizon, seed, run_offset,
-        n_total, stats, n_checkpoints, unroll, params, problem_params, repr(problem.info),
-        checkpoint.carry_layout(shapes),
-    )
+        horizon, seed, run_offset, n_total, stats, n_checkpoints, unroll, params,
+        problem_params, repr(problem.info), checkpoint.carry_layout(shapes))
     root = (Path(checkpoint_path) if checkpoint_path is not None
             else checkpoint.study_path(fingerprint))
-    ids, pidx = batch_layout(len(grid), n_runs, run_offset, 1)
     per_run = memory.run_bytes(learner, problem, params, problem_params, len(ckpts), stats)
-    size = _block_size(play, params, n_total, devices, root, max_memory, per_run)
+    size = blocks.block_size(play, params, n_total, devices, root, max_memory, per_run)
     report_done, bar = _progress(progress, learner.name, horizon)
-    parts = []
-    for b, start in enumerate(range(0, n_total, size)):
-        count = min(size, n_total - start)
-        block = _Block(b, start, count, size, n_total)
-        parts.append(_play_block(play, block, params, ids, pidx, root, fingerprint,
-                                 shapes[2], report_done, learner.name,
-                                 checkpoint_path is not None))
+    ms = blocks.play_blocks(play, params, batch_layout(len(grid), n_runs, run_offset, 1), size,
+                            root, fingerprint, shapes[2], report_done, learner.name,
+                            checkpoint_path is not None)
     if bar is not None:
         bar.refresh()  # the last chunk may have come within tqdm's minimum interval
         bar.close()
 
-    ms = jax.tree.map(lambda *a: np.concatenate(a), *parts) if len(parts) > 1 else parts[0]
     final, curves = _per_point(ms, len(grid), n_runs)
     _warn_diagnostics(learner, final)
     info = {**(problem.info or {}), **(learner.info or {}),
             "devices": [str(d) for d in devices], "d": problem.d}
-    if len(parts) > 1:
+    if size < n_total:
         info["block_runs"] = size
     result = SimResult(
         learner=learner.name, problem=problem.name, family=learner.family, horizon=horizon,
@@ -223,130 +205,6 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
         realizable=problem.realizable, info=info)
     record(result)
     return result
-
-
-class _Play(NamedTuple):
-    """What every block of a study plays with: its compiled init and chunk, the runs' sharding,
-    the seed, horizon and checkpoint rounds (on the device), the problem's params (replicated),
-    and the horizon, chunk and unroll as ints."""
-
-    init_b: Callable
-    chunk_b: Callable
-    shard: NamedSharding
-    seed: jax.Array
-    horizon_a: jax.Array
-    ckpts: jax.Array
-    pp: PyTree
-    horizon: int
-    chunk_size: int
-    unroll: int
-
-
-class _Block(NamedTuple):
-    """Block `b` of a study: elements start .. start + count - 1 of the flat batch (grid point
-    major), padded to `size` with copies of its last element; `share` of the study's runs."""
-
-    b: int
-    start: int
-    count: int
-    size: int
-    n_total: int
-
-    @property
-    def share(self) -> float | int:
-        return 1 if self.count == self.n_total else self.count / self.n_total
-
-
-def _block_args(play: _Play, params: PyTree, ids: np.ndarray, pidx: np.ndarray,
-                block: _Block):
-    """The block's run ids and per-run params, on the devices (sharded over the runs)."""
-    sel = np.arange(block.start, block.start + block.size).clip(max=block.start + block.count - 1)
-    lp = jax.tree.map(lambda a: np.asarray(a)[pidx[sel]], params)  # on the host: no gather
-    return jax.device_put(ids[sel], play.shard), jax.device_put(lp, play.shard)
-
-
-def _block_size(play: _Play, params: PyTree, n_total: int, devices: list, root,
-                max_memory: int | None, per_run: int) -> int:
-    """Runs per block (`memory.fit_block`): all of them when the compiled init and chunk at
-    that size fit in what the study may use on each device (`memory.budget`), else the largest
-    size that does, starting from what one run's carry (`per_run` bytes, twice) suggests. A
-    killed study's block size is kept (nothing is compiled before its checkpoint is checked)."""
-    n_dev = len(devices)
-    have = memory.budget(devices[0], max_memory)
-
-    def need(size: int) -> int | None:
-        run_ids = jax.ShapeDtypeStruct((size,), np.int32, sharding=play.shard)
-        lp = jax.tree.map(lambda a: jax.ShapeDtypeStruct((size,) + np.shape(a)[1:],
-                                                         np.asarray(a).dtype,
-                                                         sharding=play.shard), params)
-        init_c = play.init_b.lower(play.seed, run_ids, lp, play.pp).compile()
-        chunk_c = play.chunk_b.lower(init_c.out_info, on_device(0, np.int32), play.horizon_a,
-                                     play.ckpts, play.seed, run_ids, lp, play.pp,
-                                     play.chunk_size, play.unroll, False).compile()
-        got = [memory.program_bytes(c) for c in (init_c, chunk_c)]
-        if None in got:
-            return None
-        carry = sum(a.size * a.dtype.itemsize for a in jax.tree.leaves(init_c.out_info))
-        return max(got) + (carry // n_dev if root is not None else 0)  # the checkpoint's copy
-
-    saved = checkpoint.saved_block_size(root)  # kept: it fitted when the study began
-    if saved is not None and saved % n_dev == 0:
-        return saved
-    if root is not None and checkpoint.saved_rounds(checkpoint.process_dir(Path(root))):
-        return -(-n_total // n_dev) * n_dev  # begun in one block
-    guess = n_total if have is None else max(1, have // (2 * per_run))
-    return memory.fit_block(need, n_total, n_dev, guess, have)
-
-
-def _play_block(play: _Play, block: _Block, params: PyTree, ids, pidx, root, fingerprint: str,
-                like: PyTree, report_done, name: str, own_path: bool) -> PyTree:
-    """Play block `block` of the study from its saved chunks, if any, to the horizon; return
-    its runs' metrics on the host. A study of several blocks keeps each finished block's
-    metrics under `root` (`checkpoint.save_block`) and its chunks in a folder of its own."""
-    several = block.size < block.n_total
-    folder = checkpoint.blocks_folder(root, block.size) if several and root else None
-    block_fp = checkpoint.fingerprint(fingerprint, "block", block.b, block.size)
-    if folder is not None:
-        done = checkpoint.load_block(folder, block.b, like, block_fp)
-        if done is not None:
-            if report_done is not None:
-                report_done(play.horizon * block.share)
-            return done
-    run_ids, lp = _block_args(play, params, ids, pidx, block)
-    carry = play.init_b(play.seed, run_ids, lp, play.pp)
-    ckpt_dir = folder / f"block-{block.b:06d}" if folder is not None else root
-    fp = block_fp if several else fingerprint
-    carry, t_done = _resume(ckpt_dir, fp, carry, play.shard, name, own_path)
-    if report_done is not None and t_done:
-        report_done(t_done * block.share)  # the rounds resumed from count as done
-    for start in range(t_done, play.horizon, play.chunk_size):
-        carry = play.chunk_b(carry, on_device(start, np.int32), play.horizon_a, play.ckpts,
-                             play.seed, run_ids, lp, play.pp, play.chunk_size, play.unroll,
-                             start + play.chunk_size > play.horizon)
-        done = min(start + play.chunk_size, play.horizon)
-        if ckpt_dir is not None:
-            checkpoint.save(ckpt_dir, carry, done, fp)
-        if report_done is not None:
-            jax.block_until_ready(carry)
-            report_done((done - start) * block.share)
-    _, _, metric_state = carry  # (learner state, problem state, metrics), `program`
-    ms = jax.tree.map(lambda a: a[:block.count], to_host(metric_state))
-    if folder is not None:
-        checkpoint.save_block(folder, block.b, ms, block_fp)
-        shutil.rmtree(checkpoint.process_dir(ckpt_dir), ignore_errors=True)
-    return ms
-
-
-def _resume(ckpt_dir: Path | None, fingerprint: str, carry, shard, name: str,
-            own_path: bool):
-    """The carry and round to play on from: the checkpoint in `ckpt_dir` (None: no
-    checkpoints), or the fresh `carry` at round 0."""
-    loaded = checkpoint.load(ckpt_dir, carry, fingerprint, shard) if ckpt_dir else None
-    if loaded is None:
-        return carry, 0
-    if not own_path:
-        checkpoint.note_resumed(name, loaded[1])
-    return loaded
 
 
 def _per_point(ms: dict, n_grid: int, n_runs: int) -> tuple[dict, dict]:
