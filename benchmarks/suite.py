@@ -172,6 +172,17 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                   "at 100 runs; oslr run: the command at its defaults, exit_s its whole "
                   "process.\n",
                   markdown_table(result["first_result"])]
+    if result.get("blocks"):
+        parts += ["## Studies bigger than memory, in blocks of runs\n",
+                  "`python -m benchmarks.blocks`: each study in a fresh process, one at a time; "
+                  "peak_rss_mb is the process's own peak resident memory, wall_s from the call "
+                  "to the result. LinUCB at d = 100, T = 100: under one `max_memory` cap at 1x-8x "
+                  "the runs that fit in it, and 8x in one batch with no cap; equal_to_one_batch: "
+                  "every run's final regret has the same bits as in the one batch. The "
+                  "200,000-run study: `oslr run --problem linear-bandit --learners linucb --d 100 "
+                  "--runs 200000 --horizon 100` with nothing capped (80% of the memory available "
+                  "at its start).\n",
+                  markdown_table(result["blocks"])]
     if result.get("memory_T"):
         mem = result["memory_T"]
         growth = f"{mem[-1]['peak_rss_mb'] - mem[0]['peak_rss_mb']:+.1f} MB resident"
