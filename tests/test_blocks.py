@@ -217,18 +217,6 @@ def test_blocks__on_several_devices_each_block_is_a_multiple_of_them(whole):
     np.testing.assert_array_equal(np.asarray(got["regret"]), whole.final["pseudo_regret"])
 
 
-def test_blocks__a_runs_bits_do_not_depend_on_its_batch_at_d_100():
-    # LinUCB's arms times its A^-1 under XLA:CPU's YNNPACK fusions was blocked by the batch's
-    # size: 7 of 8 runs' final regrets differed from the same runs in a batch of 64
-    # (oslr.program.compiler_options turns those fusions off)
-    problem, pp = oslr.make_problem("linear-bandit", d=100)
-    learner, params = oslr.make("linucb", d=100)
-    few, many = (oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=n)
-                 for n in (8, 64))
-    for key in few.final:
-        np.testing.assert_array_equal(few.final[key], many.final[key][:, :8], err_msg=key)
-
-
 def test_blocks__a_finished_block_under_another_blocks_name_is_refused(tmp_path, need):
     cap = need(22) // 4
     _run(max_memory=cap, checkpoint_path=tmp_path)

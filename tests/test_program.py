@@ -5,6 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import oslr
 from oslr import metrics, program
 from oslr.rollout import init_run, run_keys
 from tests.helpers import study_setup
@@ -63,3 +64,15 @@ def test_chunk__unroll_reaches_the_compiled_loop():
     args = (jnp.int32(0), jnp.int32(8), ckpts, jnp.uint32(0), jnp.int32(0), params, pp)
     text = str(jax.make_jaxpr(lambda c: chunk(c, *args, 8, 4, False))(carry))
     assert "unroll=4" in text
+
+
+def test_compiler_options__a_runs_bits_do_not_depend_on_its_batch_at_d_100():
+    # LinUCB's arms times its A^-1 under XLA:CPU's YNNPACK fusions was blocked by the batch's
+    # size: 7 of 8 runs' final regrets differed from the same runs in a batch of 64
+    # (oslr.program.compiler_options turns those fusions off)
+    problem, pp = oslr.make_problem("linear-bandit", d=100)
+    learner, params = oslr.make("linucb", d=100)
+    few, many = (oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=n)
+                 for n in (8, 64))
+    for key in few.final:
+        np.testing.assert_array_equal(few.final[key], many.final[key][:, :8], err_msg=key)
