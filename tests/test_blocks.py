@@ -224,3 +224,11 @@ def test_blocks__a_finished_block_under_another_blocks_name_is_refused(tmp_path,
     (folder / "block-000001.npz").write_bytes((folder / "block-000000.npz").read_bytes())
     with pytest.raises(ValueError, match=r"block-000001\.npz belongs to a different study"):
         _run(max_memory=cap, checkpoint_path=tmp_path)
+
+
+def test_blocks__each_run_plays_its_own_stream(whole):
+    # run r of the study equals run r played alone (run_offset=r): no block shifts the run ids
+    for r in (0, 5, 10):
+        alone = _run(n_runs=1, run_offset=r)
+        np.testing.assert_array_equal(alone.final["pseudo_regret"][:, 0],
+                                      whole.final["pseudo_regret"][:, r])
