@@ -33,7 +33,6 @@ def to_host(tree: PyTree) -> PyTree:
     return jax.tree.map(fetch, tree)
 
 
-
 class Play(NamedTuple):
     """What every block of a study plays with: its compiled init and chunk, the runs' sharding,
     the seed, horizon and checkpoint rounds (on the device), the problem's params (replicated),
@@ -95,13 +94,13 @@ def block_size(play: Play, params: PyTree, n_total: int, devices: list, root,
         got = [memory.program_bytes(c) for c in (init_c, chunk_c)]
         if None in got:
             return None
-        carry = sum(a.size * a.dtype.itemsize for a in jax.tree.leaves(init_c.out_info))
+        carry = memory.tree_bytes(init_c.out_info)
         return max(got) + (carry // n_dev if root is not None else 0)  # the checkpoint's copy
 
     saved = checkpoint.saved_block_size(root)  # kept: it fitted when the study began
     if saved is not None and saved % n_dev == 0:
         return saved
-    if root is not None and checkpoint.saved_rounds(checkpoint.process_dir(Path(root))):
+    if root is not None and checkpoint.saved_rounds(checkpoint.process_dir(root)):
         return -(-n_total // n_dev) * n_dev  # begun in one block
     guess = n_total if have is None else max(1, have // (2 * per_run))
     return memory.fit_block(need, n_total, n_dev, guess, have)

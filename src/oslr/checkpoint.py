@@ -152,6 +152,14 @@ def blocks_digest(blocks: dict) -> str:
 KEEP_ROUNDS = 2
 
 
+def _write(file: Path, arrays: dict, meta: dict) -> None:
+    """Write `arrays` and `meta` (with the format, the arrays' SHA-256 and the runtime added)
+    as one crash-safe .npz file (`oslr.atomic`), the form `read` reads."""
+    meta = {**meta, "format": FORMAT, "sha256": blocks_digest(arrays), "runtime": runtime()}
+    arrays = {**arrays, "meta": np.frombuffer(json.dumps(meta).encode(), np.uint8)}
+    atomic.write_atomic(file, lambda f: np.savez(f, **arrays))
+
+
 def save(path: Path, carry: PyTree, t_done: int, fingerprint: str) -> None:
     """Save the carry after round `t_done` as one crash-safe file (`oslr.atomic`) holding the
     carry's blocks, their SHA-256, the study's fingerprint and the runtime, then drop all but
@@ -164,10 +172,7 @@ def save(path: Path, carry: PyTree, t_done: int, fingerprint: str) -> None:
         for shard in leaf.addressable_shards:  # the blocks of each leaf this process holds
             start, stop = _rows(shard.index, leaf.shape)
             blocks[f"{i}/{start}-{stop}"] = np.asarray(shard.data)
-    meta = {"t_done": t_done, "fingerprint": fingerprint, "format": FORMAT,
-            "sha256": blocks_digest(blocks), "runtime": runtime()}
-    blocks["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
-    atomic.write_atomic(file_of(folder, t_done), lambda f: np.savez(f, **blocks))
+    _write(file_of(folder, t_done), blocks, {"t_done": t_done, "fingerprint": fingerprint})
     if jax.process_count() > 1:
         multihost_utils.sync_global_devices(f"oslr checkpoint {t_done}")
     for t in saved_rounds(folder)[:-KEEP_ROUNDS]:
@@ -322,12 +327,9 @@ def save_block(folder: Path, b: int, metrics: PyTree, fingerprint: str) -> None:
     """Save finished block `b`'s metrics (host arrays, every run of the block) as one
     crash-safe file with their SHA-256 and the block's fingerprint."""
     arrays = {str(i): np.asarray(a) for i, a in enumerate(jax.tree.leaves(metrics))}
-    meta = {"block": b, "fingerprint": fingerprint, "format": FORMAT,
-            "sha256": blocks_digest(arrays), "runtime": runtime()}
-    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     file = block_file(folder, b)
     file.parent.mkdir(parents=True, exist_ok=True)
-    atomic.write_atomic(file, lambda f: np.savez(f, **arrays))
+    _write(file, arrays, {"block": b, "fingerprint": fingerprint})
 
 
 def load_block(folder: Path, b: int, like: PyTree, fingerprint: str) -> PyTree | None:

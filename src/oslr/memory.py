@@ -29,8 +29,9 @@ def stats_bytes(n_total: int, n_ckpt: int, d: int) -> int:
     return n_total * (n_ckpt + 1) * d**2 * itemsize
 
 
-def _nbytes(leaves) -> int:
-    return int(sum(np.prod(a.shape) * np.dtype(a.dtype).itemsize for a in leaves))
+def tree_bytes(tree: PyTree) -> int:
+    """Bytes of a pytree's arrays (or of their shapes: anything with a shape and a dtype)."""
+    return int(sum(np.prod(a.shape) * np.dtype(a.dtype).itemsize for a in jax.tree.leaves(tree)))
 
 
 def carry_shapes(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
@@ -50,14 +51,14 @@ def run_bytes(learner: Learner, problem: Problem, params: PyTree, problem_params
     """Bytes of one run's carry (learner state, problem state, metrics) and params, from shapes
     alone (nothing is compiled or allocated)."""
     shapes, lp = carry_shapes(learner, problem, params, problem_params, n_ckpt, stats)
-    return _nbytes(jax.tree.leaves(shapes) + jax.tree.leaves(lp))
+    return tree_bytes((shapes, lp))
 
 
 def result_bytes(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
                  n_ckpt: int, stats: bool) -> int:
     """Bytes of one run's metrics (what the host keeps of every run once its block is done)."""
     shapes, _ = carry_shapes(learner, problem, params, problem_params, n_ckpt, stats)
-    return _nbytes(jax.tree.leaves(shapes[2]))
+    return tree_bytes(shapes[2])
 
 
 #: the share of the memory available at the start that a study's block may plan to use: the
@@ -187,7 +188,8 @@ def _check_memory(learner, problem, params, problem_params, n_ckpt: int, stats: 
     """Refuse, before anything is allocated or compiled, a study that no block of runs makes
     fit: one run on each device whose input and output carry (2x its state) exceed what a block
     may use (`budget`), or per-run results of all `n_total` runs that exceed the host's."""
-    per_run = run_bytes(learner, problem, params, problem_params, n_ckpt, stats)
+    shapes, lp = carry_shapes(learner, problem, params, problem_params, n_ckpt, stats)
+    per_run = tree_bytes((shapes, lp))  # run_bytes and result_bytes from one trace
     have = budget(device, max_memory)
     if have is not None and 2 * per_run > have:
         raise ValueError(
@@ -195,7 +197,7 @@ def _check_memory(learner, problem, params, problem_params, n_ckpt: int, stats: 
             f"(its state, {per_run:,} bytes, twice), more than the {have / 2**20:,.1f} MiB it "
             f"may use on {device.platform}; free memory, raise max_memory (--max-memory) if "
             f"you set it, or make each run smaller (fewer n_checkpoints, a smaller d).")
-    results = n_total * result_bytes(learner, problem, params, problem_params, n_ckpt, stats)
+    results = n_total * tree_bytes(shapes[2])
     host = budget(jax.devices("cpu")[0])
     if host is not None and results > host:
         raise ValueError(
@@ -207,4 +209,5 @@ def _check_memory(learner, problem, params, problem_params, n_ckpt: int, stats: 
 
 
 __all__ = ["BUDGET_SHARE", "STATS_BYTES_LIMIT", "budget", "carry_shapes", "check_fits",
-           "fit_block", "program_bytes", "result_bytes", "run_bytes", "stats_bytes"]
+           "fit_block", "program_bytes", "result_bytes", "run_bytes", "stats_bytes",
+           "tree_bytes"]

@@ -19,7 +19,7 @@ the streaming metrics of `oslr.metrics` (running sums plus fixed-size checkpoint
 The runs axis is sharded over all devices of `jax.devices()` (or those given) with
 `jax.sharding.NamedSharding`, so one code path serves one CPU, a multi-GPU host and, after
 `jax.distributed.initialize()`, several processes or hosts: every process runs the same call,
-computes the runs its devices hold, and receives the whole result (`to_host` gathers the
+computes the runs its devices hold, and receives the whole result (`oslr.blocks.to_host` gathers the
 metrics); a checkpoint is kept per process (path/process-I-of-N, that process's runs). A
 multi-process study equals the single-process one bit for bit (tests/test_distributed.py).
 """
@@ -38,7 +38,6 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from oslr import blocks, checkpoint, compile_cache, memory, metrics, program
-from oslr.blocks import to_host  # noqa: F401 - where callers found it
 from oslr.checks import check_integral, check_positive_int, parse_bytes
 from oslr.memory import check_fits
 from oslr.result import SimResult, record
@@ -174,15 +173,15 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
         on_device(horizon, np.int32), on_device(ckpts, np.int32),
         jax.device_put(problem_params, NamedSharding(mesh, PartitionSpec())), horizon,
         chunk_size, unroll)
-    shapes = memory.carry_shapes(learner, problem, params, problem_params, len(ckpts), stats)[0]
+    shapes, lp1 = memory.carry_shapes(learner, problem, params, problem_params, len(ckpts), stats)
     fingerprint = checkpoint.fingerprint(
         learner.name, repr(learner.info), learner.options or {}, problem.name, problem.d,
         horizon, seed, run_offset, n_total, stats, n_checkpoints, unroll, params,
         problem_params, repr(problem.info), checkpoint.carry_layout(shapes))
     root = (Path(checkpoint_path) if checkpoint_path is not None
             else checkpoint.study_path(fingerprint))
-    per_run = memory.run_bytes(learner, problem, params, problem_params, len(ckpts), stats)
-    size = blocks.block_size(play, params, n_total, devices, root, max_memory, per_run)
+    size = blocks.block_size(play, params, n_total, devices, root, max_memory,
+                             memory.tree_bytes((shapes, lp1)))  # = memory.run_bytes
     report_done, bar = _progress(progress, learner.name, horizon)
     ms = blocks.play_blocks(play, params, batch_layout(len(grid), n_runs, run_offset, 1), size,
                             root, fingerprint, shapes[2], report_done, learner.name,
