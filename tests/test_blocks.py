@@ -232,3 +232,16 @@ def test_blocks__each_run_plays_its_own_stream(whole):
         alone = _run(n_runs=1, run_offset=r)
         np.testing.assert_array_equal(alone.final["pseudo_regret"][:, 0],
                                       whole.final["pseudo_regret"][:, r])
+
+
+def test_blocks__a_resume_under_another_cap_keeps_the_block_size_it_began_with(
+        tmp_path, monkeypatch, whole, need):
+    with pytest.raises(_Killed):
+        _killed_at_save(monkeypatch, 2, False)
+        _run(max_memory=need(22) // 4, checkpoint_path=tmp_path)
+    monkeypatch.undo()
+    (folder,) = tmp_path.iterdir()
+    resumed = _run(max_memory=need(22) // 2, checkpoint_path=tmp_path)  # room for more now
+    assert resumed.info["block_runs"] == int(folder.name.removeprefix("blocks-of-"))
+    assert _run(max_memory=need(22) // 2).info["block_runs"] > resumed.info["block_runs"]
+    _assert_same(whole, resumed)

@@ -2172,3 +2172,18 @@ def test_run__asymmetric_bounds_with_the_best_are_refused_before_any_work(
         f"oslr: error: --bounds {bounds.replace(',', ',')} with the best as reference: its pairs "
         "are taken either way round, so give symmetric bounds (e.g. --bounds=-5,5)")
     assert not out.exists()
+
+
+def test_run__max_memory_plays_blocks_and_may_change_on_a_resume(tmp_path, monkeypatch):
+    # blocks of the capped study give the uncapped runs; a resume under another cap is the
+    # same study (the cap changes no number) and keeps the block size it began with
+    capped = [*_small(runs=12), "--max-memory", "1M"]
+    out = tmp_path / "capped"
+    _killed_after_two_chunks(monkeypatch, [*capped, "--out", str(out)])
+    assert main([*_small(runs=12), "--max-memory", "2M", "--out", str(out)]) == 0
+    info = json.loads((out / "config.json").read_text())["results"][0]["info"]
+    assert info["block_runs"] == 4
+    whole = tmp_path / "whole"
+    assert main([*_small(runs=12), "--out", str(whole)]) == 0
+    assert "block_runs" not in json.loads((whole / "config.json").read_text())["results"][0]["info"]
+    pd.testing.assert_frame_equal(pd.read_csv(out / "runs.csv"), pd.read_csv(whole / "runs.csv"))
