@@ -115,7 +115,7 @@ def test_check_positive_int__integers_from_one_bools_refused(value, ok):
 @pytest.mark.parametrize("given, want", [
     (100, 100), ("100", 100), ("2k", 2048), ("512M", 512 * 2**20), ("512mb", 512 * 2**20),
     ("4G", 4 * 2**30), ("4GiB", 4 * 2**30), ("1.5G", 3 * 2**29), ("1T", 2**40),
-    (" 3 M ", 3 * 2**20), (".5K", 512), (None, None)])
+    (" 3 M ", 3 * 2**20), (".5K", 512), (1, 1), ("1", 1), (None, None)])
 def test_parse_bytes__binary_units_and_plain_bytes(given, want):
     from oslr.checks import parse_bytes
 
@@ -132,3 +132,12 @@ def test_parse_bytes__anything_else_is_refused_in_one_line(given, why):
 
     with pytest.raises(ValueError, match=rf"^max_memory={given!r} {why}.*e\.g\. 512M"):
         parse_bytes("max_memory", given)
+
+
+def test_parse_bytes__the_refusal_in_full():
+    from oslr.checks import parse_bytes
+
+    with pytest.raises(ValueError) as err:
+        parse_bytes("--max-memory", "4Q")
+    assert str(err.value) == ("--max-memory='4Q' is not a memory size; give bytes or a number "
+                              "with a unit, e.g. 512M, 4G or 1.5GiB.")
