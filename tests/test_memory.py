@@ -156,3 +156,54 @@ def test_check_fits__the_memory_check_counts_the_statistics_it_keeps():
     with pytest.raises(ValueError, match="one run of this study needs about"):
         memory.check_fits(learner, problem, stacked, pp, 10, 1, track_stats=True,
                           devices=[device])
+
+
+def test_refusals__name_their_sizes_in_binary_units(monkeypatch):
+    # one run too large (a9a's d x d comparator statistics), all runs' results too large for
+    # the host, and a block that cannot shrink below one run a device: sizes in MiB / GiB
+    problem, pp = oslr.make_problem("a9a")
+    learner, params = oslr.make("ogd-full", d=problem.d)
+    stacked = oslr.stack_params([params])
+    monkeypatch.setattr(memory, "_available_bytes", lambda device: 10**6)
+    with pytest.raises(ValueError, match=r"^one run of this study needs about 8\.1 MiB on each "
+                                         r"device \(its state, 4,272,564 bytes, twice\), more "
+                                         r"than the 0\.8 MiB it may use on cpu;"):
+        memory.check_fits(learner, problem, stacked, pp, 100, 2, comparator_k=3)
+    monkeypatch.setattr(memory, "_available_bytes", lambda device: 3 * 2**30)
+    n_ckpt = len(metrics.checkpoint_rounds(100))
+    per_result = memory.result_bytes(learner, problem, stacked, pp, n_ckpt, False)
+    runs = int(2.4 * 2**30 // per_result) * 2
+    with pytest.raises(ValueError, match=r"need about 4\.8 GiB on the host, more than the 2\.4 "
+                                         r"GiB it may use;"):
+        memory.check_fits(learner, problem, stacked, pp, 100, runs)
+    with pytest.raises(ValueError, match=r"^one run on each device needs about 5\.0 MiB, more "
+                                         r"than the 3\.0 MiB this study may use;"):
+        memory.fit_block(lambda size: 5 * 2**20 * size // 4, 100, 4, 1, 3 * 2**20)
+
+
+def test_check_fits__results_are_measured_against_the_hosts_memory(monkeypatch):
+    # the per-run results are gathered on the host: its memory, not the device's, bounds them
+    asked = []
+    real_devices = jax.devices
+
+    def devices(backend=None):
+        asked.append(backend)
+        return real_devices(backend)
+
+    monkeypatch.setattr(memory.jax, "devices", devices)
+    learner, params = oslr.make("ogd-full", d=4)
+    problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)
+    memory.check_fits(learner, problem, oslr.stack_params([params]), pp, 10, 2,
+                      devices=real_devices())
+    assert asked == ["cpu"]
+
+
+def test_meminfo_and_cgroup__kilobytes_and_a_cgroup_past_its_limit(monkeypatch):
+    import io
+
+    monkeypatch.setattr(memory, "open", lambda path, *a, **k: io.StringIO(
+        "MemTotal: 4000 kB\nMemAvailable:    1000 kB\n"), raising=False)
+    assert memory._meminfo_available() == 1000 * 1024
+    files = {"memory.max": "300\n", "memory.current": "1000\n"}
+    monkeypatch.setattr(memory.Path, "read_text", lambda self, *a, **k: files[self.name])
+    assert memory._cgroup_available() == 0  # over its limit: nothing left
