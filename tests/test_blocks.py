@@ -245,3 +245,30 @@ def test_blocks__a_resume_under_another_cap_keeps_the_block_size_it_began_with(
     assert resumed.info["block_runs"] == int(folder.name.removeprefix("blocks-of-"))
     assert _run(max_memory=need(22) // 2).info["block_runs"] > resumed.info["block_runs"]
     _assert_same(whole, resumed)
+
+
+def test_blocks__a_blocks_chunks_under_another_blocks_name_are_refused(tmp_path, monkeypatch,
+                                                                       need):
+    cap = need(22) // 4
+    with pytest.raises(_Killed):
+        _killed_at_save(monkeypatch, 2, False)  # block 0's rounds 10 and 20 saved
+        _run(max_memory=cap, checkpoint_path=tmp_path)
+    monkeypatch.undo()
+    (folder,) = tmp_path.iterdir()
+    (folder / "block-000000").rename(folder / "block-000001")
+    with pytest.raises(ValueError, match="belongs to a different study"):
+        _run(max_memory=cap, checkpoint_path=tmp_path)
+
+
+def test_blocks__round_indices_go_to_the_chunk_as_int32_under_x64_too(monkeypatch, need):
+    # the block's size was planned (and its chunk compiled) with an int32 start: another dtype
+    # would compile the chunk again
+    from oslr import blocks
+
+    dtypes = []
+    real = blocks.on_device
+    monkeypatch.setattr(blocks, "on_device", lambda x, dtype=None: (dtypes.append(dtype),
+                                                                     real(x, dtype))[1])
+    with x64():
+        _run(max_memory=need(22) // 4)
+    assert dtypes and set(dtypes) == {np.int32}
