@@ -162,9 +162,11 @@ def test_blocks__a_damaged_finished_block_is_played_again_with_a_warning(tmp_pat
     files = sorted(folder.glob("block-*.npz"))
     assert len(files) >= 4 and not [p for p in folder.iterdir() if p.is_dir()]  # chunks gone
     files[1].write_bytes(files[1].read_bytes()[:100])
-    with pytest.warns(RuntimeWarning, match=r"finished block .*block-000001\.npz is damaged"):
+    with pytest.warns(RuntimeWarning, match=r"finished block .*block-000001\.npz is damaged"
+                      ) as warned:
         again = _run(max_memory=cap, checkpoint_path=tmp_path)
     _assert_same(whole, again)
+    assert {w.filename for w in warned} == {__file__}  # the warning points at the caller
 
 
 def test_blocks__a_finished_block_of_another_study_is_refused(tmp_path, need):
