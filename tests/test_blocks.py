@@ -2,6 +2,8 @@
 bit-identical to one batch of all the runs, blocks sized from the compiled programs, progress
 over the whole study, and a study killed in any block resuming at its block and chunk."""
 
+import os
+
 import jax
 import numpy as np
 import pytest
@@ -166,7 +168,8 @@ def test_blocks__a_damaged_finished_block_is_played_again_with_a_warning(tmp_pat
                       ) as warned:
         again = _run(max_memory=cap, checkpoint_path=tmp_path)
     _assert_same(whole, again)
-    assert {w.filename for w in warned} == {__file__}  # the warning points at the caller
+    if "MUTANT_UNDER_TEST" not in os.environ:  # mutmut's trampolines add frames of their own
+        assert {w.filename for w in warned} == {__file__}  # the warning points at the caller
 
 
 def test_blocks__a_finished_block_of_another_study_is_refused(tmp_path, need):
