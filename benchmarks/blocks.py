@@ -6,10 +6,11 @@ the RESULTS.md beside it (`benchmarks.suite.to_markdown`):
 
 * `big`: the study of issue #58, `oslr run --problem linear-bandit --learners linucb --d 100
   --runs 200000 --horizon 100` with nothing capped: the blocks come from the memory available;
-* `flat`: LinUCB at d = 100 (100 rounds) under one `max_memory` cap, at 1x, 2x, 4x and 8x the
-  runs that fit in it at once, and the 8x study again in one batch with no cap: the peak
-  resident memory of each, and whether each blocked study's per-run final regrets equal, bit
-  for bit, the same runs of the one batch (run r's stream depends on r only).
+* `flat`: LinUCB at d = 100 (100 rounds) under one `max_memory` cap of 256 MiB, whose blocks
+  hold 1,830 runs: 1x is 8,000 runs (a state more than 4x the cap: five blocks), then 2x, 4x
+  and 8x, and the 8x study again in one batch with no cap: the peak resident memory of each,
+  and whether each blocked study's per-run final regrets equal, bit for bit, the same runs of
+  the one batch (run r's stream depends on r only).
 
 Every study runs in a fresh process, one at a time; its peak resident memory is the process's
 own (`ru_maxrss`), its wall time from the call to the result. Nothing here is asserted.
@@ -80,7 +81,7 @@ def big() -> list[dict]:
     return [row]
 
 
-def flat(cap: str = "256M", base: int = 2000) -> list[dict]:
+def flat(cap: str = "256M", base: int = 8000) -> list[dict]:
     """LinUCB under one cap at 1x-8x `base` runs, each against one uncapped batch of 8x."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -369,3 +369,41 @@ def test_folder_lock__a_holder_line_that_is_not_utf8_is_quoted_with_replacements
             atomic.FolderLock(tmp_path).acquire()
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("name", ["t.csv", "t.parquet"])
+def test_write_frames_atomic__pieces_make_one_table_and_count_its_rows(tmp_path, name):
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    pieces = [pd.DataFrame({"a": [i, i + 1], "s": ["x", "y"], "b": [0.5 * i, -1.0]})
+              for i in range(0, 6, 2)]
+    assert atomic.write_frames_atomic(tmp_path / name, iter(pieces)) == 6
+    read = pd.read_csv if name == "t.csv" else pd.read_parquet
+    pd.testing.assert_frame_equal(read(tmp_path / name), pd.concat(pieces, ignore_index=True))
+    if name == "t.parquet":
+        assert pq.ParquetFile(tmp_path / name).metadata.num_row_groups == 3  # one a piece
+    else:
+        assert (tmp_path / name).read_text().count("a,s,b") == 1  # the header once
+    assert atomic.write_frames_atomic(tmp_path / name, iter([])) == 0
+    assert read(tmp_path / name).empty if name == "t.parquet" else (
+        (tmp_path / name).read_text().strip() == "")
+    with pytest.raises(ValueError, match=r"give a \.csv or \.parquet name"):
+        atomic.write_frames_atomic(tmp_path / "t.json", iter(pieces))
+
+
+def test_write_frames_atomic__a_failure_mid_way_keeps_the_old_table(tmp_path):
+    import pandas as pd
+
+    path = tmp_path / "t.parquet"
+    old = pd.DataFrame({"a": [7]})
+    atomic.write_frame_atomic(path, old)
+
+    def pieces():
+        yield pd.DataFrame({"a": [1, 2]})
+        raise RuntimeError("killed")
+
+    with pytest.raises(RuntimeError, match="killed"):
+        atomic.write_frames_atomic(path, pieces())
+    pd.testing.assert_frame_equal(pd.read_parquet(path), old)
+    assert os.listdir(tmp_path) == ["t.parquet"]

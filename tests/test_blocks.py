@@ -277,3 +277,13 @@ def test_blocks__round_indices_go_to_the_chunk_as_int32_under_x64_too(monkeypatc
     with x64():
         _run(max_memory=need(22) // 4)
     assert dtypes and set(dtypes) == {np.int32}
+
+
+def test_blocks__a_blocked_studys_rows_are_memory_maps_one_batchs_in_memory(whole, need):
+    blocked = _run(max_memory=need(22) // 4)
+    for res, mapped in ((blocked, True), (whole, False)):
+        for key in ("pseudo_regret", "reward"):
+            for arr in (res.final[key], res.curves[key]):
+                assert isinstance(arr.base if arr.base is not None else arr,
+                                  np.memmap) == mapped, key
+    assert blocked.regret_curves()["pseudo_regret"].shape == (2, 11, len(blocked.ckpts))

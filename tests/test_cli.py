@@ -185,16 +185,23 @@ def test_run__folder_where_no_file_can_be_created_is_refused_before_any_work(cap
     assert err.endswith("; give a folder you can write to.\n")
 
 
-def test_run__a_study_beyond_memory_is_refused_at_once_with_the_size(tmp_path, capsys):
+def test_run__a_study_beyond_memory_is_refused_at_once_with_the_size(tmp_path, capsys,
+                                                                     monkeypatch):
+    from oslr import memory
+
+    disks = []
+    monkeypatch.setattr(memory, "disk_free", lambda where: disks.append(where) or 10 * 2**30)
     out = tmp_path / "o"
     assert main(["run", "--runs", "100000000", "--horizon", "100", "--out", str(out),
                  "--no-progress"]) == 2  # shapes only: nothing is allocated or compiled
     err = capsys.readouterr().err.splitlines()
-    # more runs than fit at once are played in blocks; their per-run results must fit the host
+    # more runs than fit at once are played in blocks, their per-run results written to the
+    # disk of --out: they must fit there or on the host
     assert len(err) == 1 and err[0].startswith(
         "oslr: error: the per-run results of this study (100,000,000 runs x grid points) need "
         "about ")
-    assert "GiB on the host" in err[0]
+    assert f"GiB it may use on the host and the 8.0 GiB it may use on the disk of {out};" in err[0]
+    assert disks == [str(out)]
     assert not out.exists()  # refused before --out is made
 
 
@@ -1988,7 +1995,11 @@ def test_main__a_warning_is_one_line_without_its_source(capsys, monkeypatch):
                                        "round 10 instead\n")
 
 
-def test_run__2_to_the_31_runs_pass_the_size_check_and_meet_the_memory_one(tmp_path, capsys):
+def test_run__2_to_the_31_runs_pass_the_size_check_and_meet_the_memory_one(tmp_path, capsys,
+                                                                           monkeypatch):
+    from oslr import memory
+
+    monkeypatch.setattr(memory, "disk_free", lambda where: 10 * 2**30)
     # run ids 0 .. 2^31 - 1 are all int32: the size check lets 2^31 runs through, and the
     # memory check (shapes only) refuses them, still before --out is made
     out = tmp_path / "d"

@@ -60,18 +60,43 @@ def test_check_fits__refuses_only_when_one_run_per_device_cannot_fit():
                           devices=[_device(limit)], max_memory=2 * per_run - 1)
 
 
-def test_check_fits__refuses_results_that_cannot_fit_on_the_host(monkeypatch):
+def test_check_fits__refuses_results_that_fit_neither_the_host_nor_the_disk(monkeypatch,
+                                                                             tmp_path):
     learner, params = oslr.make("ogd-full", d=4)
     problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)
     stacked = oslr.stack_params([params])
     n_ckpt = len(metrics.checkpoint_rounds(10))
     per_result = memory.result_bytes(learner, problem, stacked, pp, n_ckpt, False)
     assert 0 < per_result < memory.run_bytes(learner, problem, stacked, pp, n_ckpt, False)
+    asked = []
     monkeypatch.setattr(memory, "_available_bytes", lambda device: _room_for(1000 * per_result))
+    monkeypatch.setattr(memory, "disk_free",
+                        lambda where: asked.append(where) or _room_for(2000 * per_result))
     memory.check_fits(learner, problem, stacked, pp, 10, 1000, track_stats=False)
-    with pytest.raises(ValueError, match=r"^the per-run results of this study \(1,001 runs x "
-                                         r"grid points\) need about 0\.0 GiB on the host"):
-        memory.check_fits(learner, problem, stacked, pp, 10, 1001, track_stats=False)
+    # beyond the host: played in blocks, their rows written to the disk (oslr.spill)
+    memory.check_fits(learner, problem, stacked, pp, 10, 2000, track_stats=False,
+                      results_dir=tmp_path / "new")
+    assert asked[-1] == tmp_path / "new"
+    with pytest.raises(ValueError, match=r"^the per-run results of this study \(2,001 runs x "
+                                         r"grid points\) need about 0\.0 GiB, more than the "
+                                         r"0\.0 GiB it may use on the host and the 0\.0 GiB it "
+                                         r"may use on the disk of "):
+        memory.check_fits(learner, problem, stacked, pp, 10, 2001, track_stats=False)
+
+
+def test_disk_free__of_the_nearest_folder_that_exists(tmp_path):
+    import shutil
+
+    want = shutil.disk_usage(tmp_path).free
+    got = memory.disk_free(tmp_path / "not" / "yet")
+    assert abs(got - want) < 2**30  # the same disk (others may write meanwhile)
+    assert memory.disk_free(None) > 0
+
+
+def test_release_freed__hands_freed_memory_back_on_glibc():
+    import platform
+
+    assert memory.release_freed() is (platform.libc_ver()[0] == "glibc")
 
 
 def test_fit_block__all_runs_when_they_fit_else_the_largest_multiple_of_the_devices():
@@ -173,8 +198,9 @@ def test_refusals__name_their_sizes_in_binary_units(monkeypatch):
     n_ckpt = len(metrics.checkpoint_rounds(100))
     per_result = memory.result_bytes(learner, problem, stacked, pp, n_ckpt, False)
     runs = int(2.4 * 2**30 // per_result) * 2
-    with pytest.raises(ValueError, match=r"need about 4\.8 GiB on the host, more than the 2\.4 "
-                                         r"GiB it may use;"):
+    monkeypatch.setattr(memory, "disk_free", lambda where: 2 * 2**30)
+    with pytest.raises(ValueError, match=r"need about 4\.8 GiB, more than the 2\.4 GiB it may use "
+                                         r"on the host and the 1\.6 GiB it may use on the disk"):
         memory.check_fits(learner, problem, stacked, pp, 100, runs)
     with pytest.raises(ValueError, match=r"^one run on each device needs about 5\.0 MiB, more "
                                          r"than the 3\.0 MiB this study may use;"):

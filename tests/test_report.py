@@ -505,3 +505,41 @@ def test_plot_regret__size_logx_runs_in_the_title_and_the_default_band(swept):
     mean, half = report.curve_band(np.array([[1.0, 2.0], [3.0, 4.0]]))  # pointwise by default
     np.testing.assert_allclose(mean, [2.0, 3.0])
     np.testing.assert_allclose(half, report.mean_ci(np.array([[1.0, 2.0], [3.0, 4.0]]))[2])
+
+
+def test_per_run_pieces__bounded_and_joined_equal_the_whole_tables(swept, monkeypatch):
+    import pandas as pd
+
+    from oslr import frames
+
+    whole_curves, whole_runs = report.runs_curves_frame([swept]), report.runs_frame([swept])
+    monkeypatch.setattr(frames, "PIECE_ROWS", 2 * len(swept.ckpts))  # two runs' curves a piece
+    pieces = list(frames.runs_curves_pieces([swept]))
+    assert max(len(p) for p in pieces) <= frames.PIECE_ROWS
+    assert len(pieces) > 2 * len(swept.grid) * 3  # 5 runs: three pieces per metric and point
+    pd.testing.assert_frame_equal(pd.concat(pieces, ignore_index=True), whole_curves)
+    runs = list(frames.runs_pieces([swept]))
+    assert max(len(p) for p in runs) <= frames.PIECE_ROWS
+    pd.testing.assert_frame_equal(pd.concat(runs, ignore_index=True), whole_runs)
+    # runs.csv's finals are each run's last checkpoint, in (metric, point, run) order
+    regret = swept.regret_curves()
+    want = np.concatenate([regret[m][g, :, -1] for m in regret for g in range(len(swept.grid))])
+    np.testing.assert_array_equal(whole_runs["final"].to_numpy(), want)
+
+
+def test_save_study__per_run_files_written_a_piece_at_a_time(swept, tmp_path, monkeypatch):
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from oslr import frames
+
+    monkeypatch.setattr(frames, "PIECE_ROWS", 2 * len(swept.ckpts))
+    report.save_study([swept], tmp_path / "s", plot=False)
+    meta = pq.ParquetFile(tmp_path / "s" / "runs.parquet").metadata
+    assert meta.num_row_groups > 1
+    manifest = json.loads((tmp_path / "s" / "manifest.json").read_text())
+    assert manifest["files"]["runs.parquet"]["rows"] == meta.num_rows == len(
+        report.runs_curves_frame([swept]))
+    assert manifest["files"]["runs.csv"]["rows"] == len(report.runs_frame([swept]))
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "s" / "runs.csv"),
+                                  report.runs_frame([swept]))

@@ -562,3 +562,32 @@ def _experiment_folder(results, out, monkeypatch):
     monkeypatch.setattr(ex, "run_experiment", fake)
     assert main(["experiment", "kpm-pege", "--quick", "--no-progress", "--out", str(out)]) == 0
 
+
+
+def test_load__a_large_per_run_file_is_read_when_used_and_one_metric_alone(tmp_path,
+                                                                          monkeypatch):
+    from oslr import saved
+
+    out, _ = _study(tmp_path)
+    eager = oslr.load(out)
+    monkeypatch.setattr(saved, "LAZY_BYTES", 0)  # every Parquet file counts as large
+    reads = []
+    real = pd.read_parquet
+    monkeypatch.setattr(pd, "read_parquet", lambda path, **kw: reads.append(kw) or real(path,
+                                                                                        **kw))
+    study = oslr.load(out)
+    assert reads == []  # load left it on disk
+    assert study.files() == eager.files()
+    got, metric = study._curves(None)
+    assert reads == [{"filters": [("metric", "==", "pseudo_regret")]}]  # its rows alone
+    want, _ = eager._curves(None)
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+    np.testing.assert_array_equal(study.to_xarray()["value"], eager.to_xarray()["value"])
+    pd.testing.assert_frame_equal(study.run_curves, eager.run_curves)  # read whole at its use
+    assert reads[-1] == {"filters": None} and len(reads) == 3
+    study.run_curves  # and kept
+    assert len(reads) == 3
+    with pytest.raises(LoadError, match="reads as 126 rows where manifest.json records 1;"):
+        manifest = json.loads((out / "manifest.json").read_text())
+        listed = {**manifest["files"]["runs.parquet"], "rows": 1}
+        saved._Unread(out / "runs.parquet", {"runs.parquet": listed}).read()

@@ -30,7 +30,7 @@ import shutil
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -159,6 +159,52 @@ def write_frame_atomic(path: str | os.PathLike, frame, **kwargs) -> None:
         write_atomic(path, lambda f: frame.to_parquet(f, **kwargs))
     else:
         raise ValueError(f"write_frame_atomic: {path}: give a .csv, .json or .parquet name.")
+
+
+def write_frames_atomic(path: str | os.PathLike, frames: Iterable) -> int:
+    """`write_atomic` of one table given as pandas DataFrames of the same columns, one at a
+    time (a table too large to build whole): .csv (the header once, no index) or .parquet (one
+    row group or more per frame, the first frame's schema); returns the rows written."""
+    path = Path(path)
+    if path.suffix not in (".csv", ".parquet"):
+        raise ValueError(f"write_frames_atomic: {path}: give a .csv or .parquet name.")
+    import pandas as pd
+
+    rows, seen = 0, False
+
+    def write(f) -> None:
+        nonlocal rows, seen
+        writer = None  # Parquet's, from the first frame's schema
+        try:
+            for frame in frames:
+                if path.suffix == ".csv":
+                    f.write(frame.to_csv(index=False, header=not seen).encode())
+                else:
+                    writer = _parquet_piece(f, writer, frame)
+                rows, seen = rows + len(frame), True
+        finally:
+            if writer is not None:
+                writer.close()
+        if not seen:  # no frame: an empty table
+            empty = pd.DataFrame()
+            if path.suffix == ".csv":
+                f.write(empty.to_csv(index=False).encode())
+            else:
+                empty.to_parquet(f, index=False)
+
+    write_atomic(path, write)
+    return rows
+
+
+def _parquet_piece(f, writer, frame):
+    """Append `frame` to the Parquet `writer` on `f` (made from its schema when None)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    writer = writer or pq.ParquetWriter(f, table.schema)
+    writer.write_table(table.cast(writer.schema))
+    return writer
 
 
 def save_figure_atomic(fig, path: str | os.PathLike, dpi: int) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import NamedSharding
 
-from oslr import checkpoint, memory
+from oslr import checkpoint, memory, spill
 from oslr.types import PyTree, on_device
 
 
@@ -158,16 +158,30 @@ def resume(ckpt_dir: Path | None, fingerprint: str, carry, shard, name: str,
 
 
 def play_blocks(play: Play, params: PyTree, layout: tuple, size: int, root, fingerprint: str,
-                like: PyTree, report_done, name: str, own_path: bool) -> PyTree:
+                like: PyTree, report_done, name: str, own_path: bool,
+                reduce: Callable[[PyTree], PyTree]) -> PyTree:
     """Every block of `size` elements of the flat batch `layout` (run ids, grid-point index),
-    played in turn (`play_block`); their metrics on the host, joined along the runs."""
+    played in turn (`play_block`), its metrics passed through `reduce` (elementwise along the
+    runs) on the host; the reduced rows of all blocks, joined along the runs: in memory for one
+    block, else read-only memory maps of files written block by block (`oslr.spill`), so the
+    host holds one block's rows at a time."""
     ids, pidx = layout
-    n_total, parts = len(ids), []
-    for b, start in enumerate(range(0, n_total, size)):  # a loop: warnings count its frames
-        block = Block(b, start, min(size, n_total - start), size, n_total)
-        parts.append(play_block(play, block, params, ids, pidx, root, fingerprint, like,
-                                report_done, name, own_path))
-    return jax.tree.map(lambda *a: np.concatenate(a), *parts) if len(parts) > 1 else parts[0]
+    n_total = len(ids)
+    rows = None if size >= n_total else spill.Spill(n_total, root)
+    try:
+        for b, start in enumerate(range(0, n_total, size)):  # a loop: warnings count frames
+            block = Block(b, start, min(size, n_total - start), size, n_total)
+            got = reduce(play_block(play, block, params, ids, pidx, root, fingerprint, like,
+                                    report_done, name, own_path))
+            if rows is None:
+                return got
+            rows.write(start, got)
+            del got
+            memory.release_freed()  # the block's buffers, or the peak grows block by block
+        return rows.read()
+    finally:
+        if rows is not None:
+            rows.close()
 
 
 __all__ = ["Block", "Play", "block_args", "block_size", "play_block", "play_blocks", "resume",

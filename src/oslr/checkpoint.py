@@ -78,6 +78,12 @@ def keep_studies(root: str | Path | None):
         _KEPT.reset(token)
 
 
+def kept_root() -> Path | None:
+    """The root of the active `keep_studies` (None outside)."""
+    kept = _KEPT.get()
+    return None if kept is None else kept.root
+
+
 def study_path(fingerprint: str) -> Path | None:
     """The checkpoint folder `keep_studies` gives a study of this fingerprint (None outside)."""
     kept = _KEPT.get()

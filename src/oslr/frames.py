@@ -14,7 +14,7 @@ results and imports no other part of oslr but the statistics.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -214,44 +214,68 @@ def curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+#: rows of one piece of the per-run tables (`runs_curves_pieces`, `runs_pieces`)
+PIECE_ROWS = 1 << 20
+
+
+def _run_slices(n_runs: int, rows_per_run: int):
+    """Consecutive slices of range(n_runs), each of at most PIECE_ROWS rows (at least a run)."""
+    step = max(1, PIECE_ROWS // max(1, rows_per_run))
+    return (slice(a, min(a + step, n_runs)) for a in range(0, n_runs, step))
+
+
+def runs_curves_pieces(results: Sequence[SimResult]) -> Iterator[pd.DataFrame]:
+    """`runs_curves_frame` in consecutive pieces of at most PIECE_ROWS rows (a slice of the runs
+    each), so that a study of many runs is written without building the whole table."""
+    for res in results:
+        for name, c in res.regret_curves().items():
+            for g, point in enumerate(res.grid):
+                n_runs, n_ck = c[g].shape
+                for s in _run_slices(n_runs, n_ck):
+                    runs = np.arange(s.start, s.stop) + res.run_offset
+                    yield pd.DataFrame({
+                        "learner": res.learner, "params": params_label(point), "metric": name,
+                        "run": np.repeat(runs, n_ck), "t": np.tile(res.ckpts, len(runs)),
+                        "value": np.asarray(c[g, s], np.float64).reshape(-1)})
+        for name, v in res.per_run_sums().items():
+            for g, point in enumerate(res.grid):
+                for s in _run_slices(v.shape[1], 1):
+                    yield pd.DataFrame({
+                        "learner": res.learner, "params": params_label(point),
+                        "metric": f"sum_{name}", "run": np.arange(s.start, s.stop)
+                        + res.run_offset, "t": res.horizon, "value": v[g, s].astype(np.float64)})
+
+
 def runs_curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
     """Every run's regret at every checkpoint and its other running sums at the horizon (long
     format: learner, params, metric, run, t, value; run is the seed's run index,
     run_offset + r; the sums as metric "sum_NAME" at t = T: loss, reward, accepted, queries,
     ..., so that a CTR or a loss is recomputed per run too), for `runs.parquet`: any table or
     comparison is recomputed from it without a rerun."""
-    frames = []
+    frames = list(runs_curves_pieces(results))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def runs_pieces(results: Sequence[SimResult]) -> Iterator[pd.DataFrame]:
+    """`runs_frame` in consecutive pieces of at most PIECE_ROWS rows."""
     for res in results:
         for name, c in res.regret_curves().items():
             for g, point in enumerate(res.grid):
-                n_runs, n_ck = c[g].shape
-                frames.append(pd.DataFrame({
-                    "learner": res.learner, "params": params_label(point), "metric": name,
-                    "run": np.repeat(np.arange(n_runs) + res.run_offset, n_ck),
-                    "t": np.tile(res.ckpts, n_runs), "value": c[g].reshape(-1)}))
-        for name, v in res.per_run_sums().items():
-            for g, point in enumerate(res.grid):
-                frames.append(pd.DataFrame({
-                    "learner": res.learner, "params": params_label(point),
-                    "metric": f"sum_{name}", "run": np.arange(v.shape[1]) + res.run_offset,
-                    "t": res.horizon, "value": v[g].astype(np.float64)}))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+                for s in _run_slices(res.n_runs, 1):
+                    yield pd.DataFrame({
+                        "learner": res.learner, "params": params_label(point), "metric": name,
+                        "run": np.arange(s.start, s.stop) + res.run_offset,
+                        "final": np.asarray(c[g, s, -1], np.float64)})
 
 
 def runs_frame(results: Sequence[SimResult]) -> pd.DataFrame:
     """Final regret of every run (one row per learner x grid point x run x quantity; run is
     the seed's run index, run_offset + r, as in `runs_curves_frame`)."""
-    rows = []
-    for res in results:
-        for name, c in res.regret_curves().items():
-            for g, point in enumerate(res.grid):
-                for r in range(res.n_runs):
-                    rows.append({"learner": res.learner, "params": params_label(point),
-                                 "metric": name, "run": res.run_offset + r,
-                                 "final": float(c[g, r, -1])})
-    return pd.DataFrame(rows)
+    frames = list(runs_pieces(results))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 __all__ = ["FullTable", "PRIMARY_METRICS", "compare_frame", "curves_frame", "entry_name",
-           "params_label", "per_run_finals", "primary_metric", "runs_curves_frame", "runs_frame",
-           "sequential_frame", "summary_frame"]
+           "params_label", "per_run_finals", "primary_metric", "runs_curves_frame",
+           "runs_curves_pieces", "runs_frame", "runs_pieces", "sequential_frame",
+           "summary_frame"]

@@ -6,7 +6,10 @@ in what a study may use (`fit_block`, `budget`)."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -162,10 +165,13 @@ def check_fits(learner: Learner, problem: Problem, params: PyTree, problem_param
                horizon: int, n_runs: int, n_checkpoints: int = 50,
                comparator_k: int | None = None, track_stats: bool | None = None,
                devices: Sequence[jax.Device] | None = None,
-               max_memory: int | None = None) -> tuple[int | None, bool]:
+               max_memory: int | None = None,
+               results_dir: str | Path | None = None) -> tuple[int | None, bool]:
     """Refuse (ValueError) a study of `n_runs` runs per grid point (`params` stacked over the
-    grid) whose state cannot fit on `devices` (default: all of `jax.devices()`), from shapes
-    alone. Returns the comparator's k (default: the problem's k for a prediction learner) and
+    grid) whose state cannot fit on `devices` (default: all of `jax.devices()`), or whose
+    per-run results fit neither the host nor the disk of `results_dir` (where a study in blocks
+    writes them, `oslr.spill`; default: the system's temporary folder), from shapes alone.
+    Returns the comparator's k (default: the problem's k for a prediction learner) and
     whether the comparator's Gram statistics are kept (`track_stats`; default: when small)."""
     gram = families.family(learner.family).gram_stats  # the comparator's statistics apply
     if comparator_k is None and gram and hasattr(problem_params, "k"):
@@ -179,15 +185,39 @@ def check_fits(learner: Learner, problem: Problem, params: PyTree, problem_param
     stats = bool(track_stats and gram)
     devices = list(devices) if devices is not None else jax.devices()
     _check_memory(learner, problem, params, problem_params, n_ckpt, stats, n_total,
-                  len(devices), devices[0], max_memory)
+                  len(devices), devices[0], max_memory, results_dir)
     return comparator_k, stats
 
 
+def release_freed() -> bool:
+    """Hand the host memory freed so far back to the system (glibc's `malloc_trim`): without
+    it, memory freed by one block of runs stays with the process's allocator arenas and the
+    peak grows block after block. False where the C library has no such call."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):
+        return False
+    trim(0)
+    return True
+
+
+def disk_free(where: str | Path | None) -> int:
+    """Free bytes on the disk of the folder `where` (its nearest existing parent when it does
+    not exist yet; the system's temporary folder when None)."""
+    path = Path(tempfile.gettempdir() if where is None else where).absolute()
+    while not path.exists():
+        path = path.parent
+    return shutil.disk_usage(path).free
+
+
 def _check_memory(learner, problem, params, problem_params, n_ckpt: int, stats: bool,
-                  n_total: int, n_dev: int, device, max_memory: int | None = None) -> None:
+                  n_total: int, n_dev: int, device, max_memory: int | None = None,
+                  results_dir: str | Path | None = None) -> None:
     """Refuse, before anything is allocated or compiled, a study that no block of runs makes
     fit: one run on each device whose input and output carry (2x its state) exceed what a block
-    may use (`budget`), or per-run results of all `n_total` runs that exceed the host's."""
+    may use (`budget`), or per-run results of all `n_total` runs beyond the host's memory (a
+    study too large for it plays in blocks and writes them to disk, `oslr.spill`) and beyond
+    the disk of `results_dir` too."""
     shapes, lp = carry_shapes(learner, problem, params, problem_params, n_ckpt, stats)
     per_run = tree_bytes((shapes, lp))  # run_bytes and result_bytes from one trace
     have = budget(device, max_memory)
@@ -199,15 +229,18 @@ def _check_memory(learner, problem, params, problem_params, n_ckpt: int, stats: 
             f"you set it, or make each run smaller (fewer n_checkpoints, a smaller d).")
     results = n_total * tree_bytes(shapes[2])
     host = budget(jax.devices("cpu")[0])
-    if host is not None and results > host:
+    disk = int(disk_free(results_dir) * BUDGET_SHARE)
+    if host is not None and results > max(host, disk):
+        where = tempfile.gettempdir() if results_dir is None else results_dir
         raise ValueError(
             f"the per-run results of this study ({n_total:,} runs x grid points) need about "
-            f"{results / 2**30:.1f} GiB on the host, more than the {host / 2**30:.1f} GiB it "
-            f"may use; run fewer runs at a time (in Python: run_offset splits a study and the "
-            f"results combine, or fewer n_checkpoints; with oslr run: fewer --runs now, more "
-            f"later under another --seed, joined by `oslr merge`).")
+            f"{results / 2**30:.1f} GiB, more than the {host / 2**30:.1f} GiB it may use on "
+            f"the host and the {disk / 2**30:.1f} GiB it may use on the disk of {where}; run "
+            f"fewer runs at a time (in Python: run_offset splits a study and the results "
+            f"combine, or fewer n_checkpoints; with oslr run: fewer --runs now, more later "
+            f"under another --seed, joined by `oslr merge`), or write to a larger disk.")
 
 
 __all__ = ["BUDGET_SHARE", "STATS_BYTES_LIMIT", "budget", "carry_shapes", "check_fits",
-           "fit_block", "program_bytes", "result_bytes", "run_bytes", "stats_bytes",
-           "tree_bytes"]
+           "disk_free", "fit_block", "program_bytes", "release_freed", "result_bytes",
+           "run_bytes", "stats_bytes", "tree_bytes"]

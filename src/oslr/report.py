@@ -25,7 +25,9 @@ from oslr.frames import (  # noqa: F401  (re-exported: the tables of a result)
     per_run_finals,
     primary_metric,
     runs_curves_frame,
+    runs_curves_pieces,
     runs_frame,
+    runs_pieces,
     sequential_frame,
     summary_frame,
 )
@@ -269,8 +271,9 @@ def save_study(results: Sequence[SimResult], out_dir: str | Path, config: dict |
     put("summary.csv", summary)
     put("summary.json", summary, orient="records", indent=1)
     put("curves.csv", curves_frame(results))
-    put("runs.csv", runs_frame(results))
-    put("runs.parquet", runs_curves_frame(results))
+    for name, pieces in (("runs.csv", runs_pieces), ("runs.parquet", runs_curves_pieces)):
+        rows[name] = atomic.write_frames_atomic(out / name, pieces(results))  # a piece at a time
+        files[name] = out / name
     if compare_to is not None:
         put("compare.csv", compare_frame(results, compare_to))
     if until is not None:

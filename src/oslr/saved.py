@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,19 @@ RUN_TABLES = {"summary": "summary.csv", "curves": "curves.csv", "runs": "runs.cs
               "until": "until.csv"}
 #: figure suffixes a folder may hold
 FIGURES = (".png", ".pdf", ".svg")
+#: a per-run table larger than this (bytes) is read when first used, not by `load`
+LAZY_BYTES = 1 << 26
+
+
+class _Unread(NamedTuple):
+    """A per-run table `load` left on disk (larger than LAZY_BYTES): its path and the
+    manifest's records, read when first used (`SavedStudy.__getattribute__`), or in part."""
+
+    path: Path
+    listed: dict | None
+
+    def read(self, filters: list | None = None) -> pd.DataFrame:
+        return _read_table(self.path, self.listed, filters)
 
 
 @dataclass
@@ -43,7 +57,9 @@ class SavedStudy:
       summary, curves, runs, run_curves, compare_table, until: the frames of summary.csv,
         curves.csv, runs.csv (final per run), runs.parquet (every run at every checkpoint, long
         format learner, params, metric, run, t, value), compare.csv, until.csv; None where the
-        folder has no such file.
+        folder has no such file. A per-run file larger than LAZY_BYTES is read when its
+        attribute is first used, and the regret curves of one metric (`plot`, `to_xarray`)
+        read only that metric's rows.
       tables: every other CSV or Parquet file (an experiment's tables and per-run files), by
         file stem.
       documents: every JSON file but config.json (summary.json, an arena's tables), parsed, by
@@ -72,12 +88,19 @@ class SavedStudy:
     manifest: dict | None = None
     others: list[Path] = field(default_factory=list)
 
+    def __getattribute__(self, name: str):
+        value = object.__getattribute__(self, name)
+        if type(value) is _Unread:  # a large per-run table: read at its first use
+            value = value.read()
+            object.__setattr__(self, name, value)
+        return value
+
     def files(self) -> list[str]:
         """The name of every file read back (config.json and manifest.json included),
         sorted."""
         names = {"config.json"} | ({MANIFEST} if self.manifest is not None else set())
         names |= {RUN_TABLES[a] for a in RUN_TABLES if (self.path / RUN_TABLES[a]).is_file()
-                  and getattr(self, a) is not None}
+                  and vars(self)[a] is not None}
         names |= {f.name for f in self.path.iterdir() if f.is_file() and f.stem in
                   set(self.tables) | set(self.documents) | set(self.texts)
                   and f not in self.others}
@@ -230,10 +253,12 @@ class SavedStudy:
     def _curves(self, metric: str | None) -> tuple[pd.DataFrame, str]:
         """runs.parquet's rows of `metric` (default: the primary regret) with an `entry` column
         and `run` renumbered 0..R-1 over the (seed, run) pairs of a merged folder."""
-        if self.run_curves is None:
+        table = vars(self)["run_curves"]  # as it is: a large file not read yet stays so
+        if table is None:
             raise LoadError(f"{self.path} has no runs.parquet (written by `oslr run`).")
         metric = self._check_metric(metric)
-        df = self.run_curves[self.run_curves["metric"] == metric].copy()
+        df = (table.read([("metric", "==", metric)]) if type(table) is _Unread
+              else table[table["metric"] == metric].copy())
         if "seed" in df:
             order = df[["seed", "run"]].drop_duplicates().sort_values(["seed", "run"])
             index = {pair: i for i, pair in enumerate(map(tuple, order.to_numpy()))}
@@ -358,14 +383,17 @@ def _with_entries(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(entry=names)
 
 
-def _read_table(path: Path, listed: dict | None = None) -> pd.DataFrame:
-    """A CSV or Parquet table; with the manifest's records, its rows checked against them."""
+def _read_table(path: Path, listed: dict | None = None,
+                filters: list | None = None) -> pd.DataFrame:
+    """A CSV or Parquet table (of a Parquet one, the rows that pass `filters` alone); with the
+    manifest's records, its rows checked against them (when whole)."""
     try:
-        frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+        frame = (pd.read_parquet(path, filters=filters) if path.suffix == ".parquet"
+                 else pd.read_csv(path))
     except Exception as err:  # a damaged or foreign file: say which
         raise LoadError(f"{path}: cannot be read as a table ({type(err).__name__}: "
                         f"{err}).") from None
-    rows = (listed or {}).get(path.name, {}).get("rows")
+    rows = None if filters else (listed or {}).get(path.name, {}).get("rows")
     if rows is not None and rows != len(frame):
         raise LoadError(f"{path} reads as {len(frame)} rows where manifest.json records "
                         f"{rows}; copy it again.")
@@ -411,8 +439,9 @@ def load(path: str | Path) -> SavedStudy:
         elif listed is not None and f.name not in listed:
             study.others.append(f)  # not the study's: left there by someone else
         elif f.name in _RUN_FILES:
-            frame = _read_table(f, listed)
-            setattr(study, _RUN_FILES[f.name], frame)
+            table = _Unread(f, listed)
+            large = f.suffix == ".parquet" and f.stat().st_size > LAZY_BYTES
+            setattr(study, _RUN_FILES[f.name], table if large else table.read())
         elif f.suffix in (".csv", ".parquet"):
             study.tables[f.stem] = _read_table(f, listed)
         elif f.suffix == ".json":

@@ -12,7 +12,8 @@ init, learner rounds); round t uses `fold_in(stream, t)`. Hence:
 `simulate` checks its inputs (`oslr.validation`) and that the study fits (`oslr.memory`), sizes
 its blocks of runs and plays them (`oslr.blocks`): each block's runs placed on the devices, its
 compiled chunks (`oslr.program`) played one after another, the carry saved after each
-(`oslr.checkpoint`); then it collects the result.
+(`oslr.checkpoint`), its per-run results gathered on the host (several blocks: written to disk,
+`oslr.spill`); then it collects the result.
 
 Memory does not grow with the horizon: the scan carries the learner state, the problem state and
 the streaming metrics of `oslr.metrics` (running sums plus fixed-size checkpoint buffers).
@@ -146,7 +147,10 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
         memory analysis of its init and chunk) need more is played in blocks of runs that fit
         (`oslr.blocks`), one after another, with the same results bit for bit; with
         checkpoints, each finished block is saved and a killed study resumes at its block and
-        chunk.
+        chunk. The per-run results of a study in blocks are written to disk block by block
+        (`oslr.spill`: in `checkpoint_path` or the `keep_studies` root, else the system's
+        temporary folder) and the result's `final` and `curves` are read-only memory maps of
+        them.
 
     Returns:
       A `SimResult`.
@@ -162,9 +166,9 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     max_memory = parse_bytes("max_memory", max_memory)
     ckpts = metrics.checkpoint_rounds(horizon, n_checkpoints)
     devices = list(devices) if devices is not None else jax.devices()
-    comparator_k, stats = check_fits(learner, problem, params, problem_params, horizon, n_runs,
-                                     n_checkpoints, comparator_k, track_stats, devices,
-                                     max_memory)
+    comparator_k, stats = check_fits(
+        learner, problem, params, problem_params, horizon, n_runs, n_checkpoints, comparator_k,
+        track_stats, devices, max_memory, checkpoint_path or checkpoint.kept_root())
     n_total = len(grid) * n_runs
     init_b, chunk_b = program.batched_fns(learner, problem, len(ckpts), stats)
     mesh = Mesh(np.array(devices), ("runs",))
@@ -183,14 +187,14 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     size = blocks.block_size(play, params, n_total, devices, root, max_memory,
                              memory.tree_bytes((shapes, lp1)))  # = memory.run_bytes
     report_done, bar = _progress(progress, learner.name, horizon)
-    ms = blocks.play_blocks(play, params, batch_layout(len(grid), n_runs, run_offset, 1), size,
-                            root, fingerprint, shapes[2], report_done, learner.name,
-                            checkpoint_path is not None)
+    flat = blocks.play_blocks(play, params, batch_layout(len(grid), n_runs, run_offset, 1),
+                              size, root, fingerprint, shapes[2], report_done, learner.name,
+                              checkpoint_path is not None, _flat_results)
     if bar is not None:
         bar.refresh()  # the last chunk may have come within tqdm's minimum interval
         bar.close()
 
-    final, curves = _per_point(ms, len(grid), n_runs)
+    final, curves = _per_point(flat, len(grid), n_runs)
     _warn_diagnostics(learner, final)
     info = {**(problem.info or {}), **(learner.info or {}),
             "devices": [str(d) for d in devices], "d": problem.d}
@@ -206,17 +210,22 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     return result
 
 
-def _per_point(ms: dict, n_grid: int, n_runs: int) -> tuple[dict, dict]:
-    """(final values, curves) of the gathered metrics `ms`, each (n_grid, n_runs, ...): the
-    running sums at the horizon and the diagnostics' last checkpoint; the checkpoint buffers
-    and every diagnostic's buffer."""
+def _flat_results(ms: dict) -> dict:
+    """{"final": ..., "curves": ...} of the gathered metrics `ms`, each (n, ...) over the flat
+    batch's elements: the running sums at the horizon and the diagnostics' last checkpoint; the
+    checkpoint buffers and every diagnostic's buffer."""
+    last = {k: v[:, -1] for k, v in ms["diag"].items()}
+    return {"final": {**metrics.combine(ms["run"]), **last},
+            "curves": {**metrics.combine(ms["ckpt"]), **ms["diag"]}}
+
+
+def _per_point(flat: dict, n_grid: int, n_runs: int) -> tuple[dict, dict]:
+    """(final values, curves) of `_flat_results`, each reshaped to (n_grid, n_runs, ...)."""
     def shape(a: np.ndarray) -> np.ndarray:
         return a.reshape((n_grid, n_runs) + a.shape[1:])
 
-    final = {**{k: shape(v) for k, v in metrics.combine(ms["run"]).items()},
-             **{k: shape(v)[:, :, -1] for k, v in ms["diag"].items()}}
-    curves = {k: shape(v) for k, v in {**metrics.combine(ms["ckpt"]), **ms["diag"]}.items()}
-    return final, curves
+    return ({k: shape(v) for k, v in flat["final"].items()},
+            {k: shape(v) for k, v in flat["curves"].items()})
 
 
 def _check_call(learner, problem, params, problem_params, grid, horizon, n_runs, seed,

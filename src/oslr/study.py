@@ -233,7 +233,8 @@ def prepare(study: dict[str, Any]):
                      study.get("seed", 0), study.get("comparator_k"))
             check_fits(learner, problem, params, pp, study["horizon"], study["runs"],
                        comparator_k=study.get("comparator_k"),
-                       max_memory=parse_bytes("max_memory", study.get("max_memory")))
+                       max_memory=parse_bytes("max_memory", study.get("max_memory")),
+                       results_dir=study.get("out") or ".")
         except ValueError as err:
             raise UsageError(_with_flag_hint(err, study)) from None
         plans.append((learner, labels, params))

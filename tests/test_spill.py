@@ -1,0 +1,80 @@
+"""Per-run rows of a study played in blocks, written to files block by block and read back as
+read-only memory maps (`oslr.spill`)."""
+
+import os
+
+import numpy as np
+import pytest
+
+from oslr.spill import Spill
+
+
+def _tree(start, n):
+    rows = np.arange(start, start + n)
+    return {"final": {"regret": rows * 1.5}, "curves": {"regret": np.stack([rows, -rows], 1)
+                                                        .astype(np.float32),
+                                                        "empty": np.zeros((n, 0))}}
+
+
+def test_spill__blocks_written_in_any_order_read_back_whole():
+    spill = Spill(10)
+    for start, n in ((6, 4), (0, 3), (3, 3)):
+        spill.write(start, _tree(start, n))
+    got = spill.read()
+    want = _tree(0, 10)
+    np.testing.assert_array_equal(got["final"]["regret"], want["final"]["regret"])
+    np.testing.assert_array_equal(got["curves"]["regret"], want["curves"]["regret"])
+    assert got["curves"]["regret"].dtype == np.float32
+    assert got["curves"]["empty"].shape == (10, 0)
+
+
+def test_spill__rows_are_read_only_maps_not_copies_in_memory():
+    spill = Spill(4)
+    spill.write(0, _tree(0, 4))
+    got = spill.read()["final"]["regret"]
+    assert isinstance(got, np.memmap)
+    with pytest.raises(ValueError):
+        got[0] = 1.0
+
+
+def _open_files() -> dict[str, str]:
+    """fd -> what it points at, of this process (the listing's own descriptor left out)."""
+    out = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            out[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except FileNotFoundError:
+            pass
+    return out
+
+
+def test_spill__files_in_the_folder_given_and_closed_once_read(tmp_path):
+    before = _open_files()
+    spill = Spill(4, tmp_path / "rows")
+    spill.write(0, _tree(0, 4))
+    opened = {fd: f for fd, f in _open_files().items() if before.get(fd) != f}
+    assert {os.path.dirname(f) for f in opened.values()} == {str(tmp_path / "rows")}
+    assert len(opened) == 3
+    got = spill.read()
+    assert not set(opened) & set(_open_files())  # closed: each map holds its own
+    assert got["final"]["regret"][3] == 4.5
+    assert os.listdir(tmp_path / "rows") == []  # unnamed: nothing is left behind
+
+
+def test_spill__a_block_unlike_the_first_is_refused():
+    spill = Spill(6)
+    spill.write(0, _tree(0, 3))
+    with pytest.raises(ValueError, match="do not fit"):
+        spill.write(3, {"final": {"regret": np.zeros(3)},
+                        "curves": {"regret": np.zeros((3, 3), np.float32),
+                                   "empty": np.zeros((3, 0))}})
+    with pytest.raises(ValueError, match="do not fit"):
+        spill.write(4, _tree(4, 3))  # past the last row
+    with pytest.raises(ValueError, match="not the first"):
+        spill.write(3, {"final": {"regret": np.zeros(3)}})
+    spill.close()
+
+
+def test_spill__nothing_written_is_an_error():
+    with pytest.raises(ValueError, match="nothing was written"):
+        Spill(3).read()
