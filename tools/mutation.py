@@ -64,6 +64,7 @@ EXTRA_TESTS = {
                      "tests/test_protocol.py"],
     "oslr.sim": ["tests/test_checkpoint.py", "tests/test_rollout.py", "tests/test_blocks.py"],
     "oslr.blocks": ["tests/test_sim.py", "tests/test_checkpoint.py"],
+    "oslr.spill": ["tests/test_blocks.py"],
     "oslr.checkpoint": ["tests/test_sim.py", "tests/test_cli.py", "tests/test_blocks.py"],
     "oslr.program": ["tests/test_sim.py", "tests/test_checkpoint.py", "tests/test_rollout.py",
                      "tests/test_metrics.py"],
