@@ -287,3 +287,22 @@ def test_blocks__a_blocked_studys_rows_are_memory_maps_one_batchs_in_memory(whol
                 assert isinstance(arr.base if arr.base is not None else arr,
                                   np.memmap) == mapped, key
     assert blocked.regret_curves()["pseudo_regret"].shape == (2, 11, len(blocked.ckpts))
+
+
+def test_blocks__rows_on_the_checkpoints_disk_and_freed_memory_handed_back(tmp_path, need,
+                                                                            monkeypatch):
+    from oslr import spill
+
+    asked, made, freed = [], [], []
+    monkeypatch.setattr(memory, "disk_free", lambda where: asked.append(where) or 10**12)
+    real = spill.Spill
+    monkeypatch.setattr(spill, "Spill", lambda n, where: made.append((n, where)) or real(n, where))
+    monkeypatch.setattr(memory, "release_freed", lambda: freed.append(1))
+    blocked = _run(max_memory=need(22) // 4, checkpoint_path=tmp_path / "ck")
+    n_blocks = -(-22 // blocked.info["block_runs"])
+    assert asked == [tmp_path / "ck"]  # the check looks at the disk the rows go to
+    assert made == [(22, tmp_path / "ck")]
+    assert len(freed) == n_blocks  # after every block
+    made.clear()
+    _run(max_memory=10**12)  # one block: nothing written, nothing to hand back
+    assert made == [] and len(freed) == n_blocks

@@ -591,3 +591,21 @@ def test_load__a_large_per_run_file_is_read_when_used_and_one_metric_alone(tmp_p
         manifest = json.loads((out / "manifest.json").read_text())
         listed = {**manifest["files"]["runs.parquet"], "rows": 1}
         saved._Unread(out / "runs.parquet", {"runs.parquet": listed}).read()
+
+
+def test_load__a_large_per_run_file_reads_the_metric_asked(tmp_path, monkeypatch):
+    from oslr import saved
+
+    problem, pp = oslr.make_problem("sparse-linear", d=4, k=2)
+    learner, params = oslr.make("ogd-full", d=4)
+    res = oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=3)
+    report.save_study([res], tmp_path / "f1", plot=False)
+    eager = oslr.load(tmp_path / "f1")
+    monkeypatch.setattr(saved, "LAZY_BYTES", 0)
+    lazy = oslr.load(tmp_path / "f1")
+    assert len(lazy.metrics()) >= 2
+    for metric in lazy.metrics():
+        got, _ = lazy._curves(metric)
+        want, _ = eager._curves(metric)
+        assert set(got["metric"]) == {metric}
+        pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
