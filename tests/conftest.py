@@ -76,6 +76,11 @@ def pytest_report_header(config):
 # Every hash by JAX's own (rolled) threefry lowering: the same bits (tests/test_prng.py checks the
 # unrolled code against it), programs compile about twice as fast (oslr/prng.py).
 os.environ.setdefault("OSLR_THREEFRY", "rolled")
+# oslr's store of compiled study programs (oslr/compile_cache.py) keys a program by oslr's files,
+# which a test's monkeypatch or a mutant (tools/mutation.py: one set of files, the mutant chosen
+# at run time) does not change: off, as for a user who patches oslr in memory, except in the
+# tests of the store, which turn it on in their own processes (tests/test_compile_cache.py)
+os.environ.setdefault("OSLR_PROGRAM_STORE", "off")
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import oslr
-from oslr import atomic, checkpoint, program
+from oslr import atomic, blocks, checkpoint
 from tests.helpers import (assert_same_across_processes, fake_os, run_on_host_devices,
                            study_setup)
 
@@ -143,14 +143,14 @@ def test_checkpoint__resume_uses_the_last_whole_round(tmp_path, monkeypatch, ref
     monkeypatch.undo()
     assert _saved(folder) == ["checkpoint-000000000050.npz", "checkpoint-000000000100.npz"]
     played = []
-    real_chunk = program.batched_fns
+    real_program = blocks.chunk_program
 
-    def counting(*args):
-        init_b, chunk_b = real_chunk(*args)
-        return init_b, lambda carry, start, *rest: (played.append(int(start)),
-                                                    chunk_b(carry, start, *rest))[1]
+    def counting(*args, **kwargs):
+        chunk_c = real_program(*args, **kwargs)
+        return lambda carry, start, *rest: (played.append(int(start)),
+                                            chunk_c(carry, start, *rest))[1]
 
-    monkeypatch.setattr(program, "batched_fns", counting)
+    monkeypatch.setattr(blocks, "chunk_program", counting)
     resumed = oslr.simulate(learner, problem, params, pp, **_STUDY, checkpoint_path=folder)
     assert played == [100, 150, 200]
     _assert_same(reference, resumed)

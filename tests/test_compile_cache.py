@@ -78,3 +78,163 @@ def test_use_persistent_cache__off_caches_nothing(tmp_path):
     out = _events(_TINY, Path("off"), tmp_path)
     assert not out.get("/jax/compilation_cache/cache_misses")
     assert not out.get("/jax/compilation_cache/cache_hits")
+
+
+# ------------------------------------------------------------ oslr's store of study programs
+
+_TINY_RESULT = _TINY.replace("oslr.sweep(", "res = oslr.sweep(") + """
+import hashlib
+print("RESULT", hashlib.sha256(b"".join(v.tobytes() for _, v in sorted(res.final.items())))
+      .hexdigest())
+"""
+LOWERED = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+
+
+def _store_run(code: str, cache: Path, cwd: Path) -> tuple[dict, str]:
+    env = {k: v for k, v in os.environ.items() if k != "OSLR_PROGRAM_STORE"}
+    env.update(OSLR_COMPILE_CACHE=str(cache), MPLBACKEND="Agg")
+    out = subprocess.run([sys.executable, "-c", _COUNTING], input=code, env=env, cwd=cwd,
+                         capture_output=True, text=True, check=True).stdout
+    return (json.loads(out.split("EVENTS ", 1)[1]),
+            out.split("RESULT ", 1)[1].split()[0])
+
+
+def test_store__a_second_process_neither_traces_nor_lowers_the_study_and_gets_the_same_bits(
+        tmp_path):
+    cache = tmp_path / "cache"
+    first, bits = _store_run(_TINY_RESULT, cache, tmp_path)
+    assert len(list((cache / "programs").glob("*.bin"))) == 2  # the init and the chunk
+    second, again = _store_run(_TINY_RESULT, cache, tmp_path)
+    assert again == bits
+    # only the one-line probe of the compile options is lowered (`program.compiler_options`)
+    assert first[LOWERED] == 3 and second[LOWERED] == 1
+    assert second[REQUESTS] == 1
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    from oslr import compile_cache
+
+    monkeypatch.delenv("OSLR_PROGRAM_STORE", raising=False)
+    monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "cache"))
+    assert compile_cache.store_dir() == tmp_path / "cache" / "programs"
+    return tmp_path / "cache" / "programs"
+
+
+def _lowered():
+    import jax
+    import jax.numpy as jnp
+
+    calls = []
+
+    def lower():
+        calls.append(1)
+        return jax.jit(lambda x: jnp.sin(x) * 2).lower(jnp.ones(3))
+
+    return lower, calls
+
+
+def test_load_or_compile__stored_then_loaded_a_damaged_one_replaced(store):
+    import jax
+    import jax.numpy as jnp
+
+    from oslr import compile_cache
+
+    lower, calls = _lowered()
+    devices = jax.devices()[:1]
+    first = compile_cache.load_or_compile(("t", 1), lower, devices)
+    (file,) = store.glob("*.bin")
+    second = compile_cache.load_or_compile(("t", 1), lower, devices)
+    assert len(calls) == 1  # loaded, not lowered
+    x = jnp.arange(3.0)
+    assert (first(x) == second(x)).all() and (second(x) == jnp.sin(x) * 2).all()
+    file.write_bytes(file.read_bytes()[:100])  # cut short
+    third = compile_cache.load_or_compile(("t", 1), lower, devices)
+    assert len(calls) == 2 and (third(x) == second(x)).all()
+    assert len(file.read_bytes()) > 100  # replaced whole
+    compile_cache.load_or_compile(("t", 2), lower, devices)  # other parts, another program
+    assert len(calls) == 3 and len(list(store.glob("*.bin"))) == 2
+
+
+def test_load_or_compile__nothing_stored_without_a_digest_on_several_devices_or_when_off(
+        store, monkeypatch):
+    import jax
+
+    from oslr import compile_cache
+
+    lower, calls = _lowered()
+    compile_cache.load_or_compile(None, lower, jax.devices()[:1])
+    fake = [jax.devices()[0]] * 2  # a program for two devices (only the count is read)
+    assert not compile_cache._storable(fake)
+    monkeypatch.setenv("OSLR_PROGRAM_STORE", "off")
+    assert compile_cache.store_dir() is None
+    compile_cache.load_or_compile(("t", 1), lower, jax.devices()[:1])
+    assert len(calls) == 2 and not store.exists()
+
+
+def test_load_or_compile__the_least_recently_used_go_past_the_limit(store, monkeypatch):
+    import os as _os
+
+    import jax
+
+    from oslr import compile_cache
+
+    lower, _ = _lowered()
+    devices = jax.devices()[:1]
+    for i in range(3):
+        compile_cache.load_or_compile(("t", i), lower, devices)
+    files = sorted(store.glob("*.bin"), key=lambda f: f.stat().st_mtime)
+    for age, f in enumerate(files):  # oldest first, a second apart
+        _os.utime(f, (1000 + age, 1000 + age))
+    compile_cache.load_or_compile(("t", 0), lower, devices)  # used: now the newest
+    size = files[0].stat().st_size
+    monkeypatch.setattr(compile_cache, "STORE_BYTES", 2 * size + size // 2)
+    compile_cache.load_or_compile(("t", 3), lower, devices)  # a fourth: two must go
+    left = set(store.glob("*.bin"))
+    key0 = store / f"{compile_cache._key(('t', 0), devices)}.bin"
+    assert len(left) == 2 and key0 in left  # the recently used one is kept
+
+
+def test_key__changes_with_what_changes_a_program(store, monkeypatch):
+    import jax
+
+    from oslr import compile_cache
+
+    devices = jax.devices()[:1]
+    base = compile_cache._key(("p",), devices)
+    assert compile_cache._key(("p",), devices) == base
+    assert compile_cache._key(("q",), devices) != base
+    monkeypatch.setenv("OSLR_THREEFRY", "something else")
+    assert compile_cache._key(("p",), devices) != base
+    monkeypatch.undo()
+    monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", "") + " --xla_dump_to=/nowhere")
+    assert compile_cache._key(("p",), devices) != base
+    monkeypatch.undo()
+    with jax.default_matmul_precision("highest"):
+        assert compile_cache._key(("p",), devices) != base
+    assert len(compile_cache.code_digest()) == 64
+
+
+def test_value_digest__closures_arrays_and_what_it_cannot_vouch_for():
+    import numpy as np
+
+    import oslr
+    from oslr import compile_cache
+    from oslr.program import identity
+
+    a = oslr.make("ogd-random-subset", d=6, max_k=3)[0]
+    b = oslr.make("ogd-random-subset", d=6, max_k=3)[0]  # fresh closures, the same values
+    c = oslr.make("ogd-random-subset", d=6, max_k=4)[0]
+    assert a.step is not b.step
+    assert compile_cache.value_digest(a) == compile_cache.value_digest(b)
+    assert compile_cache.value_digest(a) != compile_cache.value_digest(c)
+    problem = oslr.make_problem("sparse-linear", d=6, k=2)[0]
+    assert identity(a, problem, 5, False) != identity(a, problem, 6, False)
+    assert identity(a, problem, 5, False) != identity(a, problem, 5, True)
+    x = np.arange(4.0)
+    assert compile_cache.value_digest(x) != compile_cache.value_digest(x + 1)
+    assert compile_cache.value_digest(x) != compile_cache.value_digest(x.astype(np.float32))
+    assert compile_cache.value_digest(lambda y: y) is None  # defined here, not in oslr
+    assert compile_cache.value_digest(a._replace(step=lambda *z: z)) is None
+    assert compile_cache.value_digest({"k": object()}) is None
+    assert identity(a._replace(step=lambda *z: z), problem, 5, False) is None

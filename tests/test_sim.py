@@ -440,7 +440,7 @@ def test_meminfo_and_cgroup__read_from_their_files(monkeypatch, tmp_path):
 
 def test_simulate__checks_memory_on_the_first_device_of_the_study(monkeypatch):
     seen = []
-    monkeypatch.setattr(memory, "_check_memory", lambda *a: seen.append(a[-2]))
+    monkeypatch.setattr(memory, "_check_memory", lambda *a: seen.append(a[8]))  # the device
     learner, params, problem, pp = _setup()
     oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2)
     assert seen == [jax.devices()[0]]
@@ -509,7 +509,7 @@ def test_simulate__bad_unroll_and_a_fractional_grid_value_are_named(monkeypatch)
 def test_simulate__checks_memory_on_the_devices_it_was_given(monkeypatch):
     seen = []
     real = sim.check_fits
-    monkeypatch.setattr(sim, "check_fits", lambda *a: (seen.append(a[-2]), real(*a))[1])
+    monkeypatch.setattr(sim, "check_fits", lambda *a: (seen.append(a[9]), real(*a))[1])
     learner, params, problem, pp = _setup()
     mine = [jax.devices()[0]]
     oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2, devices=mine)

@@ -18,7 +18,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import NamedSharding
 
-from oslr import checkpoint, memory, spill
+from oslr import checkpoint, compile_cache, memory, spill
 from oslr.types import PyTree, on_device
 
 
@@ -34,9 +34,11 @@ def to_host(tree: PyTree) -> PyTree:
 
 
 class Play(NamedTuple):
-    """What every block of a study plays with: its compiled init and chunk, the runs' sharding,
+    """What every block of a study plays with: its init and chunk (jitted), the runs' sharding,
     the seed, horizon and checkpoint rounds (on the device), the problem's params (replicated),
-    and the horizon, chunk and unroll as ints."""
+    the horizon, chunk and unroll as ints, the devices, what the programs compute (`ident`,
+    `oslr.program.identity`; None: not stored) and the programs compiled so far, by block size
+    (`compiled`)."""
 
     init_b: Callable
     chunk_b: Callable
@@ -48,6 +50,9 @@ class Play(NamedTuple):
     horizon: int
     chunk_size: int
     unroll: int
+    devices: list
+    ident: str | None
+    compiled: dict
 
 
 class Block(NamedTuple):
@@ -73,6 +78,52 @@ def block_args(play: Play, params: PyTree, ids: np.ndarray, pidx: np.ndarray,
     return jax.device_put(ids[sel], play.shard), jax.device_put(lp, play.shard)
 
 
+def _signature(args) -> str:
+    """The arguments' tree, shapes, dtypes and shardings: what a compiled program is made for."""
+    def leaf(a):
+        return (np.shape(a), str(a.dtype), bool(getattr(a, "weak_type", False)),
+                str(getattr(a, "sharding", None)))
+
+    return repr((jax.tree.structure(args), jax.tree.leaves(jax.tree.map(leaf, args))))
+
+
+def _compiled(play: Play, what: tuple, args: tuple, lower: Callable):
+    """Program `what` for `args`, compiled once per study (`play.compiled`) and kept across
+    processes where its identity is known (`oslr.compile_cache.load_or_compile`)."""
+    key = (what, _signature(args))
+    if key not in play.compiled:
+        parts = None if play.ident is None else (play.ident, *key)
+        play.compiled[key] = compile_cache.load_or_compile(parts, lower, play.devices)
+    return play.compiled[key]
+
+
+def _specs(play: Play, params: PyTree, size: int) -> tuple:
+    """The shapes of a block of `size` runs' ids and per-run params, sharded over the runs."""
+    run_ids = jax.ShapeDtypeStruct((size,), np.int32, sharding=play.shard)
+    lp = jax.tree.map(lambda a: jax.ShapeDtypeStruct((size,) + np.shape(a)[1:],
+                                                     np.asarray(a).dtype, sharding=play.shard),
+                      params)
+    return run_ids, lp
+
+
+def init_program(play: Play, params: PyTree, size: int):
+    """The compiled init for a block of `size` runs."""
+    args = (play.seed, *_specs(play, params, size), play.pp)
+    return _compiled(play, ("init",), args, lambda: play.init_b.lower(*args))
+
+
+def chunk_program(play: Play, params: PyTree, size: int, guard: bool = False):
+    """The compiled chunk for a block of `size` runs; with `guard` it stops at the horizon (a
+    last, partial chunk: `oslr.program.make_run_fns`)."""
+    carry = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=play.shard),
+                         init_program(play, params, size).out_info)  # as `play_block` puts it
+    args = (carry, on_device(0, np.int32), play.horizon_a, play.ckpts, play.seed,
+            *_specs(play, params, size), play.pp)
+    statics = (play.chunk_size, play.unroll, guard)
+    return _compiled(play, ("chunk", *statics), args,
+                     lambda: play.chunk_b.lower(*args, *statics))
+
+
 def block_size(play: Play, params: PyTree, n_total: int, devices: list, root,
                 max_memory: int | None, per_run: int) -> int:
     """Runs per block (`memory.fit_block`): all of them when the compiled init and chunk at
@@ -83,18 +134,11 @@ def block_size(play: Play, params: PyTree, n_total: int, devices: list, root,
     have = memory.budget(devices[0], max_memory)
 
     def need(size: int) -> int | None:
-        run_ids = jax.ShapeDtypeStruct((size,), np.int32, sharding=play.shard)
-        lp = jax.tree.map(lambda a: jax.ShapeDtypeStruct((size,) + np.shape(a)[1:],
-                                                         np.asarray(a).dtype,
-                                                         sharding=play.shard), params)
-        init_c = play.init_b.lower(play.seed, run_ids, lp, play.pp).compile()
-        chunk_c = play.chunk_b.lower(init_c.out_info, on_device(0, np.int32), play.horizon_a,
-                                     play.ckpts, play.seed, run_ids, lp, play.pp,
-                                     play.chunk_size, play.unroll, False).compile()
-        got = [memory.program_bytes(c) for c in (init_c, chunk_c)]
+        compiled = init_program(play, params, size), chunk_program(play, params, size)
+        got = [memory.program_bytes(c) for c in compiled]
         if None in got:
             return None
-        carry = memory.tree_bytes(init_c.out_info)
+        carry = memory.tree_bytes(compiled[0].out_info)
         return max(got) + (carry // n_dev if root is not None else 0)  # the checkpoint's copy
 
     saved = checkpoint.saved_block_size(root)  # kept: it fitted when the study began
@@ -121,16 +165,18 @@ def play_block(play: Play, block: Block, params: PyTree, ids, pidx, root, finger
                 report_done(play.horizon * block.share)
             return done
     run_ids, lp = block_args(play, params, ids, pidx, block)
-    carry = play.init_b(play.seed, run_ids, lp, play.pp)
+    carry = init_program(play, params, block.size)(play.seed, run_ids, lp, play.pp)
+    carry = jax.device_put(carry, play.shard)  # split over the runs, as a saved one is loaded
     ckpt_dir = folder / f"block-{block.b:06d}" if folder is not None else root
     fp = block_fp if several else fingerprint
     carry, t_done = resume(ckpt_dir, fp, carry, play.shard, name, own_path)
     if report_done is not None and t_done:
         report_done(t_done * block.share)  # the rounds resumed from count as done
-    for start in range(t_done, play.horizon, play.chunk_size):
-        carry = play.chunk_b(carry, on_device(start, np.int32), play.horizon_a, play.ckpts,
-                             play.seed, run_ids, lp, play.pp, play.chunk_size, play.unroll,
-                             start + play.chunk_size > play.horizon)
+    for start in range(t_done, play.horizon, play.chunk_size):  # the chunk after the resume
+        guard = start + play.chunk_size > play.horizon  # the last, partial chunk
+        chunk_c = chunk_program(play, params, block.size, guard)
+        carry = chunk_c(carry, on_device(start, np.int32), play.horizon_a, play.ckpts,
+                        play.seed, run_ids, lp, play.pp)
         done = min(start + play.chunk_size, play.horizon)
         if ckpt_dir is not None:
             checkpoint.save(ckpt_dir, carry, done, fp)
@@ -184,5 +230,5 @@ def play_blocks(play: Play, params: PyTree, layout: tuple, size: int, root, fing
             rows.close()
 
 
-__all__ = ["Block", "Play", "block_args", "block_size", "play_block", "play_blocks", "resume",
-           "to_host"]
+__all__ = ["Block", "Play", "block_args", "block_size", "chunk_program", "init_program",
+           "play_block", "play_blocks", "resume", "to_host"]

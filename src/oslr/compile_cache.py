@@ -1,19 +1,35 @@
-"""JAX's persistent compilation cache for oslr's programs: each program compiled once per
-machine, so a study run again, a notebook after a kernel restart, or an experiment whose studies
-share programs loads them instead of compiling (JAX keys each entry by the program, the compile
-options and the versions)."""
+"""Compiled programs kept across processes, so a study run again, a notebook after a kernel
+restart, or an experiment whose studies share programs loads them instead of compiling:
+
+* JAX's persistent compilation cache (`use_persistent_cache`), keyed by JAX from each program
+  once it is traced and lowered;
+* oslr's own store of a study's compiled init and chunks (`load_or_compile`), keyed before any
+  tracing by what makes the program: oslr's code (`code_digest`), the learner and the problem
+  with every value their functions close over (`value_digest`), the arguments' shapes, dtypes
+  and shardings, the static arguments, JAX's settings and versions, the devices and the compile
+  options. A hit skips tracing and lowering too, which is most of a warm process's first study.
+  A learner or problem with code outside oslr, JAX, optax and NumPy (one registered by a user)
+  has no digest and is not stored, nor is a program on several devices or an accelerator: JAX's
+  cache still serves those.
+"""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+import pickle
+import re
+import types
 from pathlib import Path
+from typing import Any, Callable
 
 
 def use_persistent_cache() -> None:
     """Keep compiled programs in $OSLR_COMPILE_CACHE (default ~/.cache/oslr/jax; "off": none),
     unless a cache is set already (the user's own is kept). Called by `oslr.simulate` and the
     `oslr` commands that compile. An unwritable folder means no cache, as before it was set."""
-    where = os.environ.get("OSLR_COMPILE_CACHE", str(Path.home() / ".cache" / "oslr" / "jax"))
+    where = str(_where())
     import jax
 
     if where == "off" or jax.config.jax_compilation_cache_dir:
@@ -39,4 +55,207 @@ def use_in_this_process() -> None:
         use_persistent_cache()
 
 
-__all__ = ["use_persistent_cache", "use_in_this_process"]
+def _where() -> Path:
+    return Path(os.environ.get("OSLR_COMPILE_CACHE", str(Path.home() / ".cache" / "oslr" / "jax")))
+
+
+def store_dir() -> Path | None:
+    """The folder of oslr's stored programs: `programs` in $OSLR_COMPILE_CACHE. None (nothing
+    stored): OSLR_COMPILE_CACHE=off, OSLR_PROGRAM_STORE=off (JAX's cache alone: e.g. where oslr's
+    functions are patched in memory, which its key cannot see), or several jax.distributed
+    processes (they would write one folder)."""
+    import jax
+
+    if "off" in (os.environ.get("OSLR_COMPILE_CACHE"), os.environ.get("OSLR_PROGRAM_STORE")):
+        return None
+    return None if jax.process_count() > 1 else _where() / "programs"
+
+
+@functools.cache
+def code_digest() -> str:
+    """SHA-256 of every file of the installed oslr package (its code and shipped data), read
+    once per process: any change to oslr is another program."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*")):
+        if f.is_file() and "__pycache__" not in f.parts:
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+#: modules whose code a stored program may call: oslr's own (`code_digest`) and libraries whose
+#: versions are part of the key
+TRUSTED_MODULES = ("oslr", "jax", "jaxlib", "optax", "numpy")
+
+
+def value_digest(value: Any) -> str | None:
+    """A digest of `value` as a traced program sees it: functions by module, name, defaults and
+    every value they close over; arrays by dtype, shape and bytes; containers, dataclasses and
+    named tuples by their parts. None where some part cannot be told apart that way (a function
+    outside TRUSTED_MODULES, an object of another kind)."""
+    h = hashlib.sha256()
+    try:
+        _feed(h, value, set())
+    except _Opaque:
+        return None
+    return h.hexdigest()
+
+
+class _Opaque(Exception):
+    """A part `value_digest` cannot vouch for."""
+
+
+def _feed(h, value: Any, seen: set) -> None:
+    if isinstance(value, (str, bytes, bool, int, float, complex, type(None))):
+        h.update(f"{type(value).__name__}:{value!r};".encode())
+        return
+    if id(value) in seen:  # a function that refers to itself
+        h.update(b"<seen>;")
+        return
+    seen.add(id(value))
+    import numpy as np
+
+    if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape"):
+        a = np.ascontiguousarray(np.asarray(value))
+        h.update(f"array:{a.dtype}:{a.shape};".encode())
+        h.update(a.tobytes())
+    elif isinstance(value, (np.dtype, type)):
+        if isinstance(value, type) and not _trusted(value.__module__):
+            raise _Opaque(value)
+        h.update(f"type:{value!r};".encode())
+    elif isinstance(value, functools.partial):
+        h.update(b"partial;")
+        _feed(h, (value.func, value.args, value.keywords), seen)
+    elif isinstance(value, types.MethodType):
+        _feed(h, (value.__func__, value.__self__), seen)
+    elif isinstance(value, types.FunctionType):
+        _feed_function(h, value, seen)
+    elif isinstance(value, (types.BuiltinFunctionType, np.ufunc)):
+        if not _trusted(getattr(value, "__module__", None) or "numpy"):
+            raise _Opaque(value)
+        h.update(f"builtin:{value!r};".encode())
+    elif isinstance(value, (tuple, list)):
+        h.update(f"{type(value).__qualname__}:{len(value)};".encode())
+        for v in value:
+            _feed(h, v, seen)
+        if hasattr(value, "_fields") and not _trusted(type(value).__module__):
+            raise _Opaque(value)
+    elif isinstance(value, dict):
+        h.update(f"dict:{len(value)};".encode())
+        for k, v in sorted(value.items(), key=lambda kv: repr(kv[0])):
+            _feed(h, k, seen)
+            _feed(h, v, seen)
+    elif hasattr(value, "__dataclass_fields__") and _trusted(type(value).__module__):
+        h.update(f"dataclass:{type(value).__module__}.{type(value).__qualname__};".encode())
+        for name in value.__dataclass_fields__:
+            _feed(h, (name, getattr(value, name)), seen)
+    else:
+        raise _Opaque(value)
+
+
+def _trusted(module: str | None) -> bool:
+    return module is not None and module.split(".")[0] in TRUSTED_MODULES
+
+
+def _feed_function(h, fn: types.FunctionType, seen: set) -> None:
+    """A function by where it is defined (its code is in `code_digest` or a library's version)
+    and every value it closes over or takes by default."""
+    if not _trusted(fn.__module__):
+        raise _Opaque(fn)
+    h.update(f"function:{fn.__module__}.{fn.__qualname__}:{fn.__code__.co_firstlineno};".encode())
+    cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+    _feed(h, (cells, fn.__defaults__, fn.__kwdefaults__), seen)
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell (a name bound after the function was made)
+        return False
+    return True
+
+
+def _key(parts: tuple, devices: list) -> str:
+    """The store's key of a program: `parts` (the caller's: what the program computes and its
+    arguments) and everything else that changes the compiled program."""
+    import jax
+    import jaxlib
+    import numpy as np
+    from jax._src import config as jax_config
+
+    try:
+        import optax
+        optax_version = optax.__version__
+    except ImportError:
+        optax_version = None
+    setting = (code_digest(), jax.__version__, jaxlib.__version__, np.__version__,
+               optax_version, sorted((k, v) for k, v in os.environ.items()
+                                     if k.startswith(("OSLR_", "XLA_"))),
+               sorted((k, repr(v)) for k, v in jax.config.values.items()),
+               repr(jax_config.trace_context()),
+               [(d.platform, d.device_kind, d.id, d.client.platform_version) for d in devices],
+               parts)
+    text = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(setting))  # no addresses: the same each run
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _storable(devices: list) -> bool:
+    """Programs on one CPU device: the case measured to load and run bit for bit (a program for
+    several host devices loaded from its serialized form fails at run time in jaxlib 0.10.2:
+    "Function wrapped_broadcast not found"; accelerators are not tried)."""
+    return len(devices) == 1 and devices[0].platform == "cpu"
+
+
+def load_or_compile(parts: tuple | None, lower: Callable, devices: list):
+    """The compiled program `lower()` (a `jax.stages.Lowered`) compiles to: loaded from the
+    store when it holds the program of `parts` on `devices`, else compiled (JAX's persistent
+    cache may still serve it) and stored. `parts` None: never stored (no digest); nor is a
+    program on several devices or an accelerator (`_storable`): JAX's cache serves those. A
+    stored program that fails to load (damaged, or from a jaxlib that reads it otherwise) is
+    compiled again and replaced."""
+    where = store_dir() if parts is not None and _storable(devices) else None
+    if where is None:
+        return lower().compile()
+    file = where / f"{_key(parts, devices)}.bin"
+    from jax.experimental import serialize_executable
+
+    if file.is_file():
+        try:
+            payload, in_tree, out_tree = pickle.loads(file.read_bytes())
+            loaded = serialize_executable.deserialize_and_load(
+                payload, in_tree, out_tree, backend=devices[0].client,
+                execution_devices=devices)
+            os.utime(file)  # recently used: the last to go (`_trim`)
+            return loaded
+        except Exception:  # noqa: BLE001 - any unreadable entry is compiled again
+            pass
+    compiled = lower().compile()
+    try:
+        blob = pickle.dumps(serialize_executable.serialize(compiled))
+        where.mkdir(parents=True, exist_ok=True)
+        from oslr import atomic
+
+        atomic.write_atomic(file, lambda f: f.write(blob))
+        _trim(where, STORE_BYTES)
+    except (ValueError, NotImplementedError, OSError, pickle.PicklingError):
+        pass  # a program that cannot be serialized, or an unwritable folder: not stored
+    return compiled
+
+
+#: the most bytes of programs the store keeps; the least recently used go first
+STORE_BYTES = 1 << 30
+
+
+def _trim(where: Path, limit: int) -> None:
+    """Remove the least recently used programs in `where` until they take at most `limit`."""
+    files = sorted(where.glob("*.bin"), key=lambda f: f.stat().st_mtime, reverse=True)
+    total = 0
+    for f in files:
+        total += f.stat().st_size
+        if total > limit:
+            f.unlink(missing_ok=True)
+
+
+__all__ = ["STORE_BYTES", "TRUSTED_MODULES", "code_digest", "load_or_compile", "store_dir",
+           "use_in_this_process", "use_persistent_cache", "value_digest"]

@@ -10,7 +10,7 @@ import numpy as np
 import jax.numpy as jnp
 from jax import lax
 
-from oslr import metrics
+from oslr import compile_cache, metrics
 from oslr.rollout import exact_matmuls, init_run, play, run_keys
 from oslr.types import Learner, Problem
 
@@ -103,13 +103,31 @@ def batched_fns(learner: Learner, problem: Problem, n_ckpt: int, stats: bool):
     return _COMPILED[key][:2]
 
 
+def identity(learner: Learner, problem: Problem, n_ckpt: int, stats: bool) -> str | None:
+    """What the programs of `batched_fns` compute, as a digest of the learner, the problem
+    (their functions and every value those close over), the shapes and the compile options
+    (`oslr.compile_cache.value_digest`), once per learner and problem; None where some part
+    has no digest (a learner or problem with code outside oslr): their programs are then not
+    kept by oslr's store."""
+    key = (id(learner), id(problem), n_ckpt, stats)
+    if key not in _IDENTITY:
+        _IDENTITY[key] = (compile_cache.value_digest(
+            ("study programs", learner, problem, n_ckpt, stats, compiler_options())),
+            learner, problem)  # kept alive: their ids stay unique
+    return _IDENTITY[key][0]
+
+
+_IDENTITY: dict[tuple, tuple] = {}
+
+
 def clear_compiled() -> None:
     """Drop every compiled study program (this module's cache and JAX's). A process that compiles
     hundreds of distinct programs (the arena: one per learner, problem and budget) otherwise keeps
     them all mapped and runs out of memory mappings (vm.max_map_count) long before RAM."""
     _COMPILED.clear()
+    _IDENTITY.clear()
     jax.clear_caches()
 
 
 __all__ = ["BATCH_INVARIANT_OPTIONS", "batched_fns", "clear_compiled", "compiler_options",
-           "make_run_fns"]
+           "identity", "make_run_fns"]

@@ -176,7 +176,7 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
         init_b, chunk_b, NamedSharding(mesh, PartitionSpec("runs")), on_device(seed, np.uint32),
         on_device(horizon, np.int32), on_device(ckpts, np.int32),
         jax.device_put(problem_params, NamedSharding(mesh, PartitionSpec())), horizon,
-        chunk_size, unroll)
+        chunk_size, unroll, devices, program.identity(learner, problem, len(ckpts), stats), {})
     shapes, lp1 = memory.carry_shapes(learner, problem, params, problem_params, len(ckpts), stats)
     fingerprint = checkpoint.fingerprint(
         learner.name, repr(learner.info), learner.options or {}, problem.name, problem.d,
