@@ -170,13 +170,8 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
         learner, problem, params, problem_params, horizon, n_runs, n_checkpoints, comparator_k,
         track_stats, devices, max_memory, checkpoint_path or checkpoint.kept_root())
     n_total = len(grid) * n_runs
-    init_b, chunk_b = program.batched_fns(learner, problem, len(ckpts), stats)
-    mesh = Mesh(np.array(devices), ("runs",))
-    play = blocks.Play(
-        init_b, chunk_b, NamedSharding(mesh, PartitionSpec("runs")), on_device(seed, np.uint32),
-        on_device(horizon, np.int32), on_device(ckpts, np.int32),
-        jax.device_put(problem_params, NamedSharding(mesh, PartitionSpec())), horizon,
-        chunk_size, unroll, devices, program.identity(learner, problem, len(ckpts), stats), {})
+    play = _play(learner, problem, problem_params, devices, seed, horizon, ckpts, stats,
+                 chunk_size, unroll)
     shapes, lp1 = memory.carry_shapes(learner, problem, params, problem_params, len(ckpts), stats)
     fingerprint = checkpoint.fingerprint(
         learner.name, repr(learner.info), learner.options or {}, problem.name, problem.d,
@@ -208,6 +203,19 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
         realizable=problem.realizable, info=info)
     record(result)
     return result
+
+
+def _play(learner, problem, problem_params, devices, seed, horizon, ckpts, stats, chunk_size,
+          unroll) -> blocks.Play:
+    """What every block of the study plays with (`oslr.blocks.Play`): the programs, the runs
+    split over `devices`, the problem's params on every one of them."""
+    init_b, chunk_b = program.batched_fns(learner, problem, len(ckpts), stats)
+    mesh = Mesh(np.array(devices), ("runs",))
+    return blocks.Play(
+        init_b, chunk_b, NamedSharding(mesh, PartitionSpec("runs")), on_device(seed, np.uint32),
+        on_device(horizon, np.int32), on_device(ckpts, np.int32),
+        jax.device_put(problem_params, NamedSharding(mesh, PartitionSpec())), horizon,
+        chunk_size, unroll, devices, program.identity(learner, problem, len(ckpts), stats), {})
 
 
 def _flat_results(ms: dict) -> dict:
