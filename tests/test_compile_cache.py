@@ -18,7 +18,8 @@ import collections, json, sys
 from jax import monitoring
 events = collections.Counter()
 monitoring.register_event_listener(lambda name, **kw: events.update([name]))
-monitoring.register_event_duration_secs_listener(lambda name, s, **kw: events.update([name]))
+monitoring.register_event_duration_secs_listener(
+    lambda name, s, **kw: events.update([name, f"{name}:{kw.get('fun_name')}"]))
 exec(compile(sys.stdin.read(), "example", "exec"), {})
 print("EVENTS", json.dumps(events))
 """
@@ -106,9 +107,14 @@ def test_store__a_second_process_neither_traces_nor_lowers_the_study_and_gets_th
     assert len(list((cache / "programs").glob("*.bin"))) == 2  # the init and the chunk
     second, again = _store_run(_TINY_RESULT, cache, tmp_path)
     assert again == bits
-    # only the one-line probe of the compile options is lowered (`program.compiler_options`)
-    assert first[LOWERED] == 3 and second[LOWERED] == 1
-    assert second[REQUESTS] == 1
+    # the study's init and chunk (each traced and lowered over its arguments' leaves,
+    # `compile_cache._export`): in the first process only
+    traced = "/jax/core/compile/jaxpr_trace_duration"
+    assert first[f"{traced}:over_leaves"] == first[f"{LOWERED}:jit(over_leaves)"] == 2
+    assert f"{traced}:over_leaves" not in second and f"{LOWERED}:jit(over_leaves)" not in second
+    # what the second lowers: the probe of the compile options and a call of each stored form,
+    # all compiled by JAX's cache
+    assert second[LOWERED] == 3 and second.get("/jax/compilation_cache/cache_misses", 0) == 0
 
 
 @pytest.fixture
@@ -121,17 +127,18 @@ def store(tmp_path, monkeypatch):
     return tmp_path / "cache" / "programs"
 
 
-def _lowered():
+def _program():
+    """A jitted function with a static argument, counting how often it is traced."""
     import jax
     import jax.numpy as jnp
 
-    calls = []
+    traced = []
 
-    def lower():
-        calls.append(1)
-        return jax.jit(lambda x: jnp.sin(x) * 2).lower(jnp.ones(3))
+    def f(x, scale):
+        traced.append(1)
+        return {"y": jnp.sin(x["a"]) * scale, "n": x["a"].sum()}
 
-    return lower, calls
+    return jax.jit(f, static_argnums=(1,)), traced
 
 
 def test_load_or_compile__stored_then_loaded_a_damaged_one_replaced(store):
@@ -140,58 +147,64 @@ def test_load_or_compile__stored_then_loaded_a_damaged_one_replaced(store):
 
     from oslr import compile_cache
 
-    lower, calls = _lowered()
+    fn, traced = _program()
     devices = jax.devices()[:1]
-    first = compile_cache.load_or_compile(("t", 1), lower, devices)
+    spec = ({"a": jax.ShapeDtypeStruct((3,), jnp.float32)},)
+    first = compile_cache.load_or_compile(("t", 1), fn, spec, (2.0,), devices, {})
     (file,) = store.glob("*.bin")
-    second = compile_cache.load_or_compile(("t", 1), lower, devices)
-    assert len(calls) == 1  # loaded, not lowered
-    x = jnp.arange(3.0)
-    assert (first(x) == second(x)).all() and (second(x) == jnp.sin(x) * 2).all()
+    second = compile_cache.load_or_compile(("t", 1), fn, spec, (2.0,), devices, {})
+    assert len(traced) == 1  # loaded, not traced again
+    x = {"a": jnp.arange(3.0)}
+    assert jax.tree.structure(second(x)) == jax.tree.structure({"y": 0, "n": 0})
+    assert (first(x)["y"] == second(x)["y"]).all() and (second(x)["y"] == jnp.sin(x["a"]) * 2).all()
+    assert second.out_info["y"].shape == (3,) and second.memory_analysis() is not None
     file.write_bytes(file.read_bytes()[:100])  # cut short
-    third = compile_cache.load_or_compile(("t", 1), lower, devices)
-    assert len(calls) == 2 and (third(x) == second(x)).all()
+    third = compile_cache.load_or_compile(("t", 1), fn, spec, (2.0,), devices, {})
+    assert len(traced) == 2 and (third(x)["n"] == 3.0)
     assert len(file.read_bytes()) > 100  # replaced whole
-    compile_cache.load_or_compile(("t", 2), lower, devices)  # other parts, another program
-    assert len(calls) == 3 and len(list(store.glob("*.bin"))) == 2
+    compile_cache.load_or_compile(("t", 2), fn, spec, (3.0,), devices, {})  # another program
+    assert len(traced) == 3 and len(list(store.glob("*.bin"))) == 2
 
 
 def test_load_or_compile__nothing_stored_without_a_digest_on_several_devices_or_when_off(
         store, monkeypatch):
     import jax
+    import jax.numpy as jnp
 
     from oslr import compile_cache
 
-    lower, calls = _lowered()
-    compile_cache.load_or_compile(None, lower, jax.devices()[:1])
-    fake = [jax.devices()[0]] * 2  # a program for two devices (only the count is read)
-    assert not compile_cache._storable(fake)
+    fn, traced = _program()
+    spec = ({"a": jax.ShapeDtypeStruct((3,), jnp.float32)},)
+    compile_cache.load_or_compile(None, fn, spec, (2.0,), jax.devices()[:1], {})
+    assert not compile_cache._storable([jax.devices()[0]] * 2)  # only the count is read
     monkeypatch.setenv("OSLR_PROGRAM_STORE", "off")
     assert compile_cache.store_dir() is None
-    compile_cache.load_or_compile(("t", 1), lower, jax.devices()[:1])
-    assert len(calls) == 2 and not store.exists()
+    compile_cache.load_or_compile(("t", 1), fn, spec, (2.0,), jax.devices()[:1], {})
+    assert not store.exists()
 
 
 def test_load_or_compile__the_least_recently_used_go_past_the_limit(store, monkeypatch):
     import os as _os
 
     import jax
+    import jax.numpy as jnp
 
     from oslr import compile_cache
 
-    lower, _ = _lowered()
+    fn, _ = _program()
     devices = jax.devices()[:1]
+    spec = ({"a": jax.ShapeDtypeStruct((3,), jnp.float32)},)
     for i in range(3):
-        compile_cache.load_or_compile(("t", i), lower, devices)
+        compile_cache.load_or_compile(("t", i), fn, spec, (float(i),), devices, {})
     files = sorted(store.glob("*.bin"), key=lambda f: f.stat().st_mtime)
     for age, f in enumerate(files):  # oldest first, a second apart
         _os.utime(f, (1000 + age, 1000 + age))
-    compile_cache.load_or_compile(("t", 0), lower, devices)  # used: now the newest
-    size = files[0].stat().st_size
+    compile_cache.load_or_compile(("t", 0), fn, spec, (0.0,), devices, {})  # used: the newest
+    size = max(f.stat().st_size for f in files)
     monkeypatch.setattr(compile_cache, "STORE_BYTES", 2 * size + size // 2)
-    compile_cache.load_or_compile(("t", 3), lower, devices)  # a fourth: two must go
+    compile_cache.load_or_compile(("t", 3), fn, spec, (3.0,), devices, {})  # a fourth: 2 go
     left = set(store.glob("*.bin"))
-    key0 = store / f"{compile_cache._key(('t', 0), devices)}.bin"
+    key0 = store / f"{compile_cache._key((('t', 0), []), devices)}.bin"
     assert len(left) == 2 and key0 in left  # the recently used one is kept
 
 
@@ -238,3 +251,28 @@ def test_value_digest__closures_arrays_and_what_it_cannot_vouch_for():
     assert compile_cache.value_digest(a._replace(step=lambda *z: z)) is None
     assert compile_cache.value_digest({"k": object()}) is None
     assert identity(a._replace(step=lambda *z: z), problem, 5, False) is None
+
+
+def test_store__a_study_from_the_store_equals_one_compiled_in_process_bit_for_bit(store,
+                                                                                  monkeypatch):
+    import numpy as np
+
+    import oslr
+
+    problem, pp = oslr.make_problem("sparse-linear", d=6, k=2, sigma=0.1)
+    learner, params = oslr.make("ogd-random-subset", d=6, max_k=3)
+    study = dict(horizon=25, n_runs=3, chunk_size=10)  # a last, partial chunk: guarded
+
+    def run():
+        return oslr.sweep(learner, problem, params, pp, {"k": [1, 3]}, **study)
+
+    made = run()  # traced, lowered and stored
+    assert len(list(store.glob("*.bin"))) == 3  # the init, the chunk and the guarded chunk
+    loaded = run()
+    monkeypatch.setenv("OSLR_PROGRAM_STORE", "off")
+    plain = run()
+    for res in (loaded, plain):
+        for key in made.final:
+            np.testing.assert_array_equal(res.final[key], made.final[key], err_msg=key)
+        for key in made.curves:
+            np.testing.assert_array_equal(res.curves[key], made.curves[key], err_msg=key)

@@ -18,7 +18,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import NamedSharding
 
-from oslr import checkpoint, compile_cache, memory, spill
+from oslr import checkpoint, compile_cache, memory, program, spill
 from oslr.types import PyTree, on_device
 
 
@@ -87,13 +87,15 @@ def _signature(args) -> str:
     return repr((jax.tree.structure(args), jax.tree.leaves(jax.tree.map(leaf, args))))
 
 
-def _compiled(play: Play, what: tuple, args: tuple, lower: Callable):
-    """Program `what` for `args`, compiled once per study (`play.compiled`) and kept across
-    processes where its identity is known (`oslr.compile_cache.load_or_compile`)."""
-    key = (what, _signature(args))
+def _compiled(play: Play, what: str, fn: Callable, args: tuple, statics: tuple = ()):
+    """`fn` compiled for `args` and `statics`, once per study (`play.compiled`) and, traced and
+    lowered, kept across processes where its identity is known
+    (`oslr.compile_cache.load_or_compile`)."""
+    key = (what, statics, _signature(args))
     if key not in play.compiled:
         parts = None if play.ident is None else (play.ident, *key)
-        play.compiled[key] = compile_cache.load_or_compile(parts, lower, play.devices)
+        play.compiled[key] = compile_cache.load_or_compile(
+            parts, fn, args, statics, play.devices, program.compiler_options())
     return play.compiled[key]
 
 
@@ -108,8 +110,8 @@ def _specs(play: Play, params: PyTree, size: int) -> tuple:
 
 def init_program(play: Play, params: PyTree, size: int):
     """The compiled init for a block of `size` runs."""
-    args = (play.seed, *_specs(play, params, size), play.pp)
-    return _compiled(play, ("init",), args, lambda: play.init_b.lower(*args))
+    return _compiled(play, "init", play.init_b, (play.seed, *_specs(play, params, size),
+                                                 play.pp))
 
 
 def chunk_program(play: Play, params: PyTree, size: int, guard: bool = False):
@@ -119,9 +121,7 @@ def chunk_program(play: Play, params: PyTree, size: int, guard: bool = False):
                          init_program(play, params, size).out_info)  # as `play_block` puts it
     args = (carry, on_device(0, np.int32), play.horizon_a, play.ckpts, play.seed,
             *_specs(play, params, size), play.pp)
-    statics = (play.chunk_size, play.unroll, guard)
-    return _compiled(play, ("chunk", *statics), args,
-                     lambda: play.chunk_b.lower(*args, *statics))
+    return _compiled(play, "chunk", play.chunk_b, args, (play.chunk_size, play.unroll, guard))
 
 
 def block_size(play: Play, params: PyTree, n_total: int, devices: list, root,

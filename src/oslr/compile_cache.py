@@ -3,14 +3,14 @@ restart, or an experiment whose studies share programs loads them instead of com
 
 * JAX's persistent compilation cache (`use_persistent_cache`), keyed by JAX from each program
   once it is traced and lowered;
-* oslr's own store of a study's compiled init and chunks (`load_or_compile`), keyed before any
-  tracing by what makes the program: oslr's code (`code_digest`), the learner and the problem
-  with every value their functions close over (`value_digest`), the arguments' shapes, dtypes
-  and shardings, the static arguments, JAX's settings and versions, the devices and the compile
-  options. A hit skips tracing and lowering too, which is most of a warm process's first study.
-  A learner or problem with code outside oslr, JAX, optax and NumPy (one registered by a user)
-  has no digest and is not stored, nor is a program on several devices or an accelerator: JAX's
-  cache still serves those.
+* oslr's store of a study's init and chunks traced and lowered (`load_or_compile`: `jax.export`'s
+  StableHLO, compiled from there through JAX's cache), keyed before any tracing by what makes
+  the program: oslr's code (`code_digest`), the learner and the problem with every value their
+  functions close over (`value_digest`), the arguments' shapes, dtypes and shardings, the
+  static arguments, JAX's settings and versions, the devices and the compile options. A hit
+  skips the tracing and lowering, most of a warm process's first study. A learner or problem
+  with code outside oslr, JAX, optax and NumPy (one registered by a user) has no digest and is
+  not stored, nor is a program on several devices: JAX's cache still serves those.
 """
 
 from __future__ import annotations
@@ -201,46 +201,83 @@ def _key(parts: tuple, devices: list) -> str:
 
 
 def _storable(devices: list) -> bool:
-    """Programs on one CPU device: the case measured to load and run bit for bit (a program for
-    several host devices loaded from its serialized form fails at run time in jaxlib 0.10.2:
-    "Function wrapped_broadcast not found"; accelerators are not tried)."""
-    return len(devices) == 1 and devices[0].platform == "cpu"
+    """Programs on one device: a program for several is compiled as before (JAX's cache)."""
+    return len(devices) == 1
 
 
-def load_or_compile(parts: tuple | None, lower: Callable, devices: list):
-    """The compiled program `lower()` (a `jax.stages.Lowered`) compiles to: loaded from the
-    store when it holds the program of `parts` on `devices`, else compiled (JAX's persistent
-    cache may still serve it) and stored. `parts` None: never stored (no digest); nor is a
-    program on several devices or an accelerator (`_storable`): JAX's cache serves those. A
-    stored program that fails to load (damaged, or from a jaxlib that reads it otherwise) is
-    compiled again and replaced."""
+def load_or_compile(parts: tuple | None, fn: Callable, args: tuple, statics: tuple,
+                    devices: list, options: dict):
+    """`fn` (a jitted function) compiled for `args` (arrays or shapes) and its `statics`, the
+    trailing static arguments. Where the store may keep it (`parts` names what it computes; None:
+    no digest, never stored; one device, `_storable`), its traced and lowered form
+    (`jax.export`'s StableHLO, over the arguments' leaves) is loaded from the store or made and
+    stored, and compiled from there with the XLA `options` (JAX's persistent cache serves the
+    compile): a warm process neither traces nor lowers `fn`. An entry that fails to load is
+    made again and replaced."""
     where = store_dir() if parts is not None and _storable(devices) else None
     if where is None:
-        return lower().compile()
-    file = where / f"{_key(parts, devices)}.bin"
-    from jax.experimental import serialize_executable
+        return fn.lower(*args, *statics).compile()
+    import jax
+    from jax import export
 
-    if file.is_file():
-        try:
-            payload, in_tree, out_tree = pickle.loads(file.read_bytes())
-            loaded = serialize_executable.deserialize_and_load(
-                payload, in_tree, out_tree, backend=devices[0].client,
-                execution_devices=devices)
-            os.utime(file)  # recently used: the last to go (`_trim`)
-            return loaded
-        except Exception:  # noqa: BLE001 - any unreadable entry is compiled again
-            pass
-    compiled = lower().compile()
+    file = where / f"{_key((parts, sorted(options.items())), devices)}.bin"
     try:
-        blob = pickle.dumps(serialize_executable.serialize(compiled))
-        where.mkdir(parents=True, exist_ok=True)
-        from oslr import atomic
+        blob, out_tree = pickle.loads(file.read_bytes())
+        exported = export.deserialize(bytearray(blob))
+        os.utime(file)  # recently used: the last to go (`_trim`)
+    except Exception:  # noqa: BLE001 - none yet, or unreadable: made (again)
+        exported, out_tree = _export(fn, args, statics)
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+            from oslr import atomic
 
-        atomic.write_atomic(file, lambda f: f.write(blob))
-        _trim(where, STORE_BYTES)
-    except (ValueError, NotImplementedError, OSError, pickle.PicklingError):
-        pass  # a program that cannot be serialized, or an unwritable folder: not stored
-    return compiled
+            entry = pickle.dumps((exported.serialize(), out_tree))
+            atomic.write_atomic(file, lambda f: f.write(entry))
+            _trim(where, STORE_BYTES)
+        except OSError:
+            pass  # an unwritable folder: not stored
+    compiled = jax.jit(exported.call, compiler_options=options).lower(
+        *jax.tree.leaves(args)).compile()
+    return _OverLeaves(compiled, out_tree)
+
+
+def _export(fn: Callable, args: tuple, statics: tuple):
+    """(`fn` at `args` and `statics`, traced and lowered over the leaves of `args` (the
+    serialized form keeps no pytree of oslr's types), the tree of its result)."""
+    import jax
+    from jax import export
+
+    in_tree, box = jax.tree.structure(args), []
+    inner = getattr(fn, "__wrapped__", fn)  # the jitted function's own: options go outside
+
+    def over_leaves(*leaves):
+        out = inner(*jax.tree.unflatten(in_tree, leaves), *statics)
+        box.append(jax.tree.structure(out))
+        return jax.tree.leaves(out)
+
+    exported = export.export(jax.jit(over_leaves))(*jax.tree.leaves(args))
+    return exported, box[0]
+
+
+class _OverLeaves:
+    """A program compiled over its arguments' leaves, called with trees and returning one."""
+
+    def __init__(self, compiled, out_tree):
+        self.compiled, self.out_tree = compiled, out_tree
+
+    def __call__(self, *args):
+        import jax
+
+        return jax.tree.unflatten(self.out_tree, self.compiled(*jax.tree.leaves(args)))
+
+    @property
+    def out_info(self):
+        import jax
+
+        return jax.tree.unflatten(self.out_tree, self.compiled.out_info)
+
+    def memory_analysis(self):
+        return self.compiled.memory_analysis()
 
 
 #: the most bytes of programs the store keeps; the least recently used go first
