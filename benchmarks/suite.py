@@ -178,13 +178,15 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
         parts += ["## Studies bigger than memory, in blocks of runs\n",
                   "`python -m benchmarks.blocks`: each study in a fresh process, one at a time; "
                   "peak_rss_mb is the process's own peak resident memory, wall_s from the call "
-                  "to the result. LinUCB at d = 100, T = 100: under one `max_memory` cap at 1x-8x "
-                  "the runs that fit in it, and 8x in one batch with no cap; equal_to_one_batch: "
-                  "every run's final regret has the same bits as in the one batch. The "
+                  "to the result. LinUCB at d = 100, T = 100 under a `max_memory` cap of 256 MiB "
+                  "(blocks of 1,830 runs): 1x = 8,000 runs, a state over 4x the cap, then 2x, 4x "
+                  "and 8x, and 8x in one batch with no cap; equal_to_one_batch: every run's "
+                  "final regret has the same bits as in the one batch. The "
                   "200,000-run study: `oslr run --problem linear-bandit --learners linucb --d 100 "
                   "--runs 200000 --horizon 100` with nothing capped (80% of the memory available "
                   "at its start).\n",
-                  markdown_table(result["blocks"])]
+                  markdown_table(result["blocks"],  # every row's columns: a study has its own
+                                 list(dict.fromkeys(k for r in result["blocks"] for k in r)))]
     if result.get("memory_T"):
         mem = result["memory_T"]
         growth = f"{mem[-1]['peak_rss_mb'] - mem[0]['peak_rss_mb']:+.1f} MB resident"
