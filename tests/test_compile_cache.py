@@ -276,3 +276,22 @@ def test_store__a_study_from_the_store_equals_one_compiled_in_process_bit_for_bi
             np.testing.assert_array_equal(res.final[key], made.final[key], err_msg=key)
         for key in made.curves:
             np.testing.assert_array_equal(res.curves[key], made.curves[key], err_msg=key)
+
+
+def test_value_digest__every_part_of_nested_containers_counts():
+    import dataclasses
+
+    from oslr import compile_cache
+    from oslr.types import Requirements
+
+    fields = [f.name for f in dataclasses.fields(Requirements)]
+    base = Requirements()
+    for name in fields:  # each field of an oslr dataclass, the last ones too
+        value = getattr(base, name)
+        other = dataclasses.replace(base, **{name: (not value) if isinstance(value, bool)
+                                             else (value or 0) + 1})
+        assert compile_cache.value_digest(other) != compile_cache.value_digest(base), name
+    pairs = [((1, 2), (1, 3)), ([(0, 1), (0, 2)], [(0, 1), (0, 3)]),
+             ({"a": (1,), "b": (2,)}, {"a": (1,), "b": (3,)})]
+    for one, two in pairs:
+        assert compile_cache.value_digest(one) != compile_cache.value_digest(two), (one, two)

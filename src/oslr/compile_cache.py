@@ -96,7 +96,7 @@ def value_digest(value: Any) -> str | None:
     outside TRUSTED_MODULES, an object of another kind)."""
     h = hashlib.sha256()
     try:
-        _feed(h, value, set())
+        _feed(h, value, {})
     except _Opaque:
         return None
     return h.hexdigest()
@@ -106,14 +106,17 @@ class _Opaque(Exception):
     """A part `value_digest` cannot vouch for."""
 
 
-def _feed(h, value: Any, seen: set) -> None:
+def _feed(h, value: Any, seen: dict) -> None:
+    """Feed `value` to the hash `h`; `seen` holds (by id) what was fed before, and keeps it
+    alive: a part fed once and freed would leave its id to another, which would then be
+    taken for it."""
     if isinstance(value, (str, bytes, bool, int, float, complex, type(None))):
         h.update(f"{type(value).__name__}:{value!r};".encode())
         return
     if id(value) in seen:  # a function that refers to itself
         h.update(b"<seen>;")
         return
-    seen.add(id(value))
+    seen[id(value)] = value
     import numpy as np
 
     if hasattr(value, "__array__") and hasattr(value, "dtype") and hasattr(value, "shape"):
@@ -158,7 +161,7 @@ def _trusted(module: str | None) -> bool:
     return module is not None and module.split(".")[0] in TRUSTED_MODULES
 
 
-def _feed_function(h, fn: types.FunctionType, seen: set) -> None:
+def _feed_function(h, fn: types.FunctionType, seen: dict) -> None:
     """A function by where it is defined (its code is in `code_digest` or a library's version)
     and every value it closes over or takes by default."""
     if not _trusted(fn.__module__):
