@@ -121,6 +121,7 @@ def test_store__a_second_process_neither_traces_nor_lowers_the_study_and_gets_th
 def store(tmp_path, monkeypatch):
     from oslr import compile_cache
 
+    compile_cache.clear_loaded()
     monkeypatch.delenv("OSLR_PROGRAM_STORE", raising=False)
     monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "cache"))
     assert compile_cache.store_dir() == tmp_path / "cache" / "programs"
@@ -152,6 +153,8 @@ def test_load_or_compile__stored_then_loaded_a_damaged_one_replaced(store):
     spec = ({"a": jax.ShapeDtypeStruct((3,), jnp.float32)},)
     first = compile_cache.load_or_compile(("t", 1), fn, spec, (2.0,), devices, {})
     (file,) = store.glob("*.bin")
+    assert compile_cache.load_or_compile(("t", 1), fn, spec, (2.0,), devices, {}) is first
+    compile_cache.clear_loaded()  # as a new process
     second = compile_cache.load_or_compile(("t", 1), fn, spec, (2.0,), devices, {})
     assert len(traced) == 1  # loaded, not traced again
     x = {"a": jnp.arange(3.0)}
@@ -159,6 +162,7 @@ def test_load_or_compile__stored_then_loaded_a_damaged_one_replaced(store):
     assert (first(x)["y"] == second(x)["y"]).all() and (second(x)["y"] == jnp.sin(x["a"]) * 2).all()
     assert second.out_info["y"].shape == (3,) and second.memory_analysis() is not None
     file.write_bytes(file.read_bytes()[:100])  # cut short
+    compile_cache.clear_loaded()
     third = compile_cache.load_or_compile(("t", 1), fn, spec, (2.0,), devices, {})
     assert len(traced) == 2 and (third(x)["n"] == 3.0)
     assert len(file.read_bytes()) > 100  # replaced whole
@@ -199,6 +203,7 @@ def test_load_or_compile__the_least_recently_used_go_past_the_limit(store, monke
     files = sorted(store.glob("*.bin"), key=lambda f: f.stat().st_mtime)
     for age, f in enumerate(files):  # oldest first, a second apart
         _os.utime(f, (1000 + age, 1000 + age))
+    compile_cache.clear_loaded()  # as a new process: read from the file
     compile_cache.load_or_compile(("t", 0), fn, spec, (0.0,), devices, {})  # used: the newest
     size = max(f.stat().st_size for f in files)
     monkeypatch.setattr(compile_cache, "STORE_BYTES", 2 * size + size // 2)
@@ -268,6 +273,9 @@ def test_store__a_study_from_the_store_equals_one_compiled_in_process_bit_for_bi
 
     made = run()  # traced, lowered and stored
     assert len(list(store.glob("*.bin"))) == 3  # the init, the chunk and the guarded chunk
+    from oslr import compile_cache
+
+    compile_cache.clear_loaded()  # as a new process: from the files
     loaded = run()
     monkeypatch.setenv("OSLR_PROGRAM_STORE", "off")
     plain = run()
@@ -295,3 +303,19 @@ def test_value_digest__every_part_of_nested_containers_counts():
              ({"a": (1,), "b": (2,)}, {"a": (1,), "b": (3,)})]
     for one, two in pairs:
         assert compile_cache.value_digest(one) != compile_cache.value_digest(two), (one, two)
+
+
+def test_load_or_compile__kept_in_the_process_until_the_study_programs_are_dropped(store):
+    import jax
+    import jax.numpy as jnp
+
+    from oslr import compile_cache, program
+
+    fn, traced = _program()
+    spec = ({"a": jax.ShapeDtypeStruct((3,), jnp.float32)},)
+    got = compile_cache.load_or_compile(("t", 9), fn, spec, (2.0,), jax.devices()[:1], {})
+    assert compile_cache.load_or_compile(("t", 9), fn, spec, (2.0,), jax.devices()[:1],
+                                         {}) is got  # no file read, no compile
+    program.clear_compiled()  # the arena's way out of too many mapped programs
+    assert compile_cache.load_or_compile(("t", 9), fn, spec, (2.0,), jax.devices()[:1],
+                                         {}) is not got

@@ -220,10 +220,26 @@ def load_or_compile(parts: tuple | None, fn: Callable, args: tuple, statics: tup
     where = store_dir() if parts is not None and _storable(devices) else None
     if where is None:
         return fn.lower(*args, *statics).compile()
+    key = _key((parts, sorted(options.items())), devices)
+    if key not in _LOADED:
+        _LOADED[key] = _load_or_export(where / f"{key}.bin", fn, args, statics, options)
+    return _LOADED[key]
+
+
+#: the programs `load_or_compile` loaded or made in this process, by key (`clear_loaded`)
+_LOADED: dict[str, Any] = {}
+
+
+def clear_loaded() -> None:
+    """Drop the programs `load_or_compile` keeps in this process."""
+    _LOADED.clear()
+
+
+def _load_or_export(file: Path, fn: Callable, args: tuple, statics: tuple, options: dict):
+    """The program of the store's `file`, or `fn` exported and stored there; compiled."""
     import jax
     from jax import export
 
-    file = where / f"{_key((parts, sorted(options.items())), devices)}.bin"
     try:
         blob, out_tree = pickle.loads(file.read_bytes())
         exported = export.deserialize(bytearray(blob))
@@ -231,12 +247,12 @@ def load_or_compile(parts: tuple | None, fn: Callable, args: tuple, statics: tup
     except Exception:  # noqa: BLE001 - none yet, or unreadable: made (again)
         exported, out_tree = _export(fn, args, statics)
         try:
-            where.mkdir(parents=True, exist_ok=True)
+            file.parent.mkdir(parents=True, exist_ok=True)
             from oslr import atomic
 
             entry = pickle.dumps((exported.serialize(), out_tree))
             atomic.write_atomic(file, lambda f: f.write(entry))
-            _trim(where, STORE_BYTES)
+            _trim(file.parent, STORE_BYTES)
         except OSError:
             pass  # an unwritable folder: not stored
     compiled = jax.jit(exported.call, compiler_options=options).lower(
@@ -297,5 +313,5 @@ def _trim(where: Path, limit: int) -> None:
             f.unlink(missing_ok=True)
 
 
-__all__ = ["STORE_BYTES", "TRUSTED_MODULES", "code_digest", "load_or_compile", "store_dir",
-           "use_in_this_process", "use_persistent_cache", "value_digest"]
+__all__ = ["STORE_BYTES", "TRUSTED_MODULES", "clear_loaded", "code_digest", "load_or_compile",
+           "store_dir", "use_in_this_process", "use_persistent_cache", "value_digest"]

@@ -126,6 +126,7 @@ def clear_compiled() -> None:
     them all mapped and runs out of memory mappings (vm.max_map_count) long before RAM."""
     _COMPILED.clear()
     _IDENTITY.clear()
+    compile_cache.clear_loaded()
     jax.clear_caches()
 
 
