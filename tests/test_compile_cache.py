@@ -215,6 +215,7 @@ def test_load_or_compile__the_least_recently_used_go_past_the_limit(store, monke
 
 def test_key__changes_with_what_changes_a_program(store, monkeypatch):
     import jax
+    import numpy as np
 
     from oslr import compile_cache
 
@@ -222,13 +223,16 @@ def test_key__changes_with_what_changes_a_program(store, monkeypatch):
     base = compile_cache._key(("p",), devices)
     assert compile_cache._key(("p",), devices) == base
     assert compile_cache._key(("q",), devices) != base
-    monkeypatch.setenv("OSLR_THREEFRY", "something else")
-    assert compile_cache._key(("p",), devices) != base
-    monkeypatch.undo()
-    monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", "") + " --xla_dump_to=/nowhere")
-    assert compile_cache._key(("p",), devices) != base
-    monkeypatch.undo()
+    with monkeypatch.context() as m:  # each change undone on its own
+        m.setenv("OSLR_THREEFRY", "something else")
+        assert compile_cache._key(("p",), devices) != base
+    with monkeypatch.context() as m:
+        m.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", "") + " --xla_dump_to=/nowhere")
+        assert compile_cache._key(("p",), devices) != base
+    assert compile_cache._key(("p",), devices) == base  # all undone
     with jax.default_matmul_precision("highest"):
+        assert compile_cache._key(("p",), devices) != base
+    with jax.set_mesh(jax.sharding.Mesh(np.array(devices), ("x",))):  # trace context alone
         assert compile_cache._key(("p",), devices) != base
     assert len(compile_cache.code_digest()) == 64
 
@@ -319,3 +323,25 @@ def test_load_or_compile__kept_in_the_process_until_the_study_programs_are_dropp
     program.clear_compiled()  # the arena's way out of too many mapped programs
     assert compile_cache.load_or_compile(("t", 9), fn, spec, (2.0,), jax.devices()[:1],
                                          {}) is not got
+
+
+def test_value_digest__a_function_by_the_values_it_closes_over():
+    import types
+
+    from oslr import compile_cache
+
+    def make(scale):
+        def step(x):
+            return x * scale
+
+        return step
+
+    def as_oslr(fn):  # the same code, as if defined in an oslr module (a trusted one)
+        return types.FunctionType(fn.__code__, {"__name__": "oslr.made_here"}, fn.__name__,
+                                  fn.__defaults__, fn.__closure__)
+
+    one, two, again = as_oslr(make(1.0)), as_oslr(make(2.0)), as_oslr(make(1.0))
+    assert one.__module__ == "oslr.made_here"
+    assert compile_cache.value_digest(one) == compile_cache.value_digest(again)
+    assert compile_cache.value_digest(one) != compile_cache.value_digest(two)
+    assert compile_cache.value_digest(make(1.0)) is None  # defined in the tests: not trusted
