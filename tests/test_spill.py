@@ -68,7 +68,8 @@ def test_spill__a_block_unlike_the_first_is_refused():
         spill.write(3, {"final": {"regret": np.zeros(3)},
                         "curves": {"regret": np.zeros((3, 3), np.float32),
                                    "empty": np.zeros((3, 0))}})
-    with pytest.raises(ValueError, match="do not fit"):
+    with pytest.raises(ValueError, match=r"^Spill.write: rows 4\.\.6 of shape \(0,\) do not fit "
+                                         r"6 rows of shape \(0,\)\.$"):
         spill.write(4, _tree(4, 3))  # past the last row
     with pytest.raises(ValueError, match="not the first"):
         spill.write(3, {"final": {"regret": np.zeros(3)}})
@@ -76,5 +77,14 @@ def test_spill__a_block_unlike_the_first_is_refused():
 
 
 def test_spill__nothing_written_is_an_error():
-    with pytest.raises(ValueError, match="nothing was written"):
+    with pytest.raises(ValueError, match=r"^Spill.read: nothing was written\.$"):
         Spill(3).read()
+
+
+def test_spill__a_block_of_another_dtype_is_cast_to_the_first_blocks():
+    spill = Spill(4)
+    spill.write(0, {"v": np.array([1.5, 2.5])})  # float64
+    spill.write(2, {"v": np.array([3.5, 4.5], np.float32)})
+    got = spill.read()["v"]
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, [1.5, 2.5, 3.5, 4.5])
