@@ -521,6 +521,9 @@ def test_per_run_pieces__bounded_and_joined_equal_the_whole_tables(swept, monkey
     runs = list(frames.runs_pieces([swept]))
     assert max(len(p) for p in runs) <= frames.PIECE_ROWS
     pd.testing.assert_frame_equal(pd.concat(runs, ignore_index=True), whole_runs)
+    monkeypatch.setattr(frames, "PIECE_ROWS", len(swept.ckpts))  # one run's curve a piece
+    assert {len(p) for p in frames.runs_curves_pieces([swept]) if len(p) > 5} == {
+        len(swept.ckpts)}
     # runs.csv's finals are each run's last checkpoint, in (metric, point, run) order
     regret = swept.regret_curves()
     want = np.concatenate([regret[m][g, :, -1] for m in regret for g in range(len(swept.grid))])
