@@ -1,7 +1,6 @@
 """Simulator: determinism, chunking, batching, sharding, streaming memory, input errors (resume:
 tests/test_checkpoint.py)."""
 
-import json
 import os
 from pathlib import Path
 
