@@ -32,11 +32,17 @@ oslr.sweep(learner, problem, params, pp, {"k": [1, 3]}, horizon=12, n_runs=3)
 """
 
 
+def _counted(code: str, cache: Path, cwd: Path, store: bool = False) -> str:
+    """The output of `code` run in a new process under _COUNTING with the cache folder `cache`
+    (and oslr's store of programs on with `store`; the suite turns it off, conftest.py)."""
+    env = {k: v for k, v in os.environ.items() if store is False or k != "OSLR_PROGRAM_STORE"}
+    env.update(OSLR_COMPILE_CACHE=str(cache), MPLBACKEND="Agg")
+    return subprocess.run([sys.executable, "-c", _COUNTING], input=code, env=env, cwd=cwd,
+                          capture_output=True, text=True, check=True).stdout
+
+
 def _events(code: str, cache: Path, cwd: Path) -> dict:
-    env = dict(os.environ, OSLR_COMPILE_CACHE=str(cache), MPLBACKEND="Agg")
-    out = subprocess.run([sys.executable, "-c", _COUNTING], input=code, env=env, cwd=cwd,
-                         capture_output=True, text=True, check=True).stdout
-    return json.loads(out.split("EVENTS ", 1)[1])
+    return json.loads(_counted(code, cache, cwd).split("EVENTS ", 1)[1])
 
 
 def _misses_then_hits(code: str, tmp_path: Path) -> tuple[dict, dict]:
@@ -92,12 +98,8 @@ LOWERED = "/jax/core/compile/jaxpr_to_mlir_module_duration"
 
 
 def _store_run(code: str, cache: Path, cwd: Path) -> tuple[dict, str]:
-    env = {k: v for k, v in os.environ.items() if k != "OSLR_PROGRAM_STORE"}
-    env.update(OSLR_COMPILE_CACHE=str(cache), MPLBACKEND="Agg")
-    out = subprocess.run([sys.executable, "-c", _COUNTING], input=code, env=env, cwd=cwd,
-                         capture_output=True, text=True, check=True).stdout
-    return (json.loads(out.split("EVENTS ", 1)[1]),
-            out.split("RESULT ", 1)[1].split()[0])
+    out = _counted(code, cache, cwd, store=True)
+    return json.loads(out.split("EVENTS ", 1)[1]), out.split("RESULT ", 1)[1].split()[0]
 
 
 def test_store__a_second_process_neither_traces_nor_lowers_the_study_and_gets_the_same_bits(

@@ -124,14 +124,14 @@ def chunk_program(play: Play, params: PyTree, size: int, guard: bool = False):
     return _compiled(play, "chunk", play.chunk_b, args, (play.chunk_size, play.unroll, guard))
 
 
-def block_size(play: Play, params: PyTree, n_total: int, devices: list, root,
-                max_memory: int | None, per_run: int) -> int:
+def block_size(play: Play, params: PyTree, n_total: int, root, max_memory: int | None,
+               per_run: int) -> int:
     """Runs per block (`memory.fit_block`): all of them when the compiled init and chunk at
     that size fit in what the study may use on each device (`memory.budget`), else the largest
     size that does, starting from what one run's carry (`per_run` bytes, twice) suggests. A
     killed study's block size is kept (nothing is compiled before its checkpoint is checked)."""
-    n_dev = len(devices)
-    have = memory.budget(devices[0], max_memory)
+    n_dev = len(play.devices)
+    have = memory.budget(play.devices[0], max_memory)
 
     def need(size: int) -> int | None:
         compiled = init_program(play, params, size), chunk_program(play, params, size)
@@ -172,9 +172,11 @@ def play_block(play: Play, block: Block, params: PyTree, ids, pidx, root, finger
     carry, t_done = resume(ckpt_dir, fp, carry, play.shard, name, own_path)
     if report_done is not None and t_done:
         report_done(t_done * block.share)  # the rounds resumed from count as done
+    chunk_c = None  # looked up once; the guarded one only for a last, partial chunk
     for start in range(t_done, play.horizon, play.chunk_size):  # the chunk after the resume
-        guard = start + play.chunk_size > play.horizon  # the last, partial chunk
-        chunk_c = chunk_program(play, params, block.size, guard)
+        guard = start + play.chunk_size > play.horizon
+        if chunk_c is None or guard:
+            chunk_c = chunk_program(play, params, block.size, guard)
         carry = chunk_c(carry, on_device(start, np.int32), play.horizon_a, play.ckpts,
                         play.seed, run_ids, lp, play.pp)
         done = min(start + play.chunk_size, play.horizon)

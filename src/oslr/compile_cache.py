@@ -29,16 +29,16 @@ def use_persistent_cache() -> None:
     """Keep compiled programs in $OSLR_COMPILE_CACHE (default ~/.cache/oslr/jax; "off": none),
     unless a cache is set already (the user's own is kept). Called by `oslr.simulate` and the
     `oslr` commands that compile. An unwritable folder means no cache, as before it was set."""
-    where = str(_where())
+    where = _where()
     import jax
 
-    if where == "off" or jax.config.jax_compilation_cache_dir:
+    if where is None or jax.config.jax_compilation_cache_dir:
         return
     try:
-        Path(where).mkdir(parents=True, exist_ok=True)
+        where.mkdir(parents=True, exist_ok=True)
     except OSError:  # an unwritable home: compile every time, as without the cache
         return
-    jax.config.update("jax_compilation_cache_dir", where)
+    jax.config.update("jax_compilation_cache_dir", str(where))
     # every program, not only those that took JAX's default second to compile: a study's many
     # small programs (init, chunks, metrics) add up to most of a new process's compiling
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
@@ -55,8 +55,10 @@ def use_in_this_process() -> None:
         use_persistent_cache()
 
 
-def _where() -> Path:
-    return Path(os.environ.get("OSLR_COMPILE_CACHE", str(Path.home() / ".cache" / "oslr" / "jax")))
+def _where() -> Path | None:
+    """$OSLR_COMPILE_CACHE (default ~/.cache/oslr/jax); None when it is "off"."""
+    where = os.environ.get("OSLR_COMPILE_CACHE", str(Path.home() / ".cache" / "oslr" / "jax"))
+    return None if where == "off" else Path(where)
 
 
 def store_dir() -> Path | None:
@@ -66,9 +68,10 @@ def store_dir() -> Path | None:
     processes (they would write one folder)."""
     import jax
 
-    if "off" in (os.environ.get("OSLR_COMPILE_CACHE"), os.environ.get("OSLR_PROGRAM_STORE")):
+    where = _where()
+    if where is None or os.environ.get("OSLR_PROGRAM_STORE") == "off":
         return None
-    return None if jax.process_count() > 1 else _where() / "programs"
+    return None if jax.process_count() > 1 else where / "programs"
 
 
 @functools.cache

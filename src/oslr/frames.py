@@ -199,6 +199,12 @@ def _summary_rows(results: Sequence[SimResult]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _joined(frames) -> pd.DataFrame:
+    """The frames (any iterable) one after another, renumbered; an empty frame for none."""
+    frames = list(frames)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
     """Mean and 95% band of every regret quantity at every checkpoint (long format)."""
     frames = []
@@ -211,7 +217,7 @@ def curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
                     "metric": name, "t": res.ckpts, "mean": mean, "sem": sem,
                     "ci_low": mean - half, "ci_high": mean + half,
                 }))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return _joined(frames)
 
 
 #: rows of one piece of the per-run tables (`runs_curves_pieces`, `runs_pieces`)
@@ -252,8 +258,7 @@ def runs_curves_frame(results: Sequence[SimResult]) -> pd.DataFrame:
     run_offset + r; the sums as metric "sum_NAME" at t = T: loss, reward, accepted, queries,
     ..., so that a CTR or a loss is recomputed per run too), for `runs.parquet`: any table or
     comparison is recomputed from it without a rerun."""
-    frames = list(runs_curves_pieces(results))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return _joined(runs_curves_pieces(results))
 
 
 def runs_pieces(results: Sequence[SimResult]) -> Iterator[pd.DataFrame]:
@@ -271,8 +276,7 @@ def runs_pieces(results: Sequence[SimResult]) -> Iterator[pd.DataFrame]:
 def runs_frame(results: Sequence[SimResult]) -> pd.DataFrame:
     """Final regret of every run (one row per learner x grid point x run x quantity; run is
     the seed's run index, run_offset + r, as in `runs_curves_frame`)."""
-    frames = list(runs_pieces(results))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return _joined(runs_pieces(results))
 
 
 __all__ = ["FullTable", "PRIMARY_METRICS", "compare_frame", "curves_frame", "entry_name",

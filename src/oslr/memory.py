@@ -229,9 +229,9 @@ def _check_memory(learner, problem, params, problem_params, n_ckpt: int, stats: 
             f"you set it, or make each run smaller (fewer n_checkpoints, a smaller d).")
     results = n_total * tree_bytes(shapes[2])
     host = budget(jax.devices("cpu")[0])
-    disk = int(disk_free(results_dir) * BUDGET_SHARE)
+    where = tempfile.gettempdir() if results_dir is None else results_dir
+    disk = int(disk_free(where) * BUDGET_SHARE)
     if host is not None and results > max(host, disk):
-        where = tempfile.gettempdir() if results_dir is None else results_dir
         raise ValueError(
             f"the per-run results of this study ({n_total:,} runs x grid points) need about "
             f"{results / 2**30:.1f} GiB, more than the {host / 2**30:.1f} GiB it may use on "

@@ -179,7 +179,7 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
         problem_params, repr(problem.info), checkpoint.carry_layout(shapes))
     root = (Path(checkpoint_path) if checkpoint_path is not None
             else checkpoint.study_path(fingerprint))
-    size = blocks.block_size(play, params, n_total, devices, root, max_memory,
+    size = blocks.block_size(play, params, n_total, root, max_memory,
                              memory.tree_bytes((shapes, lp1)))  # = memory.run_bytes
     report_done, bar = _progress(progress, learner.name, horizon)
     flat = blocks.play_blocks(play, params, batch_layout(len(grid), n_runs, run_offset, 1),
