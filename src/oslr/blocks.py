@@ -179,6 +179,8 @@ def play_block(play: Play, block: Block, params: PyTree, ids, pidx, root, finger
             chunk_c = chunk_program(play, params, block.size, guard)
         carry = chunk_c(carry, on_device(start, np.int32), play.horizon_a, play.ckpts,
                         play.seed, run_ids, lp, play.pp)
+        if len(play.devices) > 1:  # XLA may hand a zero-size leaf back whole on each device
+            carry = jax.device_put(carry, play.shard)  # as the chunk program takes it
         done = min(start + play.chunk_size, play.horizon)
         if ckpt_dir is not None:
             checkpoint.save(ckpt_dir, carry, done, fp)
