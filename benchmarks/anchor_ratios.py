@@ -119,6 +119,12 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--sides", default=",".join(SIDES),
                         help=f"the sides timed against oslr, of {','.join(SIDES)}")
     parser.add_argument("--out", default=None, help="folder for anchors.json and ANCHORS.md")
+    parser.add_argument("--cpus", default=None, metavar="LIST",
+                        help="run every side on these cores (OSLR_CPUS, `oslr.cpus`: `0` is one "
+                             "core, so one thread in XLA's pools); default: every core")
+    parser.add_argument("--results", default=None, metavar="JSON",
+                        help="also merge the rows into this results.json (key `anchors`, one "
+                             "row per learner and cores: RESULTS.md's table)")
     parser.add_argument("--render", nargs="+", default=None, metavar="JSON",
                         help="measure nothing: merge the rows of these anchors.json files (one "
                              "machine) and write them to --out")
@@ -127,6 +133,8 @@ def main(argv=None) -> list[dict]:
         saved = [json.loads(Path(p).read_text()) for p in args.render]
         return write([r for f in saved for r in f["rows"]], saved[0]["machine"],
                      Path(args.out or "."))
+    if args.cpus is not None:
+        _use_cpus(args.cpus)
     sides = tuple(args.sides.split(","))
     unknown = sorted(set(sides) - set(SIDES))
     if unknown or not sides:
@@ -144,7 +152,36 @@ def main(argv=None) -> list[dict]:
         except ImportError:
             stamp["numba"] = None
         rows = write(rows, stamp, Path(args.out))
+    if args.results:
+        merge_results(Path(args.results), rows)
     return rows
+
+
+def _use_cpus(text: str) -> None:
+    """Every thread of this process, and those JAX and numba start later, on the cores `text`
+    names (before JAX's backend starts, so XLA sizes its pools to them)."""
+    import os
+
+    from oslr import cpus
+
+    os.environ[cpus.VARIABLE] = text
+    cpus.from_env()
+
+
+def merge_results(path: Path, rows: list[dict]) -> None:
+    """Put `rows` into the results.json at `path` (key `anchors`), each compared by the
+    platform's clock and stamped with the cores it ran on and the date, replacing the rows of
+    the same learner on the same cores."""
+    import os
+
+    from benchmarks.suite import merge_rows
+
+    stamp = machine()
+    cores = ",".join(map(str, sorted(os.sched_getaffinity(0)))) if hasattr(
+        os, "sched_getaffinity") else f"all {stamp['cores']}"
+    clock = "cpu" if stamp["platform"] == "cpu" else "wall"
+    new = [{**compare(r, clock), "cpus": cores, "date": stamp["date"]} for r in rows]
+    merge_rows(path, "anchors", new, same=lambda r: (r["learner"], r["cpus"]))
 
 
 def _stamp_text(stamp: dict) -> str:

@@ -108,16 +108,9 @@ def main(argv=None) -> None:
     rows = (flat() if args.case in ("flat", "all") else []) + (
         big() if args.case in ("big", "all") else [])
     if args.out:
-        path = Path(args.out)
-        result = json.loads(path.read_text()) if path.exists() else {}
-        kept = [r for r in result.get("blocks", [])
-                if r["study"] not in {row["study"] for row in rows}]
-        result["blocks"] = kept + rows
-        path.write_text(json.dumps(result, indent=1))
-        from benchmarks.suite import to_markdown
+        from benchmarks.suite import merge_rows
 
-        plot = "scaling.png" if (path.parent / "scaling.png").exists() else None
-        (path.parent / "RESULTS.md").write_text(to_markdown(result, plot))
+        merge_rows(Path(args.out), "blocks", rows, same=lambda r: r["study"])
 
 
 if __name__ == "__main__":

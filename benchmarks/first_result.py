@@ -106,14 +106,9 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     rows = measure(args.repeats)
     if args.out:
-        path = Path(args.out)
-        result = json.loads(path.read_text()) if path.exists() else {}
-        result["first_result"] = rows
-        path.write_text(json.dumps(result, indent=1))
-        from benchmarks.suite import to_markdown
+        from benchmarks.suite import merge_rows
 
-        plot = "scaling.png" if (path.parent / "scaling.png").exists() else None
-        (path.parent / "RESULTS.md").write_text(to_markdown(result, plot))
+        merge_rows(Path(args.out), "first_result", rows)
 
 
 if __name__ == "__main__":

@@ -162,6 +162,17 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                   markdown_table([{**r, "draw_us": round((r["ftpsl_us"] - r["ftpsl_m1_us"]) / 9,
                                                          1)}
                                   for r in result["ftpsl_round"]])]
+    if result.get("anchors"):
+        parts += ["## On all cores and on one, by CPU time\n",
+                  "`python -m benchmarks.anchor_ratios --learners ogd-full,linucb --sides "
+                  "numpy_f32,numba [--cpus 0] --results benchmarks/results.json`: oslr's "
+                  "program and the batched NumPy float32 and numba sides (`benchmarks/anchors.py`)"
+                  " timed in turn in one process, run-rounds per second by process CPU time "
+                  "(`_cpu`) and wall time (`_wall`), median of the repeats, on the cores `cpus` "
+                  "(all the process may use, or one: `OSLR_CPUS=0`, every side on core 0, so "
+                  "XLA's thread pools have one thread; numba's threads share the core). "
+                  "over_numba and over_numpy_f32: oslr's rate over that side's by CPU time.\n",
+                  markdown_table([_anchor_row(r) for r in result["anchors"]])]
     if result.get("first_result"):
         parts += ["## Time to a first result\n",
                   "`python -m benchmarks.first_result`: wall seconds of a new process, with an "
@@ -201,6 +212,31 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
             markdown_table(mem),
         ]
     return "\n".join(parts)
+
+
+def _anchor_row(row: dict) -> dict:
+    """An `anchors` row of results.json as RESULTS.md shows it."""
+    keep = ("learner", "cpus", "runs", "T", "oslr_cpu", "oslr_wall", "numpy_f32_cpu",
+            "numpy_f32_wall", "numba_cpu", "numba_wall")
+    out = {k: row.get(k) for k in keep}
+    for side in ("numba", "numpy_f32"):
+        if row.get(f"{side}_cpu"):
+            out[f"over_{side}"] = round(row["oslr_cpu"] / row[f"{side}_cpu"], 2)
+    return {**out, "date": row.get("date")}
+
+
+def merge_rows(path: Path, key: str, rows: list[dict], same=None) -> None:
+    """Put `rows` into the results.json at `path` under `key` (all of `key`'s rows replaced, or,
+    given `same(row)`, only the kept rows with the `same` of a new one) and write RESULTS.md
+    beside it from the whole file."""
+    result = json.loads(path.read_text()) if path.exists() else {}
+    if same is not None:
+        new = {same(r) for r in rows}
+        rows = [r for r in result.get(key, []) if same(r) not in new] + rows
+    result[key] = rows
+    path.write_text(json.dumps(result, indent=1))
+    plot = "scaling.png" if (path.parent / "scaling.png").exists() else None
+    (path.parent / "RESULTS.md").write_text(to_markdown(result, plot))
 
 
 def main(argv=None) -> dict:

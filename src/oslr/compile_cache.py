@@ -48,9 +48,13 @@ def use_in_this_process() -> None:
     """`use_persistent_cache`, except in one of several jax.distributed processes (they would
     write one folder). Called where oslr first builds arrays (`oslr.make`, `oslr.make_problem`)
     and where it compiles (`oslr.simulate`), so a new process compiles none of what an earlier
-    one did."""
+    one did. The process's cores (`oslr.cpus`, OSLR_CPUS) are chosen first: this starts JAX's
+    backend."""
     import jax
 
+    from oslr import cpus
+
+    cpus.from_env()
     if jax.process_count() == 1:
         use_persistent_cache()
 

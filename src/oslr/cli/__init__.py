@@ -30,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
 
     warnings.formatwarning = _one_line_warning
     try:
+        from oslr import cpus
+
+        cpus.from_env()  # before anything starts JAX's backend (a plugin may)
         _import_plugins(getattr(args, "imports", None))
         # (not before jax.distributed.initialize, which must come before any backend use)
         if (args.func in (run.cmd_run, commands.cmd_experiment, commands.cmd_reproduce,
