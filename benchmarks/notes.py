@@ -44,7 +44,9 @@ NOTES: dict[str, str] = {
         "(ogd-full's d) skips the truncation at trace time (`oslr.protocol._truncate`), and "
         "the row went from 0.77x to 1.14x batched NumPy float32 (1.29e6 -> 1.61e6 run-rounds/s, "
         "0.62 us a run-round) and is 2.2x the plain JAX scan; what remains is mostly the "
-        "stream's 65 normals (0.36 us). Fix for the rest: a GPU (328x NumPy there)."
+        "stream's 65 normals (0.36 us). On one core (`OSLR_CPUS=0`, the table \"On all cores "
+        "and on one\", 2026-12-05) XLA's threads cost no CPU time: 1.71x batched NumPy float32 "
+        "by CPU time (1.14x on both cores). Fix for the rest: a GPU (328x NumPy there)."
     ),
     "ogd-random-subset": (
         _STREAM + "The stream and the budget truncation as for ogd-full (see there), plus the "
@@ -167,8 +169,11 @@ NOTES: dict[str, str] = {
         "runs at parity with oslr: 0.94-1.01x in three measurements timed in turn, inside the "
         "run-to-run spread (1.15-1.31x in three on 2026-12-01's slower AMD EPYC host, "
         "ANCHORS.md), so the harness costs nothing measurable against it and the bound "
-        "is XLA's CPU code for the update in both. Fix: a fused kernel of the update; a GPU "
-        "(1.35x numba on 16 host cores there)."
+        "is XLA's CPU code for the update in both. Much of the gap was XLA's threads: on one "
+        "core (`OSLR_CPUS=0`, the table \"On all cores and on one\", 2026-12-05) the same "
+        "program runs 5.9e6 run-rounds/s by CPU time against 3.8e6 on both cores, 1.23x numba "
+        "(0.77x on both cores) at 95% of its two-core wall rate. Fix for the rest: a fused "
+        "kernel of the update; a GPU (1.35x numba on 16 host cores there)."
     ),
     "eps-greedy": (
         "one Sherman-Morrison update of A^-1 (runs, d, d) and one A^-1 b per round (6 d^2 + "

@@ -215,7 +215,6 @@ print(json.dumps({"block": res.info["block_runs"], "devices": len(res.info["devi
 """
 
 
-@pytest.mark.slow  # a subprocess with two host devices: behind -m slow for the default run's time
 def test_blocks__on_several_devices_each_block_is_a_multiple_of_them(whole):
     got = run_on_host_devices(_DEVICES, 2)
     assert got["devices"] == 2 and got["block"] % 2 == 0 and got["block"] < 22

@@ -2,8 +2,8 @@
 it: `0`, `0-3`, `0,2,4-7`) restricts every thread of the process to those cores, once, before
 JAX starts its CPU backend. XLA sizes its thread pools from the cores a process may use, so
 `OSLR_CPUS=0` runs JAX's CPU work on one thread: the way to compare CPU time with a
-single-threaded program, or to run several studies side by side, one per core
-(docs/performance.md). Unset: every core the process may use, as JAX chooses.
+single-threaded program, or to run several studies side by side, one per core (README,
+"GPUs and several processes"). Unset: every core the process may use, as JAX chooses.
 """
 
 from __future__ import annotations
