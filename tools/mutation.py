@@ -67,6 +67,7 @@ EXTRA_TESTS = {
     "oslr.blocks": ["tests/test_sim.py", "tests/test_checkpoint.py",
                     "tests/test_compile_cache.py"],
     "oslr.spill": ["tests/test_blocks.py"],
+    "oslr.compile_cache": ["tests/test_cpus.py"],  # it applies OSLR_CPUS before JAX starts
     "oslr.checkpoint": ["tests/test_sim.py", "tests/test_cli.py", "tests/test_blocks.py"],
     "oslr.program": ["tests/test_sim.py", "tests/test_checkpoint.py", "tests/test_rollout.py",
                      "tests/test_metrics.py", "tests/test_compile_cache.py"],
