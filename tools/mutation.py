@@ -67,7 +67,6 @@ EXTRA_TESTS = {
     "oslr.blocks": ["tests/test_sim.py", "tests/test_checkpoint.py",
                     "tests/test_compile_cache.py"],
     "oslr.spill": ["tests/test_blocks.py"],
-    "oslr.compile_cache": ["tests/test_cpus.py"],  # it applies OSLR_CPUS before JAX starts
     "oslr.checkpoint": ["tests/test_sim.py", "tests/test_cli.py", "tests/test_blocks.py"],
     "oslr.program": ["tests/test_sim.py", "tests/test_checkpoint.py", "tests/test_rollout.py",
                      "tests/test_metrics.py", "tests/test_compile_cache.py"],
@@ -101,7 +100,8 @@ EXTRA_TESTS = {
     "oslr.saved": ["tests/test_cli.py"],
     "oslr.atomic": ["tests/test_folder.py"],
     "oslr.study": ["tests/test_cli.py"],
-    "oslr.compile_cache": ["tests/test_cli.py", "tests/test_sim.py"],
+    "oslr.compile_cache": ["tests/test_cli.py", "tests/test_sim.py",
+                           "tests/test_cpus.py"],  # it applies OSLR_CPUS before JAX starts
 }
 LEARNER_EXTRAS = ["tests/test_contract.py", "tests/test_x64.py"]
 
