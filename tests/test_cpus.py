@@ -61,10 +61,40 @@ def test_from_env__applied_once_per_process(fresh, monkeypatch):
     pinned = []
     monkeypatch.setattr(cpus, "pin", pinned.append)
     fresh(",".join(map(str, sorted(ALLOWED))))
-    with pytest.warns(UserWarning, match="after JAX started its backend"):  # this suite's has
+    with pytest.warns(UserWarning, match=r"after JAX started its backend: its threads run on "
+                      r"those cores, but its thread pools keep the size they were given \(import "
+                      r"oslr and call it before making any JAX array\)"):  # this suite's has
         assert cpus.from_env() == ALLOWED
     fresh("bad")  # not read again
     assert cpus.from_env() == ALLOWED and pinned == [ALLOWED]
+
+
+def test_from_env__no_warning_before_jax_starts(fresh, monkeypatch, recwarn):
+    import types
+
+    monkeypatch.setattr(cpus, "pin", lambda cores: None)
+    monkeypatch.setitem(sys.modules, "jax._src.xla_bridge",
+                        types.SimpleNamespace(backends_are_initialized=lambda: False))
+    fresh(str(FIRST))
+    assert cpus.from_env() == {FIRST} and not recwarn.list
+
+
+def test_pin__every_thread_of_the_process_then_back():
+    import threading
+
+    started, stop = threading.Event(), threading.Event()
+    other = threading.Thread(target=lambda: (started.set(), stop.wait()))
+    other.start()
+    started.wait()
+    try:
+        cpus.pin(frozenset({FIRST}))
+        masks = {tid: os.sched_getaffinity(int(tid)) for tid in os.listdir("/proc/self/task")}
+    finally:
+        cpus.pin(frozenset(ALLOWED))  # this worker back on its cores
+        stop.set()
+        other.join()
+    assert masks and all(m == {FIRST} for m in masks.values()), masks
+    assert os.sched_getaffinity(0) == ALLOWED
 
 
 def test_from_env__without_sched_setaffinity_says_so(fresh, monkeypatch):

@@ -38,7 +38,7 @@ def parse(text: str, allowed: set[int]) -> frozenset[int]:
 
 
 def _listed(cores: list[int]) -> str:
-    return ",".join(str(c) for c in cores) or "none"
+    return ",".join(str(c) for c in cores)
 
 
 def pin(cores: frozenset[int]) -> None:
@@ -67,7 +67,7 @@ def from_env() -> frozenset[int] | None:
     if _backend_started():
         warnings.warn(f"{VARIABLE}={text!r} applied after JAX started its backend: its threads "
                       "run on those cores, but its thread pools keep the size they were given "
-                      "(import oslr and call it before making any JAX array)", stacklevel=2)
+                      "(import oslr and call it before making any JAX array)")
     pin(cores)
     _applied.append(cores)
     return cores
