@@ -179,11 +179,13 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                   "empty compilation cache (cold) and with the one the cold process filled "
                   "(warm), medians over the repeats. quickstart: the README's sweep (two "
                   "learners x 3 k x 1,000 runs x 2,000 rounds): import_s until `import oslr` "
-                  "returns (oslr imports JAX lazily), jax_s until JAX is imported too, "
-                  "result_s until both results are back, study_s = result_s - jax_s (the "
-                  "study itself: making the problem and learners, loading or compiling their "
-                  "programs, running them); the same at 100 runs; oslr run: the command at its "
-                  "defaults, exit_s its whole process.\n",
+                  "returns (oslr imports JAX lazily), jax_s until JAX is imported too, ready_s "
+                  "until the block's other import is done too (`from oslr import report`: "
+                  "pandas and scipy), result_s until both results are back, sweep_s = result_s "
+                  "- ready_s (the sweep itself: making the problem and learners, loading or "
+                  "compiling their programs, running them); the same at 100 runs (the issue's "
+                  "sweep, where compiling, not running, was most of the time); oslr run: the "
+                  "command at its defaults, exit_s its whole process.\n",
                   markdown_table(result["first_result"])]
     if result.get("blocks"):
         parts += ["## Studies bigger than memory, in blocks of runs\n",
