@@ -119,12 +119,10 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--sides", default=",".join(SIDES),
                         help=f"the sides timed against oslr, of {','.join(SIDES)}")
     parser.add_argument("--out", default=None, help="folder for anchors.json and ANCHORS.md")
-    parser.add_argument("--cpus", default=None, metavar="LIST",
-                        help="run every side on these cores (OSLR_CPUS, `oslr.cpus`: `0` is one "
-                             "core, so one thread in XLA's pools); default: every core")
     parser.add_argument("--results", default=None, metavar="JSON",
                         help="also merge the rows into this results.json (key `anchors`, one "
-                             "row per learner and cores: RESULTS.md's table)")
+                             "row per learner and cores: RESULTS.md's table); OSLR_CPUS=0 in "
+                             "the environment runs every side on core 0 (`oslr.cpus`)")
     parser.add_argument("--render", nargs="+", default=None, metavar="JSON",
                         help="measure nothing: merge the rows of these anchors.json files (one "
                              "machine) and write them to --out")
@@ -133,8 +131,6 @@ def main(argv=None) -> list[dict]:
         saved = [json.loads(Path(p).read_text()) for p in args.render]
         return write([r for f in saved for r in f["rows"]], saved[0]["machine"],
                      Path(args.out or "."))
-    if args.cpus is not None:
-        _use_cpus(args.cpus)
     sides = tuple(args.sides.split(","))
     unknown = sorted(set(sides) - set(SIDES))
     if unknown or not sides:
@@ -155,17 +151,6 @@ def main(argv=None) -> list[dict]:
     if args.results:
         merge_results(Path(args.results), rows)
     return rows
-
-
-def _use_cpus(text: str) -> None:
-    """Every thread of this process, and those JAX and numba start later, on the cores `text`
-    names (before JAX's backend starts, so XLA sizes its pools to them)."""
-    import os
-
-    from oslr import cpus
-
-    os.environ[cpus.VARIABLE] = text
-    cpus.from_env()
 
 
 def merge_results(path: Path, rows: list[dict]) -> None:

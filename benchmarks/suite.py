@@ -164,8 +164,8 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                                   for r in result["ftpsl_round"]])]
     if result.get("anchors"):
         parts += ["## On all cores and on one, by CPU time\n",
-                  "`python -m benchmarks.anchor_ratios --learners ogd-full,linucb --sides "
-                  "numpy_f32,numba [--cpus 0] --results benchmarks/results.json`: oslr's "
+                  "`[OSLR_CPUS=0] python -m benchmarks.anchor_ratios --learners ogd-full,linucb "
+                  "--sides numpy_f32,numba --results benchmarks/results.json`: oslr's "
                   "program and the batched NumPy float32 and numba sides (`benchmarks/anchors.py`)"
                   " timed in turn in one process, run-rounds per second by process CPU time "
                   "(`_cpu`) and wall time (`_wall`), median of the repeats, on the cores `cpus` "
