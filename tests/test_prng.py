@@ -160,3 +160,39 @@ def test_seed__refuses_a_float_or_an_array_naming_it():
         _seed(jnp.float32(1.0))
     with pytest.raises(TypeError, match=r"^a PRNG seed must be a scalar; got shape \(2,\)$"):
         _seed(jnp.zeros(2, jnp.int32))
+
+
+@pytest.mark.parametrize("shape", [(1,), (7,), (2, 62), (10, 124)])
+def test_paired_bits__both_outputs_of_block_i_are_words_2i_and_2i_plus_1(shape):
+    """Against the hash checked by Random123's answers above, below and above UNROLLED_UP_TO
+    blocks (10 x 124 words: 620 blocks, JAX's loop), an odd count included."""
+    key = jax.random.key(5, impl=THREEFRY)
+    got = np.asarray(prng.paired_bits(key, shape)).reshape(-1)
+    k0, k1 = (jnp.uint32(v) for v in np.asarray(jax.random.key_data(key)))
+    n = got.size
+    blocks = [threefry2x32(k0, k1, jnp.uint32(0), jnp.uint32(i)) for i in range((n + 1) // 2)]
+    want = np.array([int(w) for b in blocks for w in b][:n], np.uint32)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_paired_bits__vmap_over_keys_equals_a_loop_and_jaxs_keys_give_the_same():
+    keys = jax.random.split(jax.random.key(3, impl=THREEFRY), 4)
+    batched = jax.vmap(lambda k: prng.paired_bits(k, (3, 124)))(keys)
+    for i in range(4):
+        np.testing.assert_array_equal(batched[i], prng.paired_bits(keys[i], (3, 124)))
+    data = jax.random.key_data(keys[1])  # JAX's default threefry: the same key words
+    np.testing.assert_array_equal(prng.paired_bits(jax.random.wrap_key_data(data), (5,)),
+                                  prng.paired_bits(keys[1], (5,)))
+
+
+def test_paired_bits__uniform_words():
+    words = np.asarray(prng.paired_bits(jax.random.key(9, impl=THREEFRY), (200_000,)))
+    bits = (words[:, None] >> np.arange(32, dtype=np.uint32)) & 1
+    np.testing.assert_allclose(bits.mean(axis=0), 0.5, atol=0.005)  # each bit a fair coin
+    even, odd = words[0::2] >> 16, words[1::2] >> 16  # a block's two outputs uncorrelated
+    assert abs(np.corrcoef(even.astype(float), odd.astype(float))[0, 1]) < 0.01
+
+
+def test_paired_bits__a_key_of_another_shape_is_refused():
+    with pytest.raises(TypeError, match="paired_bits needs a threefry key"):
+        prng.paired_bits(jax.random.key(0, impl="rbg"), (4,))

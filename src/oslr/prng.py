@@ -126,6 +126,22 @@ def _random_bits(key: Array, bit_width: int, shape: tuple[int, ...]) -> Array:
     return (b0 ^ b1).astype(f"uint{bit_width}")
 
 
+def paired_bits(key: Array, shape: tuple[int, ...]) -> Array:
+    """`shape` random uint32 words from the threefry key `key`, two words per hash: block i
+    (counter (0, i)) gives words 2i and 2i + 1 of the flattened draw, both of its outputs (as
+    Threefry is meant to be used, and as JAX's own, non-partitionable threefry did). Half the
+    hashes of `jax.random.bits`, which XORs a block's two outputs into one word, so not its
+    stream; the same law (i.i.d. uniform words). A pure function of the key: vmap over keys
+    equals a loop. `key` must serve this draw alone (another draw from it would share blocks)."""
+    data = jax.random.key_data(key)
+    if data.shape[-1:] != (2,):
+        raise TypeError(f"paired_bits needs a threefry key (2 words); got key data of shape "
+                        f"{data.shape}")
+    n = math.prod(shape)
+    b0, b1 = _hash(data[0], data[1], _counts(((n + 1) // 2,)))
+    return jnp.stack([b0, b1], axis=-1).reshape(-1)[:n].reshape(shape)
+
+
 #: JAX's handle of the implementation (`jax.random.key(seed, impl=THREEFRY)`).
 THREEFRY = define_prng_impl(key_shape=(2,), seed=_seed, split=_split, random_bits=_random_bits,
                             fold_in=_fold_in, name="oslr_threefry2x32", tag="ofry")
@@ -141,4 +157,4 @@ def rademacher(key: Array, shape: tuple[int, ...] = ()) -> Array:
     return 2.0 * coin - 1.0
 
 
-__all__ = ["THREEFRY", "UNROLLED_UP_TO", "rademacher", "threefry2x32"]
+__all__ = ["THREEFRY", "UNROLLED_UP_TO", "paired_bits", "rademacher", "threefry2x32"]
