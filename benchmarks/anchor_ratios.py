@@ -157,15 +157,12 @@ def merge_results(path: Path, rows: list[dict]) -> None:
     """Put `rows` into the results.json at `path` (key `anchors`), each compared by the
     platform's clock and stamped with the cores it ran on and the date, replacing the rows of
     the same learner on the same cores."""
-    import os
-
+    from benchmarks.machine import cores
     from benchmarks.suite import merge_rows
 
     stamp = machine()
-    cores = ",".join(map(str, sorted(os.sched_getaffinity(0)))) if hasattr(
-        os, "sched_getaffinity") else f"all {stamp['cores']}"
     clock = "cpu" if stamp["platform"] == "cpu" else "wall"
-    new = [{**compare(r, clock), "cpus": cores, "date": stamp["date"]} for r in rows]
+    new = [{**compare(r, clock), "cpus": cores(), "date": stamp["date"]} for r in rows]
     merge_rows(path, "anchors", new, same=lambda r: (r["learner"], r["cpus"]))
 
 

@@ -144,6 +144,12 @@ def _laplace(u):
     return np.copysign(-np.log1p(-np.minimum(np.abs(s), _BELOW_ONE[s.dtype.type])), s)
 
 
+def _row_orders(rng, runs: int, n: int) -> np.ndarray:
+    """Each run's uniform permutation of the n rows (runs, n): a Fisher-Yates shuffle of every
+    row (`Generator.permuted`), 4x quicker than an argsort of uniforms on a9a."""
+    return rng.permuted(np.broadcast_to(np.arange(n, dtype=np.int32), (runs, n)), axis=1)
+
+
 def _perturbed_draws(rng, s, eta, gamma, draws):
     """The eq. (2) draws of a round for every run: Laplace perturbations z (runs, draws, d) by
     the inverse CDF of uniforms, the exploration coins (runs, draws) and v = eta S - z, from
@@ -161,7 +167,7 @@ def _ftpsl_numpy(runs, horizon, dtype, seed, delay=1, c0=1.0):
     k, m = FTPSL_K, FTPSL_M
     eta, gamma = (dtype(v) for v in ftpsl_rates(d, k, horizon, c0))
     ckpts = checkpoint_rounds(horizon)
-    order = np.argsort(rng.random((runs, n)), axis=1)  # each run's permutation of the rows
+    order = _row_orders(rng, runs, n)
     s = np.zeros((runs, d), dtype)
     reward, theta_sum = np.zeros(runs, dtype), np.zeros((runs, d), dtype)
     buf_r, buf_t = np.zeros((len(ckpts), runs), dtype), np.zeros((len(ckpts), runs, d), dtype)
@@ -281,7 +287,7 @@ def _ftpl_subset_numpy(runs, horizon, dtype, seed, oracle=False):
         q = np.broadcast_to(np.argsort(-np.abs(y_all @ x_all), kind="stable")[:k], (runs, k))
     else:
         q = np.argsort(rng.random((runs, d), np.float32), axis=1)[:, :k]
-    order = np.argsort(rng.random((runs, n), np.float32), axis=1)
+    order = _row_orders(rng, runs, n)
     s = np.zeros((runs, k), dtype)
     reward, theta_sum = np.zeros(runs, dtype), np.zeros((runs, d), dtype)
     buf_r, buf_t = np.zeros((len(ckpts), runs), dtype), np.zeros((len(ckpts), runs, d), dtype)
@@ -444,7 +450,7 @@ def _ftpsl_knapsack_numpy(runs, horizon, dtype, seed):
     costs = 1 + np.arange(d) % 3
     eta, gamma = (dtype(v) for v in ftpsl_rates(d, budget, horizon))
     ckpts = checkpoint_rounds(horizon)
-    order = np.argsort(rng.random((runs, n)), axis=1)
+    order = _row_orders(rng, runs, n)
     s = np.zeros((runs, d), dtype)
     reward, theta_sum = np.zeros(runs, dtype), np.zeros((runs, d), dtype)
     buf_r, buf_t = np.zeros((len(ckpts), runs), dtype), np.zeros((len(ckpts), runs, d), dtype)

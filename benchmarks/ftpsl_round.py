@@ -15,7 +15,11 @@ runs (a9a, k = 10, M = 10, T = 200 rounds, median of 3 after a warm-up, one devi
   selected slots tested three exact ways, each compiled and timed after the other (not
   interleaved): by rank (`in_top_k`, what FTPSL does at
   max_k <= 16), by `lax.top_k`'s first k indices, and by each draw's whole mask (`top_k_mask`,
-  what FTPSL does above 16). All three give the same counts (tests/primitives).
+  what FTPSL does above 16). All three give the same counts (tests/primitives);
+* `np_noise_us`, `np_select_us`, `np_round_us`: the batched NumPy float32 anchor
+  (`benchmarks.anchors`) on the same shapes: its M + 1 perturbation draws (uniforms, Laplace
+  transform, v = eta S - z), its selection of every draw with the resamples' membership test
+  (argpartition, the first resample holding each selected coordinate), and its whole round.
 
 Nothing here is asserted.
 """
@@ -33,6 +37,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from benchmarks.cases import BY_NAME
+from benchmarks.machine import cores
 from benchmarks.throughput import interleaved, time_jax
 from oslr.learners import ftpsl as ftpsl_module
 from oslr.rollout import LEARNER_ROUNDS, run_keys
@@ -87,6 +92,57 @@ def round_us(case, runs: int) -> float:
     return round(1e6 * r["seconds"] / HORIZON, 1)
 
 
+def numpy_parts(runs: int, horizon: int = HORIZON, repeats: int = 3) -> dict:
+    """Microseconds per round of the batched NumPy float32 anchor (`benchmarks.anchors`) and of
+    two of its parts, each timed alone on the same shapes, median of `repeats` (the round: the
+    study over 2T rounds less the study over T, so its setup does not count): the M + 1
+    perturbation draws (`_perturbed_draws`: the uniforms, the Laplace transform, v = eta S - z)
+    and the selection of every draw with the resamples' membership test (argpartition, then
+    the first resample holding each selected coordinate)."""
+    import time
+
+    import numpy as np
+
+    from benchmarks import anchors
+
+    rng = np.random.default_rng(0)
+    f32 = np.float32
+    s = rng.normal(size=(runs, D)).astype(f32)
+    eta, gamma = (f32(v) for v in anchors.ftpsl_rates(D, anchors.FTPSL_K, 800))
+    k, steps = anchors.FTPSL_K, np.arange(1, M + 1)
+
+    def draws():
+        return anchors._perturbed_draws(rng, s, eta, gamma, M + 1)
+
+    z, explore, v = draws()
+
+    def select():
+        score = np.where(explore[..., None], z, np.abs(v))
+        top = np.argpartition(-score, k - 1, axis=-1)[..., :k]
+        inq = (top[:, 1:, :, None] == top[:, :1, None, :]).any(axis=2)
+        return np.where(inq.any(1), steps[np.argmax(inq, axis=1)], M)
+
+    def whole():  # the study over 2T rounds less the study over T: no setup, no warm-up
+        t0 = time.perf_counter()
+        anchors.numpy_batched("ftpsl", runs, horizon, f32)()
+        t1 = time.perf_counter()
+        anchors.numpy_batched("ftpsl", runs, 2 * horizon, f32)()
+        return (time.perf_counter() - t1) - (t1 - t0)
+
+    def per_round(fn, rounds):
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            for _ in range(rounds):
+                fn()
+            times.append((time.perf_counter() - t0) / rounds)
+        return round(1e6 * sorted(times)[len(times) // 2], 1)
+
+    rounds = sorted(whole() for _ in range(repeats))
+    return {"np_noise_us": per_round(draws, horizon), "np_select_us": per_round(select, horizon),
+            "np_round_us": round(1e6 * rounds[len(rounds) // 2] / horizon, 1)}
+
+
 def measure(runs: int) -> dict:
     ftpsl = BY_NAME["ftpsl"]
     m1 = dataclasses.replace(ftpsl, make_opts={**ftpsl.make_opts, "n_resamples": 1})
@@ -97,7 +153,7 @@ def measure(runs: int) -> dict:
     for form in ("rank", "top_k", "select"):
         with membership(form):
             row[f"{form}_us"] = round_us(ftpsl, runs)
-    return row
+    return {**row, **numpy_parts(runs)}
 
 
 def main(argv=None) -> list[dict]:
@@ -106,15 +162,27 @@ def main(argv=None) -> list[dict]:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", help="comma-separated numbers of parallel runs")
     parser.add_argument("--out", default=None, help="JSON file for the rows")
+    parser.add_argument("--results", default=None, metavar="JSON",
+                        help="also merge the rows into this results.json (key `ftpsl_round`, one "
+                             "row per runs and cores: RESULTS.md's table); OSLR_CPUS=0 in the "
+                             "environment measures on core 0 (`oslr.cpus`)")
     args = parser.parse_args(argv)
     rows = []
     for runs in (int(r) for r in args.runs.split(",")):
-        rows.append(measure(runs))
+        rows.append({**measure(runs), "cpus": cores()})
         print(json.dumps(rows[-1]), flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump(rows, f, indent=1)
+    if args.results:
+        from pathlib import Path
+
+        from benchmarks.suite import merge_rows
+
+        merge_rows(Path(args.results), "ftpsl_round", rows,
+                   same=lambda r: (r["runs"], r["device"], r.get("cpus")))
     return rows
+
 
 
 if __name__ == "__main__":

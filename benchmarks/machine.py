@@ -35,6 +35,13 @@ def machine() -> dict:
     }
 
 
+def cores() -> str:
+    """The cores this process runs on (`OSLR_CPUS`, `oslr.cpus`), listed one by one."""
+    if not hasattr(os, "sched_getaffinity"):
+        return f"all {os.cpu_count()}"
+    return ",".join(map(str, sorted(os.sched_getaffinity(0))))
+
+
 def matmul_peak(n: int = 2048, repeats: int = 5) -> float:
     """GFLOP/s of an (n x n) @ (n x n) float32 matmul (2 n^3 flops), median of `repeats`."""
     a = jax.random.normal(jax.random.key(0), (n, n), jnp.float32)

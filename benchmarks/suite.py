@@ -149,10 +149,15 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                   markdown_table(result["launch"])]
     if result.get("ftpsl_round"):
         parts += ["## FTPSL's round, piece by piece\n",
-                  "`python -m benchmarks.ftpsl_round RUNS` (a9a, k = 10, M = 10 resamples, "
-                  "T = 200): microseconds per round of all runs together. noise_us: the M + 1 "
-                  "perturbation draws alone (d + 1 threefry words each and their Laplace "
-                  "transform); ftpsl_m1_us: the round with M = 1, so draw_us = (ftpsl_us - "
+                  "`[OSLR_CPUS=0] python -m benchmarks.ftpsl_round RUNS --results "
+                  "benchmarks/results.json` (a9a, k = 10, M = 10 resamples, T = 200): "
+                  "microseconds per round of all runs together, wall time (on one core, "
+                  "`cpus` 0, the same as CPU time). noise_us: the M + 1 perturbation draws alone "
+                  "(d + 1 words each, two per threefry block, and their Laplace transform); "
+                  "np_noise_us, np_select_us, np_round_us: the batched NumPy float32 anchor's "
+                  "draws (uniforms, Laplace transform, v = eta S - z), its selection of every "
+                  "draw with the resamples' membership test (argpartition), and its whole "
+                  "round, on the same shapes in the same process; ftpsl_m1_us: the round with M = 1, so draw_us = (ftpsl_us - "
                   "ftpsl_m1_us) / 9 is one resample draw; harness_us: `ftpl-random-subset` on the "
                   "same stream (the replay, the metrics and a cheap FTPL play on 10 "
                   "coordinates); rank_us, top_k_us, select_us: FTPSL's round with the resamples' "
