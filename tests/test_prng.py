@@ -193,6 +193,8 @@ def test_paired_bits__uniform_words():
     assert abs(np.corrcoef(even.astype(float), odd.astype(float))[0, 1]) < 0.01
 
 
-def test_paired_bits__a_key_of_another_shape_is_refused():
-    with pytest.raises(TypeError, match="paired_bits needs a threefry key"):
-        prng.paired_bits(jax.random.key(0, impl="rbg"), (4,))
+@pytest.mark.parametrize("key", [jax.random.key(0, impl="rbg"),
+                                 jax.random.split(jax.random.key(0, impl=THREEFRY), 3)])
+def test_paired_bits__anything_but_one_threefry_key_is_refused(key):
+    with pytest.raises(TypeError, match="paired_bits needs one threefry key"):
+        prng.paired_bits(key, (4,))

@@ -134,9 +134,9 @@ def paired_bits(key: Array, shape: tuple[int, ...]) -> Array:
     stream; the same law (i.i.d. uniform words). A pure function of the key: vmap over keys
     equals a loop. `key` must serve this draw alone (another draw from it would share blocks)."""
     data = jax.random.key_data(key)
-    if data.shape[-1:] != (2,):
-        raise TypeError(f"paired_bits needs a threefry key (2 words); got key data of shape "
-                        f"{data.shape}")
+    if data.shape != (2,):
+        raise TypeError(f"paired_bits needs one threefry key (2 words); got key data of shape "
+                        f"{data.shape} (vmap over a batch of keys)")
     n = math.prod(shape)
     b0, b1 = _hash(data[0], data[1], _counts(((n + 1) // 2,)))
     return jnp.stack([b0, b1], axis=-1).reshape(-1)[:n].reshape(shape)

@@ -94,6 +94,21 @@ def test_perturbation_noise__laplace_and_uniform_laws_and_independent_signs():
     assert z1.shape == (d,) and u1.shape == ()
 
 
+def test_perturbation_noise__its_words_as_documented():
+    """docs/algorithms.md L1: d + 1 words a play from `paired_bits`; z_j = +-(-log(1 - U_j)),
+    + where word j's top bit is set, U_j its low 23 bits / 2^23; the coin's U from word d."""
+    from oslr.prng import paired_bits
+
+    d, key = 6, jax.random.key(4)
+    z, u = perturbation_noise(d)(key, (50,))
+    words = np.asarray(paired_bits(key, (50, d + 1)))
+    unif = (words & 0x7FFFFF).astype(np.float64) / 2**23
+    np.testing.assert_array_equal(np.asarray(u, np.float64), unif[:, d])
+    sign = np.where(words[:, :d] >> 31 == 1, 1.0, -1.0)
+    np.testing.assert_allclose(np.asarray(z, np.float64), -sign * np.log1p(-unif[:, :d]),
+                               rtol=1e-6, atol=1e-7)
+
+
 def test_ftpsl__b_inf_plays_signs_on_exactly_k_coordinates():
     d, k = 10, 4
     problem, pp = oslr.make_problem("agnostic", d=d, k=2)
