@@ -54,7 +54,8 @@ def _quickstart_body() -> str:
     code = code.replace("import oslr\n", 'import oslr\nprint("MARK import", time.time())\n'
                         'import jax\nprint("MARK jax", time.time())\n', 1)
     imports, rest = code.split("\n\n", 1)  # the block's imports, then the study
-    return f'{imports}\nprint("MARK ready", time.time())\n\n{rest}print("MARK result", time.time())\n'
+    ready, result = 'print("MARK ready", time.time())', 'print("MARK result", time.time())'
+    return f"{imports}\n{ready}\n\n{rest}{result}\n"
 
 
 def _marks(cmd: list[str], cache: Path, cwd: Path) -> dict[str, float]:

@@ -32,8 +32,9 @@ def parse(text: str, allowed: set[int]) -> frozenset[int]:
         cores.update(range(int(first), int(last) + 1))
     outside = sorted(cores - set(allowed))
     if outside:
-        raise ValueError(f"{VARIABLE}={text!r}: core(s) {_listed(outside)} are not among the cores this process may use "
-                         f"({have}); name some of those, or unset {VARIABLE}.")
+        raise ValueError(f"{VARIABLE}={text!r}: core(s) {_listed(outside)} are not among the "
+                         f"cores this process may use ({have}); name some of those, or unset "
+                         f"{VARIABLE}.")
     return frozenset(cores)
 
 
