@@ -68,7 +68,7 @@ def from_env() -> frozenset[int] | None:
     if _backend_started():
         warnings.warn(f"{VARIABLE}={text!r} applied after JAX started its backend: its threads "
                       "run on those cores, but its thread pools keep the size they were given "
-                      "(import oslr and call it before making any JAX array)")
+                      "(make no JAX array before oslr's first make, make_problem or simulate)")
     pin(cores)
     _applied.append(cores)
     return cores
