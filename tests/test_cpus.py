@@ -62,8 +62,9 @@ def test_from_env__applied_once_per_process(fresh, monkeypatch):
     monkeypatch.setattr(cpus, "pin", pinned.append)
     fresh(",".join(map(str, sorted(ALLOWED))))
     with pytest.warns(UserWarning, match=r"after JAX started its backend: its threads run on "
-                      r"those cores, but its thread pools keep the size they were given \(make no "
-                      r"JAX array before oslr's first make, make_problem or simulate\)"):  # this suite's has
+                      r"those cores, but its thread pools keep the size they were given "
+                      r"\(make no JAX array before oslr's first make, make_problem or "
+                      r"simulate\)"):  # this suite's has
         assert cpus.from_env() == ALLOWED
     fresh("bad")  # not read again
     assert cpus.from_env() == ALLOWED and pinned == [ALLOWED]
