@@ -221,9 +221,15 @@ def test_ftpsl_delayed__unit_delays_reproduce_ftpsl_bit_for_bit():
     delayed, params = oslr.make("ftpsl-delayed", d=d, max_delay=3, horizon=400, k=2, max_k=2,
                                 c0=1.0)
     plain, _ = oslr.make("ftpsl", d=d, horizon=400, k=2, max_k=2)
+    for run in range(3):  # the same plays, bit for bit
+        _, ra = jax.jit(episode_fn(delayed, delayed_problem, 200))(jnp.uint32(0), run, params, pp)
+        _, rb = jax.jit(episode_fn(plain, plain_problem, 200))(jnp.uint32(0), run, params, pp)
+        np.testing.assert_array_equal(np.asarray(ra.w), np.asarray(rb.w))
     a = oslr.simulate(delayed, delayed_problem, params, pp, horizon=200, n_runs=3)
     b = oslr.simulate(plain, plain_problem, params, pp, horizon=200, n_runs=3)
-    np.testing.assert_array_equal(a.final["reward"], b.final["reward"])
+    # the two programs' reward sums: the same bits under XLA's optimised build, float32
+    # rounding apart under the suite's level-0 build (2026-12-05: 2.4e-7 on rewards of ~7)
+    np.testing.assert_allclose(a.final["reward"], b.final["reward"], rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(a.curves["theta_sum"], b.curves["theta_sum"])
 
 
