@@ -30,6 +30,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import statistics
 import sys
 
 import jax
@@ -94,11 +95,11 @@ def round_us(case, runs: int) -> float:
 
 def numpy_parts(runs: int, horizon: int = HORIZON, repeats: int = 3) -> dict:
     """Microseconds per round of the batched NumPy float32 anchor (`benchmarks.anchors`) and of
-    two of its parts, each timed alone on the same shapes, median of `repeats` (the round: the
-    study over 2T rounds less the study over T, so its setup does not count): the M + 1
-    perturbation draws (`_perturbed_draws`: the uniforms, the Laplace transform, v = eta S - z)
-    and the selection of every draw with the resamples' membership test (argpartition, then
-    the first resample holding each selected coordinate)."""
+    two of its parts on the same shapes: the M + 1 perturbation draws (`_perturbed_draws`: the
+    uniforms, the Laplace transform, v = eta S - z) and the selection of every draw with the
+    resamples' membership test (argpartition, then the first resample holding each selected
+    coordinate), timed in turn (`benchmarks.throughput.interleaved`); the round as the study
+    over 2T rounds less the study over T (its setup does not count), median of `repeats`."""
     import time
 
     import numpy as np
@@ -122,25 +123,19 @@ def numpy_parts(runs: int, horizon: int = HORIZON, repeats: int = 3) -> dict:
         inq = (top[:, 1:, :, None] == top[:, :1, None, :]).any(axis=2)
         return np.where(inq.any(1), steps[np.argmax(inq, axis=1)], M)
 
-    def whole():  # the study over 2T rounds less the study over T: no setup, no warm-up
+    def whole():  # the study over 2T rounds less the study over T: its setup cancels
         t0 = time.perf_counter()
         anchors.numpy_batched("ftpsl", runs, horizon, f32)()
         t1 = time.perf_counter()
         anchors.numpy_batched("ftpsl", runs, 2 * horizon, f32)()
         return (time.perf_counter() - t1) - (t1 - t0)
 
-    def per_round(fn, rounds):
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            for _ in range(rounds):
-                fn()
-            times.append((time.perf_counter() - t0) / rounds)
-        return round(1e6 * sorted(times)[len(times) // 2], 1)
-
-    rounds = sorted(whole() for _ in range(repeats))
-    return {"np_noise_us": per_round(draws, horizon), "np_select_us": per_round(select, horizon),
-            "np_round_us": round(1e6 * rounds[len(rounds) // 2] / horizon, 1)}
+    parts = interleaved({"noise": draws, "select": select}, repeats, max_calls=horizon)
+    anchors.numpy_batched("ftpsl", runs, 1, f32)()  # warm-up: a9a read, the first calls
+    rounds = statistics.median(whole() for _ in range(repeats))
+    return {"np_noise_us": round(1e6 * parts["noise"], 1),
+            "np_select_us": round(1e6 * parts["select"], 1),
+            "np_round_us": round(1e6 * rounds / horizon, 1)}
 
 
 def measure(runs: int) -> dict:
@@ -182,7 +177,6 @@ def main(argv=None) -> list[dict]:
         merge_rows(Path(args.results), "ftpsl_round", rows,
                    same=lambda r: (r["runs"], r["device"], r.get("cpus")))
     return rows
-
 
 
 if __name__ == "__main__":

@@ -75,15 +75,19 @@ def assert_same_across_processes(got, want, err_msg: str = "") -> None:
                                    atol=ACROSS_PROCESSES_RTOL * scale, err_msg=err_msg)
 
 
+def run_child(script: str, *args: str, **env: str) -> dict:
+    """Run `script` (with `args` as sys.argv[1:]) in a fresh Python (`subprocess_env` with `env`
+    set); return the JSON object its last printed line holds."""
+    out = subprocess.run([sys.executable, "-c", script, *args], env=subprocess_env(**env),
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def run_on_host_devices(script: str, n_devices: int, *args: str) -> dict:
-    """Run `script` (with `args` as sys.argv[1:]) in a fresh Python with `n_devices` CPU devices;
-    return the JSON object its last printed line holds."""
+    """`run_child` with `n_devices` CPU devices."""
     # the suite's own compile flags (tests/conftest.py) kept: the same build as this process
     flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={n_devices}"
-    env = subprocess_env(XLA_FLAGS=flags.strip(), JAX_PLATFORMS="cpu")
-    out = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True,
-                         text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child(script, *args, XLA_FLAGS=flags.strip(), JAX_PLATFORMS="cpu")
 
 
 def x64():

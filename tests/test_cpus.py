@@ -1,16 +1,14 @@
 """OSLR_CPUS (`oslr.cpus`): the cores a process runs on, parsed, checked, applied to every thread
 before JAX starts, and the numbers unchanged on one core."""
 
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
 from oslr import cpus
-from tests.helpers import subprocess_env
+from tests.helpers import run_child
 
 ALLOWED = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
 FIRST = min(ALLOWED)
@@ -134,10 +132,7 @@ print(json.dumps({"masks": sorted(masks), "threads": len(os.listdir("/proc/self/
 def test_one_core__every_thread_on_it_and_the_same_numbers():
     import oslr
 
-    env = subprocess_env(**{cpus.VARIABLE: str(FIRST)})
-    out = subprocess.run([sys.executable, "-c", _ONE_CORE], env=env, capture_output=True,
-                         text=True, check=True)
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got = run_child(_ONE_CORE, **{cpus.VARIABLE: str(FIRST)})
     assert got["masks"] == [[FIRST]], got["masks"]  # JAX's threads too, made after the pin
     problem, pp = oslr.make_problem("sparse-linear", d=8, k=2)
     learner, params = oslr.make("ogd-random-subset", d=8, k=3)

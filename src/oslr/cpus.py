@@ -9,6 +9,7 @@ single-threaded program, or to run several studies side by side, one per core (R
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 
 #: the variable read (once per process, `from_env`)
@@ -75,8 +76,6 @@ def from_env() -> frozenset[int] | None:
 
 
 def _backend_started() -> bool:
-    import sys
-
     bridge = sys.modules.get("jax._src.xla_bridge")
     return bool(bridge is not None and bridge.backends_are_initialized())
 
