@@ -265,6 +265,29 @@ def test_in_top_k__agrees_with_top_k_mask_under_ties_and_signed_zeros(max_k):
     np.testing.assert_array_equal(np.asarray(got), np.asarray(mask)[:, np.asarray(sub)])
 
 
+def test_in_top_k__extreme_finite_scores_and_the_unrolled_loop_tail():
+    # the largest finite floats (their keys + 1 must not wrap) and d = 11, not a multiple of the
+    # counting loop's unroll: every entry's rank against the sorted answer
+    big = float(np.finfo(np.float32).max)
+    score = jnp.array([big, -big, 0.0, -0.0, 1.0, big, -1.0, 3.0, -big, 2.0, 0.5], jnp.float32)
+    order = np.argsort(-np.asarray(score), kind="stable")
+    rank = np.empty(11, int)
+    rank[order] = np.arange(11)
+    idx = jnp.arange(11)
+    for k in range(12):
+        got = np.asarray(jax.jit(in_top_k)(score, jnp.int32(k), idx))
+        np.testing.assert_array_equal(got, rank < k, err_msg=f"k={k}")
+
+
+def test_top_k__float64_scores_rank_by_their_own_precision():
+    # 1 and 1 + 1e-12 are one float32: under float64 the larger must win over the lower index
+    with x64():
+        score = jnp.array([1.0, 1.0 + 1e-12, -3.0, 0.5], jnp.float64)
+        assert np.flatnonzero(radix_select_mask(score, jnp.int32(1))).tolist() == [1]
+        got = in_top_k(score, jnp.int32(1), jnp.array([0, 1]))
+        assert np.asarray(got).tolist() == [False, True]
+
+
 @pytest.mark.parametrize("mode", ["shared", "independent"])
 def test_geometric_resampling__topk_draws_count_as_their_masks_on_the_selected_set(mode):
     d, k, max_k, M = 12, 3, 4, 6

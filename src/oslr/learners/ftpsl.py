@@ -185,9 +185,10 @@ def _perturbed_draw(play, d: int, b: float, select=None):
 
 
 #: Largest static max_k at which FTPSL tests its resampled draws by rank (`in_top_k`, max_k d
-#: comparisons a draw) instead of selecting them (`top_k_mask`). Measured on a9a, 64 runs, both
-#: timed in turn: k = max_k = 10 and 16 run 1.4x and 1.8x faster by rank; 32 0.9x; 123 3x slower.
-RANK_TEST_UP_TO = 16
+#: comparisons a draw) instead of selecting them (`top_k_mask`): the rank test's cost grows with
+#: max_k, the selection's does not; set below where the two cross on a9a (d = 123), as measured
+#: in benchmarks/HISTORY.md (2026-12-05).
+RANK_TEST_UP_TO = 96
 
 
 def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str):
@@ -209,7 +210,7 @@ def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str):
         w = jnp.where(coin, jnp.where(q, scale, 0.0), w_lead)
         return w.astype(float_dtype()), q
 
-    # the resamples' sets: tested by rank at the k slots of Q_t when max_k is small (max_k d
+    # the resamples' sets: tested by rank at the k slots of Q_t up to RANK_TEST_UP_TO (max_k d
     # comparisons a draw), else selected like the play (radix select, about 40 d a draw)
     draw, sets = _perturbed_draw(play, d, b, select if max_k <= RANK_TEST_UP_TO else None)
 

@@ -47,6 +47,10 @@ def in_top_k(score: Array, k: Array, idx: Array) -> Array:
     -0.0 and +0.0 compare equal). O(len(idx) d) comparisons: cheaper than a selection when only
     a few entries are asked about, as in geometric resampling (`geometric_resampling`).
 
+    The scores become order keys (`_ordered_bits`) and one pass over j counts, for every slot at
+    once, key_j + [j < i] > key_i: one addition and one comparison a pair, on the slots' vector,
+    with no (len(idx), d) array of comparisons to reduce.
+
     Args:
       score: (d,) float scores (finite).
       k: () int (traced); k <= max_k of the matching `top_k_mask` call.
@@ -55,15 +59,17 @@ def in_top_k(score: Array, k: Array, idx: Array) -> Array:
     Returns:
       (m,) bool.
     """
-    d = score.shape[-1]
-    s_i = score[idx][:, None]
-    j = jnp.arange(d)[None, :]
-    # an entry is never compared with itself: XLA may compute the gathered s_i and the row of
-    # scores from separate copies of a fused producer, rounded differently (FTPSL under the
-    # default build, seed 7 round 65: a resample counted 2 where the float64 reference gives 1,
-    # the entry ranked below its own copy)
-    other, before = j != idx[:, None], j < idx[:, None]
-    rank = jnp.sum(other & ((score[None, :] > s_i) | ((score[None, :] == s_i) & before)), axis=-1)
+    # one stored copy of the keys serves both the slots and the rows: XLA could otherwise
+    # recompute a fused producer for the gather and for the rows, rounded differently
+    keys = _ordered_bits(lax.optimization_barrier(score))
+    key_i = keys[idx]
+
+    def count(j, rank):
+        # an entry is never compared with itself (j != i), whatever the keys' rounding
+        key_j = lax.dynamic_index_in_dim(keys, j, keepdims=False) + (j < idx).astype(keys.dtype)
+        return rank + ((key_j > key_i) & (j != idx)).astype(jnp.int32)
+
+    rank = lax.fori_loop(0, score.shape[-1], count, jnp.zeros(idx.shape, jnp.int32), unroll=8)
     return rank < k
 
 
@@ -71,26 +77,34 @@ _ONE_HOT_LIMIT = 1 << 15
 _TOP_K_UP_TO = 16
 
 
+_KEY_TYPES = {2: jnp.uint16, 4: jnp.uint32, 8: jnp.uint64}
+
+
 def _ordered_bits(score: Array) -> Array:
-    """uint32 keys with the order of the float32 scores (-0.0 mapped to +0.0 first)."""
-    x = jnp.where(score == 0, jnp.zeros_like(score), score).astype(jnp.float32)
-    bits = lax.bitcast_convert_type(x, jnp.uint32)
-    return jnp.where(bits >> 31 == 1, ~bits, bits | jnp.uint32(1 << 31))
+    """Unsigned keys as wide as the float scores, in their order (-0.0 mapped to +0.0 first): a
+    float32 score gets a uint32 key, a float64 one (under x64) a uint64 key. The largest finite
+    score's key is below the type's maximum, so key + 1 does not wrap."""
+    x = jnp.where(score == 0, jnp.zeros_like(score), score)
+    kind = _KEY_TYPES[x.dtype.itemsize]
+    bits = lax.bitcast_convert_type(x, kind)
+    top = kind(1) << kind(8 * x.dtype.itemsize - 1)
+    return jnp.where(bits >= top, ~bits, bits | top)
 
 
 def radix_select_mask(score: Array, k: Array) -> Array:
     """Mask of the k largest entries of `score` (d,), k traced in [0, d], no sort at all.
 
     The k-th largest key t is built bit by bit from the top (keep a bit if at least k keys are
-    >= the candidate): 32 passes of compare-and-count over d. Entries above t are taken; among
-    the entries equal to t the lowest-index ones fill the remaining places (a second bit-by-bit
-    search over the index, log2(d) passes). Exactly k True entries; ties to the lower index.
+    >= the candidate): one pass of compare-and-count over d per bit of the key (32 for float32
+    scores, 64 for float64). Entries above t are taken; among the entries equal to t the
+    lowest-index ones fill the remaining places (a second bit-by-bit search over the index,
+    log2(d) passes). Exactly k True entries; ties to the lower index.
     """
     d = score.shape[-1]
     keys = _ordered_bits(score)
-    t = jnp.zeros((), jnp.uint32)
-    for bit in range(31, -1, -1):
-        cand = t | jnp.uint32(1 << bit)
+    t = jnp.zeros((), keys.dtype)
+    for bit in range(8 * keys.dtype.itemsize - 1, -1, -1):
+        cand = t | (jnp.ones((), keys.dtype) << bit)
         t = jnp.where(jnp.sum(keys >= cand) >= k, cand, t)
     above, tie = keys > t, keys == t
     room = k - jnp.sum(above)
