@@ -244,8 +244,10 @@ def test_top_k_mask__signed_zeros_tie_and_go_to_the_lower_index(max_k):
     assert np.flatnonzero(radix_select_mask(score, jnp.int32(3))).tolist() == [0, 1, 3]
 
 
-@pytest.mark.parametrize("max_k", [3, 17])  # lax.top_k path (<= 16) and radix select
-def test_in_top_k__agrees_with_top_k_mask_under_ties_and_signed_zeros(max_k):
+# lax.top_k path (<= 16) and radix select; both ways of counting (all pairs, one pass on keys)
+@pytest.mark.parametrize("one_pass", [False, True])
+@pytest.mark.parametrize("max_k", [3, 17])
+def test_in_top_k__agrees_with_top_k_mask_under_ties_and_signed_zeros(max_k, one_pass):
     rng = np.random.default_rng(max_k)
     d = 20
     scores = np.round(rng.normal(size=(200, d)) * 1.5) + 0.0  # many exact ties
@@ -256,18 +258,19 @@ def test_in_top_k__agrees_with_top_k_mask_under_ties_and_signed_zeros(max_k):
     ks = jnp.asarray(sorted({0, 1, 2, max_k // 2, max_k}), jnp.int32)  # traced: one compile
     per_k = lambda f: jax.jit(jax.vmap(lambda k: jax.vmap(lambda s: f(s, k))(x)))(ks)  # noqa: E731
     mask = per_k(lambda s, k: top_k_mask(s, k, max_k))
-    got = per_k(lambda s, k: in_top_k(s, k, idx))
+    got = per_k(lambda s, k: in_top_k(s, k, idx, one_pass))
     np.testing.assert_array_equal(np.asarray(got), np.asarray(mask))
     # a few indices, in any order, answer as the full mask does
     sub = jnp.array([7, 0, 19, 7])
-    got = jax.jit(jax.vmap(lambda s: in_top_k(s, jnp.int32(2), sub)))(x)
+    got = jax.jit(jax.vmap(lambda s: in_top_k(s, jnp.int32(2), sub, one_pass)))(x)
     mask = jax.jit(jax.vmap(lambda s: top_k_mask(s, jnp.int32(2), max_k)))(x)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(mask)[:, np.asarray(sub)])
 
 
-def test_in_top_k__extreme_finite_scores_and_the_unrolled_loop_tail():
+@pytest.mark.parametrize("one_pass", [False, True])
+def test_in_top_k__extreme_finite_scores_and_the_unrolled_loop_tail(one_pass):
     # the largest finite floats (their keys + 1 must not wrap) and d = 11, not a multiple of the
-    # counting loop's unroll: every entry's rank against the sorted answer
+    # one pass's unroll: every entry's rank against the sorted answer
     big = float(np.finfo(np.float32).max)
     score = jnp.array([big, -big, 0.0, -0.0, 1.0, big, -1.0, 3.0, -big, 2.0, 0.5], jnp.float32)
     order = np.argsort(-np.asarray(score), kind="stable")
@@ -275,7 +278,7 @@ def test_in_top_k__extreme_finite_scores_and_the_unrolled_loop_tail():
     rank[order] = np.arange(11)
     idx = jnp.arange(11)
     for k in range(12):
-        got = np.asarray(jax.jit(in_top_k)(score, jnp.int32(k), idx))
+        got = np.asarray(jax.jit(in_top_k, static_argnums=3)(score, jnp.int32(k), idx, one_pass))
         np.testing.assert_array_equal(got, rank < k, err_msg=f"k={k}")
 
 
@@ -284,8 +287,21 @@ def test_top_k__float64_scores_rank_by_their_own_precision():
     with x64():
         score = jnp.array([1.0, 1.0 + 1e-12, -3.0, 0.5], jnp.float64)
         assert np.flatnonzero(radix_select_mask(score, jnp.int32(1))).tolist() == [1]
-        got = in_top_k(score, jnp.int32(1), jnp.array([0, 1]))
-        assert np.asarray(got).tolist() == [False, True]
+        for one_pass in (False, True):
+            got = in_top_k(score, jnp.int32(1), jnp.array([0, 1]), one_pass)
+            assert np.asarray(got).tolist() == [False, True]
+
+
+def test_in_top_k__counts_in_one_pass_on_one_cpu_core_only(monkeypatch):
+    from oslr import cpus
+    from oslr.primitives import topk
+
+    for cores, one in ((1, True), (2, False)):
+        monkeypatch.setattr(cpus, "count", lambda cores=cores: cores)
+        assert topk._one_thread() is one
+    monkeypatch.setattr(cpus, "count", lambda: 1)
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert topk._one_thread() is False
 
 
 @pytest.mark.parametrize("mode", ["shared", "independent"])

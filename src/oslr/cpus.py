@@ -75,9 +75,16 @@ def from_env() -> frozenset[int] | None:
     return cores
 
 
+def count() -> int:
+    """How many cores this process may run on now (what XLA sizes its CPU thread pools from)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def _backend_started() -> bool:
     bridge = sys.modules.get("jax._src.xla_bridge")
     return bool(bridge is not None and bridge.backends_are_initialized())
 
 
-__all__ = ["VARIABLE", "from_env", "parse", "pin"]
+__all__ = ["VARIABLE", "count", "from_env", "parse", "pin"]

@@ -71,6 +71,15 @@ def test_ftpsl__matches_the_reference_under_the_optimised_build_users_get():
     _check_against_the_reference(2.0, users_build)
 
 
+def test_ftpsl__matches_the_reference_counting_in_one_pass_as_on_one_core(monkeypatch):
+    # on one CPU core the resamples' rank test is `in_top_k`'s one pass on order keys (the suite
+    # runs on several, where it compares all pairs)
+    from oslr import cpus
+
+    monkeypatch.setattr(cpus, "count", lambda: 1)
+    _check_against_the_reference(2.0, users_build)
+
+
 def test_perturbation_noise__laplace_and_uniform_laws_and_independent_signs():
     from scipy import stats
 

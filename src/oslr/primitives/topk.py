@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from oslr import cpus
 from oslr.types import Array
 
 
@@ -39,7 +40,7 @@ def top_k_mask(score: Array, k: Array, max_k: int) -> Array:
     return jnp.zeros(d, bool).at[idx].set(keep)
 
 
-def in_top_k(score: Array, k: Array, idx: Array) -> Array:
+def in_top_k(score: Array, k: Array, idx: Array, one_pass: bool | None = None) -> Array:
     """Whether the entries `idx` of `score` are among its `k` largest, by counting: no sort.
 
     Entry i is in the mask `top_k_mask(score, k, .)` returns iff its rank #{j : score_j >
@@ -47,30 +48,58 @@ def in_top_k(score: Array, k: Array, idx: Array) -> Array:
     -0.0 and +0.0 compare equal). O(len(idx) d) comparisons: cheaper than a selection when only
     a few entries are asked about, as in geometric resampling (`geometric_resampling`).
 
-    The scores become order keys (`_ordered_bits`) and one pass over j counts, for every slot at
-    once, key_j + [j < i] > key_i: one addition and one comparison a pair, on the slots' vector,
-    with no (len(idx), d) array of comparisons to reduce.
+    Two exact ways to count, the same answers: all (len(idx), d) pairs compared at once and
+    summed (one large array, which XLA spreads over its threads), or one pass over the entries
+    that counts for every slot at once on order keys (`_rank_by_pass`: no array of pairs, but a
+    loop of small steps). `one_pass=None` takes the pass on a CPU backend whose process may run
+    on one core only (where XLA has one thread and the pairs' array is pure memory traffic), the
+    pairs elsewhere (several cores, accelerators: one kernel instead of a loop); see
+    benchmarks/HISTORY.md (2026-12-05).
 
     Args:
       score: (d,) float scores (finite).
       k: () int (traced); k <= max_k of the matching `top_k_mask` call.
       idx: (m,) int indices in [0, d).
+      one_pass: static choice of the counting (None: by the machine, as above).
 
     Returns:
       (m,) bool.
     """
-    # one stored copy of the keys serves both the slots and the rows: XLA could otherwise
-    # recompute a fused producer for the gather and for the rows, rounded differently
+    if one_pass is None:
+        one_pass = _one_thread()
+    return (_rank_by_pass if one_pass else _rank_by_pairs)(score, idx) < k
+
+
+def _one_thread() -> bool:
+    """Whether XLA runs this process's CPU programs on one thread (one core allowed)."""
+    return jax.default_backend() == "cpu" and cpus.count() == 1
+
+
+def _rank_by_pairs(score: Array, idx: Array) -> Array:
+    """The ranks of the entries `idx` (see `in_top_k`), every pair compared at once."""
+    s_i = score[idx][:, None]
+    j = jnp.arange(score.shape[-1])[None, :]
+    # an entry is never compared with itself: XLA may compute the gathered s_i and the row of
+    # scores from separate copies of a fused producer, rounded differently (FTPSL under the
+    # default build, seed 7 round 65: a resample counted 2 where the float64 reference gives 1,
+    # the entry ranked below its own copy)
+    other, before = j != idx[:, None], j < idx[:, None]
+    return jnp.sum(other & ((score[None, :] > s_i) | ((score[None, :] == s_i) & before)), axis=-1)
+
+
+def _rank_by_pass(score: Array, idx: Array) -> Array:
+    """The ranks of the entries `idx` (see `in_top_k`) in one pass over j: every slot i counts
+    key_j + [j < i] > key_i on order keys (`_ordered_bits`), one addition and one comparison a
+    pair. The keys come from one stored copy of the scores by exact bit operations, so an
+    entry's key is its slot's key, and key_i + 0 > key_i never counts an entry against itself."""
     keys = _ordered_bits(lax.optimization_barrier(score))
     key_i = keys[idx]
 
     def count(j, rank):
-        # an entry is never compared with itself (j != i), whatever the keys' rounding
         key_j = lax.dynamic_index_in_dim(keys, j, keepdims=False) + (j < idx).astype(keys.dtype)
-        return rank + ((key_j > key_i) & (j != idx)).astype(jnp.int32)
+        return rank + (key_j > key_i).astype(jnp.int32)
 
-    rank = lax.fori_loop(0, score.shape[-1], count, jnp.zeros(idx.shape, jnp.int32), unroll=8)
-    return rank < k
+    return lax.fori_loop(0, score.shape[-1], count, jnp.zeros(idx.shape, jnp.int32), unroll=8)
 
 
 _ONE_HOT_LIMIT = 1 << 15
