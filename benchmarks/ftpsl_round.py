@@ -11,11 +11,12 @@ runs (a9a, k = 10, M = 10, T = 200 rounds, median of 3 after a warm-up, one devi
 * `harness_us`: a round of `ftpl-random-subset` on the same stream (the a9a replay, the metrics
   and a cheap FTPL play on 10 coordinates; the idle learner's round alone is each throughput
   row's `harness_share`);
-* `rank_us`, `top_k_us`, `select_us`: FTPSL's round with the resamples' membership of the
-  selected slots tested three exact ways, each compiled and timed after the other (not
-  interleaved): by rank (`in_top_k`, what FTPSL does at
-  max_k <= 16), by `lax.top_k`'s first k indices, and by each draw's whole mask (`top_k_mask`,
-  what FTPSL does above 16). All three give the same counts (tests/primitives);
+* `pairs_us`, `pass_us`, `top_k_us`, `select_us`: FTPSL's round with the resamples'
+  membership of the selected slots tested four exact ways, each compiled and timed after the
+  other (not interleaved): by rank (`in_top_k`) with all pairs compared at once and with one
+  pass on order keys (`ftpsl_us` is the one this machine takes: the pass on one CPU core), by
+  `lax.top_k`'s first k indices, and by each draw's whole mask (`top_k_mask`, what FTPSL does
+  above `RANK_TEST_UP_TO`). All four give the same counts (tests/primitives);
 * `np_noise_us`, `np_select_us`, `np_round_us`: the batched NumPy float32 anchor
   (`benchmarks.anchors`) on the same shapes: its M + 1 perturbation draws (uniforms, Laplace
   transform, v = eta S - z), its selection of every draw with the resamples' membership test
@@ -44,6 +45,7 @@ from oslr.learners import ftpsl as ftpsl_module
 from oslr.rollout import LEARNER_ROUNDS, run_keys
 
 GR = sys.modules["oslr.primitives.geometric_resampling"]
+TOPK = sys.modules["oslr.primitives.topk"]
 HORIZON, D, M = 200, 123, 10
 
 
@@ -78,14 +80,18 @@ def _by_top_k(score, k, idx):
 
 @contextlib.contextmanager
 def membership(form: str):
-    """FTPSL built inside tests its resamples by `form`: "rank", "top_k" or "select"."""
-    saved = GR.in_top_k, ftpsl_module.RANK_TEST_UP_TO
+    """FTPSL built inside tests its resamples by `form`: "pairs" or "pass" (`in_top_k` counting
+    all pairs at once or in one pass, whatever the machine), "top_k" or "select"."""
+    saved = GR.in_top_k, TOPK.counts_in_one_pass, ftpsl_module.RANK_TEST_UP_TO
     GR.in_top_k = _by_top_k if form == "top_k" else saved[0]
-    ftpsl_module.RANK_TEST_UP_TO = -1 if form == "select" else saved[1]
+    if form in ("pairs", "pass"):
+        TOPK.counts_in_one_pass = lambda: form == "pass"
+    limit = -1 if form == "select" else 1 << 30
+    ftpsl_module.RANK_TEST_UP_TO = {True: limit, False: limit}
     try:
         yield
     finally:
-        GR.in_top_k, ftpsl_module.RANK_TEST_UP_TO = saved
+        GR.in_top_k, TOPK.counts_in_one_pass, ftpsl_module.RANK_TEST_UP_TO = saved
 
 
 def round_us(case, runs: int) -> float:
@@ -145,7 +151,7 @@ def measure(runs: int) -> dict:
            "noise_us": round(1e6 * noise_seconds(runs), 1),
            "ftpsl_us": round_us(ftpsl, runs), "ftpsl_m1_us": round_us(m1, runs),
            "harness_us": round_us(BY_NAME["ftpl-random-subset"], runs)}
-    for form in ("rank", "top_k", "select"):
+    for form in ("pairs", "pass", "top_k", "select"):
         with membership(form):
             row[f"{form}_us"] = round_us(ftpsl, runs)
     return {**row, **numpy_parts(runs)}

@@ -161,10 +161,12 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                   "M = 1, so draw_us = (ftpsl_us - ftpsl_m1_us) / 9 is one resample draw; "
                   "harness_us: `ftpl-random-subset` on the "
                   "same stream (the replay, the metrics and a cheap FTPL play on 10 "
-                  "coordinates); rank_us, top_k_us, select_us: FTPSL's round with the resamples' "
-                  "membership tested by rank (what FTPSL does at max_k <= 16), by `lax.top_k`'s "
-                  "first k indices, and by each draw's whole mask (what it does above 16). Each "
-                  "program is compiled and timed after the other.\n",
+                  "coordinates); pairs_us, pass_us, top_k_us, select_us: FTPSL's round with "
+                  "the resamples' membership tested by rank (`in_top_k`) comparing all pairs at "
+                  "once and in one pass on order keys (ftpsl_us is the one the machine takes: "
+                  "the pass on one CPU core, the pairs on several), by `lax.top_k`'s first k "
+                  "indices, and by each draw's whole mask (what FTPSL does above "
+                  "`RANK_TEST_UP_TO`). Each program is compiled and timed after the other.\n",
                   markdown_table([{**r, "draw_us": round((r["ftpsl_us"] - r["ftpsl_m1_us"]) / 9,
                                                          1)}
                                   for r in result["ftpsl_round"]])]

@@ -117,12 +117,19 @@ def test_ftpsl_round__top_k_form_answers_as_the_rank_test_and_the_swap_is_undone
             got = jax.vmap(lambda s: ftpsl_round._by_top_k(s, jnp.int32(k), slots))(x)
             want = jax.vmap(lambda s: in_top_k(s, jnp.int32(k), slots))(x)
             np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"k={k}")
-    before = ftpsl_round.GR.in_top_k, ftpsl_module.RANK_TEST_UP_TO
+    topk = ftpsl_round.TOPK
+    before = ftpsl_round.GR.in_top_k, topk.counts_in_one_pass, ftpsl_module.RANK_TEST_UP_TO
     with ftpsl_round.membership("select"):
-        assert ftpsl_module.RANK_TEST_UP_TO < 1
+        assert max(ftpsl_module.RANK_TEST_UP_TO.values()) < 1
     with ftpsl_round.membership("top_k"):
         assert ftpsl_round.GR.in_top_k is ftpsl_round._by_top_k
-    assert (ftpsl_round.GR.in_top_k, ftpsl_module.RANK_TEST_UP_TO) == before
+        assert min(ftpsl_module.RANK_TEST_UP_TO.values()) >= 123
+    for form in ("pairs", "pass"):
+        with ftpsl_round.membership(form):
+            assert topk.counts_in_one_pass() is (form == "pass")
+            assert min(ftpsl_module.RANK_TEST_UP_TO.values()) >= 123
+    after = ftpsl_round.GR.in_top_k, topk.counts_in_one_pass, ftpsl_module.RANK_TEST_UP_TO
+    assert after == before
 
 
 @pytest.mark.parametrize("family", ["prediction", "linear", "bandit"])

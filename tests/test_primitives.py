@@ -298,10 +298,10 @@ def test_in_top_k__counts_in_one_pass_on_one_cpu_core_only(monkeypatch):
 
     for cores, one in ((1, True), (2, False)):
         monkeypatch.setattr(cpus, "count", lambda cores=cores: cores)
-        assert topk._one_thread() is one
+        assert topk.counts_in_one_pass() is one
     monkeypatch.setattr(cpus, "count", lambda: 1)
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    assert topk._one_thread() is False
+    assert topk.counts_in_one_pass() is False
 
 
 @pytest.mark.parametrize("mode", ["shared", "independent"])

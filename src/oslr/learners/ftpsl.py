@@ -38,6 +38,7 @@ from jax import lax
 from oslr.primitives import (
     TopK,
     batched_draw,
+    counts_in_one_pass,
     geometric_resampling,
     knapsack_exact,
     knapsack_fptas,
@@ -185,10 +186,11 @@ def _perturbed_draw(play, d: int, b: float, select=None):
 
 
 #: Largest static max_k at which FTPSL tests its resampled draws by rank (`in_top_k`, max_k d
-#: comparisons a draw) instead of selecting them (`top_k_mask`): the rank test's cost grows with
-#: max_k, the selection's does not; set below where the two cross on a9a (d = 123), as measured
-#: in benchmarks/HISTORY.md (2026-12-05).
-RANK_TEST_UP_TO = 96
+#: comparisons a draw) instead of selecting them (`top_k_mask`), by how `in_top_k` counts here
+#: (`counts_in_one_pass`: True on one CPU core): the rank test's cost grows with max_k, the
+#: selection's does not; each set below where the two cross on a9a (d = 123), as measured in
+#: benchmarks/HISTORY.md (2026-12-05).
+RANK_TEST_UP_TO = {True: 96, False: 32}
 
 
 def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str):
@@ -212,7 +214,8 @@ def _ftpsl_parts(d: int, max_k: int, b: float, n_resamples: int, gr_mode: str):
 
     # the resamples' sets: tested by rank at the k slots of Q_t up to RANK_TEST_UP_TO (max_k d
     # comparisons a draw), else selected like the play (radix select, about 40 d a draw)
-    draw, sets = _perturbed_draw(play, d, b, select if max_k <= RANK_TEST_UP_TO else None)
+    by_rank = max_k <= RANK_TEST_UP_TO[counts_in_one_pass()]
+    draw, sets = _perturbed_draw(play, d, b, select if by_rank else None)
 
     def budget(params: FtpslParams) -> Array:
         return params.k

@@ -25,7 +25,13 @@ from oslr.primitives.regressors import Regressor, ogd, ons, ridge, vaw
 from oslr.primitives.selectors import Draw, Selector, bexp, exp3, hedge, tsallis_inf
 from oslr.primitives.sherman_morrison import sherman_morrison_update
 from oslr.primitives.tree import tree_select
-from oslr.primitives.topk import in_top_k, radix_select_mask, random_subset_mask, top_k_mask
+from oslr.primitives.topk import (
+    counts_in_one_pass,
+    in_top_k,
+    radix_select_mask,
+    random_subset_mask,
+    top_k_mask,
+)
 
 __all__ = [
     "Draw",
@@ -48,6 +54,7 @@ __all__ = [
     "batched_draw",
     "first_hits",
     "geometric_resampling",
+    "counts_in_one_pass",
     "in_top_k",
     "knapsack_exact",
     "knapsack_fptas",

@@ -66,12 +66,13 @@ def in_top_k(score: Array, k: Array, idx: Array, one_pass: bool | None = None) -
       (m,) bool.
     """
     if one_pass is None:
-        one_pass = _one_thread()
+        one_pass = counts_in_one_pass()
     return (_rank_by_pass if one_pass else _rank_by_pairs)(score, idx) < k
 
 
-def _one_thread() -> bool:
-    """Whether XLA runs this process's CPU programs on one thread (one core allowed)."""
+def counts_in_one_pass() -> bool:
+    """Whether `in_top_k` counts in one pass here: a CPU backend whose process may run on one
+    core only (XLA then runs its programs on one thread)."""
     return jax.default_backend() == "cpu" and cpus.count() == 1
 
 
