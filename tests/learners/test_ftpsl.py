@@ -80,6 +80,22 @@ def test_ftpsl__matches_the_reference_counting_in_one_pass_as_on_one_core(monkey
     _check_against_the_reference(2.0, users_build)
 
 
+def test_ftpsl__one_core_and_several_give_the_same_bits(monkeypatch):
+    # the resamples' ranks counted in one pass (one CPU core) or over all pairs (several): the
+    # same counts, and the same float32 scores behind them (docs/reproducibility.md)
+    from oslr import cpus
+
+    got = {}
+    for cores in (1, 2):
+        monkeypatch.setattr(cpus, "count", lambda cores=cores: cores)
+        problem, pp = oslr.make_problem("agnostic", d=40, k=5)
+        learner, params = oslr.make("ftpsl", d=40, k=6, max_k=8)  # traced anew for the cores
+        res = oslr.simulate(learner, problem, params, pp, horizon=150, n_runs=64, seed=3)
+        got[cores] = {name: np.asarray(v) for name, v in res.curves.items()}
+    for name, one in got[1].items():
+        np.testing.assert_array_equal(one, got[2][name], err_msg=name)
+
+
 def test_perturbation_noise__laplace_and_uniform_laws_and_independent_signs():
     from scipy import stats
 
