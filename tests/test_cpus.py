@@ -96,6 +96,20 @@ def test_pin__every_thread_of_the_process_then_back():
     assert os.sched_getaffinity(0) == ALLOWED
 
 
+def test_count__the_cores_allowed_now(monkeypatch):
+    try:
+        cpus.pin(frozenset({FIRST}))
+        one = cpus.count()
+    finally:
+        cpus.pin(frozenset(ALLOWED))
+    assert (one, cpus.count()) == (1, len(ALLOWED))
+    monkeypatch.delattr(os, "sched_getaffinity")  # elsewhere: every core the system has
+    monkeypatch.setattr(os, "cpu_count", lambda: 6)
+    assert cpus.count() == 6
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # unknown: one
+    assert cpus.count() == 1
+
+
 def test_from_env__without_sched_setaffinity_says_so(fresh, monkeypatch):
     monkeypatch.delattr(os, "sched_setaffinity")
     fresh("0")

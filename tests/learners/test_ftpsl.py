@@ -56,10 +56,9 @@ def _check_against_the_reference(b, compile_=jax.jit):
     assert 0 < explored < 1  # both branches of eq. (2) were exercised
 
 
-# b = 2 (the default) and b = 3 (a != b: a slip between the two exponents shows) in the default
-# run; the other norms with -m slow
-@pytest.mark.parametrize("b", [2.0, 3.0, pytest.param(math.inf, marks=pytest.mark.slow),
-                               pytest.param(1.0, marks=pytest.mark.slow)])
+# b = 2 (the default), b = 3 (a != b: a slip between the two exponents shows) and b = 1 (one
+# coordinate when leading) in the default run; b = inf with -m slow
+@pytest.mark.parametrize("b", [2.0, 3.0, 1.0, pytest.param(math.inf, marks=pytest.mark.slow)])
 def test_ftpsl__matches_float64_reference_round_by_round(b):
     _check_against_the_reference(b)
 
