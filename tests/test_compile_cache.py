@@ -235,7 +235,20 @@ def test_key__changes_with_what_changes_a_program(store, monkeypatch):
         from oslr import cpus
         m.setattr(cpus, "count", lambda n=cpus.count() + 1: n)
         assert compile_cache._key(("p",), devices) != base
+    setting = "jax_persistent_cache_min_entry_size_bytes"  # a JAX setting outside the trace
+    was = jax.config.values[setting]  # context
+    try:
+        jax.config.update(setting, was + 1)
+        assert compile_cache._key(("p",), devices) != base
+    finally:
+        jax.config.update(setting, was)
+    with monkeypatch.context() as m:
+        import optax
+        m.setattr(optax, "__version__", optax.__version__ + ".other")
+        assert compile_cache._key(("p",), devices) != base
     assert compile_cache._key(("p",), devices) == base  # all undone
+    # an object's address is left out: two alike objects, the same key
+    assert compile_cache._key((object(),), devices) == compile_cache._key((object(),), devices)
     with jax.default_matmul_precision("highest"):
         assert compile_cache._key(("p",), devices) != base
     with jax.set_mesh(jax.sharding.Mesh(np.array(devices), ("x",))):  # trace context alone
