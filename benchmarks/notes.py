@@ -23,7 +23,8 @@ _STREAM = (
 _SUBSET_FTPL = (
     _STREAM + "Against batched NumPy float32 (0.4-0.55x by CPU time, 2026-11-27): the row 1.41 "
     "us per run-round at 256 runs, its idle learner 0.34; NumPy's whole round is about 0.6-0.8 "
-    "us, because it works on the k = 10 slots of its subset only. Here about 0.25: the learner's part is 10 Laplace perturbations, the Lemma 1 "
+    "us, because it works on the k = 10 slots of its subset only. Here about 0.25: the "
+    "learner's part is 10 Laplace perturbations, the Lemma 1 "
     "oracle on the 10 slots of its subset and the scatter of w into d = 123, a few small "
     "passes per run-round; the NumPy loop does the same on k = 10 numbers (it reads x on the "
     "subset only), while the harness hands every learner the d-vector round (static shapes). "
