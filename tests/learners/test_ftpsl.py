@@ -63,19 +63,16 @@ def test_ftpsl__matches_float64_reference_round_by_round(b):
     _check_against_the_reference(b)
 
 
-def test_ftpsl__matches_the_reference_under_the_optimised_build_users_get():
+# on one CPU core the resamples' rank test is `in_top_k`'s one pass on order keys, on several it
+# compares all pairs: both under the build users get
+@pytest.mark.parametrize("cores", [1, 2])
+def test_ftpsl__matches_the_reference_under_the_optimised_build_users_get(cores, monkeypatch):
     # the suite compiles at XLA's level 0 (tests/conftest.py); under the default build a
     # resample's membership test (`in_top_k`) once ranked an entry below an ulp-different copy of
     # itself, so counts, estimates and plays left the reference (seed 7, from round 69)
-    _check_against_the_reference(2.0, users_build)
-
-
-def test_ftpsl__matches_the_reference_counting_in_one_pass_as_on_one_core(monkeypatch):
-    # on one CPU core the resamples' rank test is `in_top_k`'s one pass on order keys (the suite
-    # runs on several, where it compares all pairs)
     from oslr import cpus
 
-    monkeypatch.setattr(cpus, "count", lambda: 1)
+    monkeypatch.setattr(cpus, "count", lambda: cores)
     _check_against_the_reference(2.0, users_build)
 
 
