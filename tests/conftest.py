@@ -6,13 +6,6 @@ from pathlib import Path
 
 from tests import FAST_BUILD_FLAGS
 
-# Bytecode caches (`__pycache__`, git-ignored) are written even where PYTHONDONTWRITEBYTECODE is
-# set (as on the CI machine): otherwise every xdist worker rewrites the asserts of every test
-# module and every child process (`oslr` commands, scripts) recompiles the package. Children
-# inherit it through the environment.
-sys.dont_write_bytecode = False
-os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-
 # Tests compile at XLA's backend optimisation level 0 with XLA:CPU's older fusion emitters
 # (tests.FAST_BUILD_FLAGS; set before JAX starts its backend, and inherited by the subprocesses
 # that tests launch): programs compile two to three times as fast, which is most of the suite's
@@ -23,43 +16,53 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # test now runs under that build, tests/learners/test_ftpsl.py). Bit-for-bit tests compare runs
 # of the same program, or compile both programs as users do (tests.helpers.users_build). Studies,
 # notebooks and benchmarks use the default.
-# OSLR_TEST_BUILD=default runs the suite under the build users get (slower to compile): a result
-# that only the optimised build gets wrong shows there only (as topk.in_top_k's tie rule did).
+# OSLR_TEST_BUILD=default runs the suite exactly as users compile: no test XLA flag, oslr's own
+# unrolled threefry, and oslr's store of programs on where users have it (`oslr run`,
+# `Study.run`, `oslr.use_compile_cache`), off in a test that patches anything (its key cannot
+# see a patch). `.ci/run` runs the contract and reference tests under it too.
 _BUILD = os.environ.get("OSLR_TEST_BUILD", "fast")
 if _BUILD not in ("fast", "default"):
     raise ValueError(f"OSLR_TEST_BUILD={_BUILD!r}: 'fast' (the default: XLA optimisation level 0, "
                      "older fusion emitters) "
                      "or 'default' (XLA's own optimised build)")
 
+#: where the flags the installed jaxlib knows are handed to xdist's workers and child processes
+_PROBED = "OSLR_TEST_FAST_FLAGS"
+
 
 def _known_to_jaxlib(flags) -> tuple[list[str], list[str]]:
     """(flags whose option the installed jaxlib knows, the others): XLA refuses to start on an
-    unknown flag, so a jax release that drops one would stop the whole suite. Each option's
-    name is looked up in jaxlib's shared libraries (found without importing jaxlib, before JAX
-    starts)."""
-    import importlib.util
-    import mmap
+    unknown flag, so a jax release that drops one would stop the whole suite. Asked as oslr
+    asks of its own options, by compiling (`oslr.program.known_options`), in a child process:
+    this one's backend must start with the flags. Once per run (`_PROBED`)."""
+    if _PROBED not in os.environ:
+        import json
+        import subprocess
 
-    spec = importlib.util.find_spec("jaxlib")
-    roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
-    names = {f: f.split("=")[0].lstrip("-").encode() for f in flags}
-    found: set[str] = set()
-    for lib in (lib for root in roots for lib in sorted(root.rglob("*.so"))):
-        with open(lib, "rb") as f:
-            try:
-                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            except ValueError:  # an empty file
-                continue
-            with data:
-                found |= {flag for flag, name in names.items() if data.find(name) != -1}
-        if len(found) == len(flags):
-            break
-    return [f for f in flags if f in found], [f for f in flags if f not in found]
+        options = {name: _flag_value(value)
+                   for name, value in (f.lstrip("-").split("=", 1) for f in flags)}
+        code = ("import json, sys; from oslr.program import known_options; "
+                "print(json.dumps(sorted(known_options(json.loads(sys.argv[1])))))")
+        env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+        out = subprocess.run([sys.executable, "-c", code, json.dumps(options)], env=env,
+                             capture_output=True, text=True, check=True).stdout
+        os.environ[_PROBED] = " ".join(json.loads(out.splitlines()[-1]))
+    known = set(os.environ[_PROBED].split())
+    return ([f for f in flags if f.lstrip("-").split("=")[0] in known],
+            [f for f in flags if f.lstrip("-").split("=")[0] not in known])
+
+
+def _flag_value(text: str):
+    """An XLA flag's value as a compile option takes it (a bool or an int where it reads so)."""
+    if text in ("true", "false"):
+        return text == "true"
+    return int(text) if text.lstrip("-").isdigit() else text
 
 
 _FAST, _DROPPED = _known_to_jaxlib(FAST_BUILD_FLAGS) if _BUILD == "fast" else ([], [])
-if _FAST:
-    os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), *_FAST]).strip()
+_HAVE = os.environ.get("XLA_FLAGS", "").split()
+if _FAST:  # once: xdist's workers inherit the controller's
+    os.environ["XLA_FLAGS"] = " ".join([*_HAVE, *(f for f in _FAST if f not in _HAVE)])
 
 
 def pytest_report_header(config):
@@ -73,20 +76,30 @@ def pytest_report_header(config):
     return [f"oslr test build: {build}; OSLR_THREEFRY={os.environ.get('OSLR_THREEFRY')} "
             "(OSLR_TEST_BUILD=default compiles as users do)"]
 
-# Every hash by JAX's own (rolled) threefry lowering: the same bits (tests/test_prng.py checks the
-# unrolled code against it), programs compile about twice as fast (oslr/prng.py).
-os.environ.setdefault("OSLR_THREEFRY", "rolled")
-# oslr's store of compiled study programs (oslr/compile_cache.py) keys a program by oslr's files,
-# which a test's monkeypatch or a mutant (tools/mutation.py: one set of files, the mutant chosen
-# at run time) does not change: off, as for a user who patches oslr in memory, except in the
-# tests of the store, which turn it on in their own processes (tests/test_compile_cache.py)
-os.environ.setdefault("OSLR_PROGRAM_STORE", "off")
+if _BUILD == "fast":
+    # Every hash by JAX's own (rolled) threefry lowering: the same bits (tests/test_prng.py
+    # checks the unrolled code against it), programs compile about twice as fast (oslr/prng.py).
+    os.environ.setdefault("OSLR_THREEFRY", "rolled")
+    # oslr's store of compiled study programs (oslr/compile_cache.py) keys a program by oslr's
+    # files, which a test's monkeypatch or a mutant (tools/mutation.py: one set of files, the
+    # mutant chosen at run time) does not change: off, as for a user who patches oslr in memory,
+    # except in the tests of the store (tests/test_compile_cache.py)
+    os.environ.setdefault("OSLR_PROGRAM_STORE", "off")
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 jax.config.update("jax_numpy_rank_promotion", "raise")
+
+
+@pytest.fixture(autouse=True)
+def _no_store_where_a_test_patches(request):
+    """Under the users' build, oslr's store is off in a test that patches (its key cannot see
+    a patch, as for a user who patches oslr in memory)."""
+    if _BUILD == "default" and "monkeypatch" in request.fixturenames:
+        request.getfixturevalue("monkeypatch").setenv("OSLR_PROGRAM_STORE", "off")
+    yield
 
 
 @pytest.fixture

@@ -25,9 +25,13 @@ def default_build_env(**extra: str) -> dict:
     flags = os.environ.get("XLA_FLAGS", "")
     for flag in FAST_BUILD_FLAGS:
         flags = flags.replace(flag, "")
-    # not an xdist worker: a child pytest keeps its compilation cache in its own folder
-    return subprocess_env(OSLR_TEST_BUILD="default", XLA_FLAGS=" ".join(flags.split()),
-                          PYTEST_XDIST_WORKER="", **extra)
+    # not an xdist worker: a child pytest keeps its compilation cache in its own folder; oslr's
+    # own unrolled threefry, as users get (the fast build's rolled one left out)
+    env = subprocess_env(OSLR_TEST_BUILD="default", XLA_FLAGS=" ".join(flags.split()),
+                         PYTEST_XDIST_WORKER="", **extra)
+    if os.environ.get("OSLR_TEST_BUILD", "fast") == "fast" and "OSLR_THREEFRY" not in extra:
+        env.pop("OSLR_THREEFRY", None)
+    return env
 
 
 #: What numbers computed in another process (a resume in a new process, a study split over

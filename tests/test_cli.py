@@ -1105,52 +1105,6 @@ def test_merge__the_command_writes_the_merged_folder_where_out_says(tmp_path, mo
                                        f"{tmp_path / 'both'}\n")
 
 
-def test_compile_cache__oslr_compile_cache_or_the_users_cache_folder_unless_set_or_off(
-        tmp_path, monkeypatch):
-    import jax
-
-    import oslr.cli as cli
-    from oslr import compile_cache
-
-    set_to = []
-
-    class Config:  # jax.config as use_persistent_cache sees it
-        jax_compilation_cache_dir = None
-
-        def update(self, name, value):
-            set_to.append((name, value))
-
-    config = Config()
-    monkeypatch.setattr(jax, "config", config)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("OSLR_COMPILE_CACHE", raising=False)
-    compile_cache.use_persistent_cache()
-    default = tmp_path / "home" / ".cache" / "oslr" / "jax"
-    assert set_to == [("jax_compilation_cache_dir", str(default)),
-                      ("jax_persistent_cache_min_compile_time_secs", 0.0)] and default.is_dir()
-    del set_to[1:]
-    monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "mine"))
-    compile_cache.use_persistent_cache()
-    assert set_to[-2] == ("jax_compilation_cache_dir", str(tmp_path / "mine"))
-    del set_to[1:]
-    compile_cache.use_persistent_cache()  # the folder is there from the last run: used again
-    assert set_to[-2] == ("jax_compilation_cache_dir", str(tmp_path / "mine"))
-    del set_to[1:]
-    (tmp_path / "file").write_text("")
-    for where in ("off", str(tmp_path / "file" / "sub")):  # off, or a folder that cannot be made
-        monkeypatch.setenv("OSLR_COMPILE_CACHE", where)
-        compile_cache.use_persistent_cache()
-    assert len(set_to) == 1
-    config.jax_compilation_cache_dir = "/the/users/own"
-    monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "mine"))
-    compile_cache.use_persistent_cache()  # a cache the user set is kept
-    assert len(set_to) == 1
-    calls = []
-    monkeypatch.setattr(compile_cache, "use_persistent_cache", lambda: calls.append(1))
-    monkeypatch.setattr(cli.commands, "cmd_list", lambda args: 0)
-    assert main(["list"]) == 0 and calls == []  # only the commands that compile
-
-
 def test_experiment__an_unfinished_folder_is_rerun_a_finished_one_refused(tmp_path, capsys,
                                                                          monkeypatch):
     import oslr.experiments as ex

@@ -1,5 +1,7 @@
 """oslr.compile_cache: a second process compiles nothing the first compiled (JAX's persistent
-compilation cache, used by `oslr.simulate` as by the CLI), counted by JAX's monitoring events."""
+compilation cache and oslr's store, on where asked: `oslr.use_compile_cache`, the CLI,
+`Study.run`), counted by JAX's monitoring events; every entry of the store verified before use;
+nothing else changes JAX's settings for the process."""
 
 import json
 import os
@@ -26,6 +28,7 @@ print("EVENTS", json.dumps(events))
 
 _TINY = """
 import oslr
+oslr.use_compile_cache()
 problem, pp = oslr.make_problem("sparse-linear", d=6, k=2, sigma=0.1)
 learner, params = oslr.make("ogd-random-subset", d=6, max_k=3)
 oslr.sweep(learner, problem, params, pp, {"k": [1, 3]}, horizon=12, n_runs=3)
@@ -76,6 +79,7 @@ def _every_program_from_the_cache(first: dict, second: dict) -> None:
 def test_the_readme_quickstart_in_a_second_process_compiles_nothing(tmp_path):
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     example = next(b for b in blocks if "oslr.sweep" in b)
+    assert "oslr.use_compile_cache()" in example
     small = example.replace("n_runs=1000", "n_runs=4").replace("horizon=2000", "horizon=100")
     first, second = _misses_then_hits(small, tmp_path)
     _every_program_from_the_cache(first, second)
@@ -124,6 +128,7 @@ def store(tmp_path, monkeypatch):
     from oslr import compile_cache
 
     compile_cache.clear_loaded()
+    monkeypatch.setattr(compile_cache, "_STORE_ON", [True])  # as after use_compile_cache
     monkeypatch.delenv("OSLR_PROGRAM_STORE", raising=False)
     monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "cache"))
     assert compile_cache.store_dir() == tmp_path / "cache" / "programs"
@@ -165,7 +170,9 @@ def test_load_or_compile__stored_then_loaded_a_damaged_one_replaced(store):
     assert second.out_info["y"].shape == (3,) and second.memory_analysis() is not None
     file.write_bytes(file.read_bytes()[:100])  # cut short
     compile_cache.clear_loaded()
-    third = compile_cache.load_or_compile(("t", 1), fn, spec, (2.0,), devices, {})
+    with pytest.warns(compile_cache.StoreWarning, match=f"^oslr's stored program {file} could "
+                      r"not be loaded \(JSONDecodeError: .*\): made again and replaced\.$"):
+        third = compile_cache.load_or_compile(("t", 1), fn, spec, (2.0,), devices, {})
     assert len(traced) == 2 and (third(x)["n"] == 3.0)
     assert len(file.read_bytes()) > 100  # replaced whole
     compile_cache.load_or_compile(("t", 2), fn, spec, (3.0,), devices, {})  # another program
@@ -425,3 +432,451 @@ def test_identity__of_the_learner_the_problem_and_the_stats_simulate_plays(store
     res = oslr.simulate(learner, problem, params, pp, horizon=12, n_runs=2, track_stats=True)
     want = program.identity(learner, problem, len(res.ckpts), True)
     assert want is not None and plays[0].ident == want
+
+
+# ------------------------------------------------ only where asked: no JAX setting changed else
+
+def test_use_persistent_cache__oslr_compile_cache_or_the_users_cache_folder_unless_set_or_off(
+        tmp_path, monkeypatch):
+    import jax
+
+    import oslr.cli as cli
+    from oslr import compile_cache
+    from oslr.cli import main
+
+    set_to = []
+
+    class Config:  # jax.config as use_persistent_cache sees it
+        jax_compilation_cache_dir = None
+
+        def update(self, name, value):
+            set_to.append((name, value))
+
+    config = Config()
+    monkeypatch.setattr(jax, "config", config)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("OSLR_COMPILE_CACHE", raising=False)
+    compile_cache.use_persistent_cache()
+    default = tmp_path / "home" / ".cache" / "oslr" / "jax"
+    assert set_to == [("jax_compilation_cache_dir", str(default)),
+                      ("jax_persistent_cache_min_compile_time_secs", 0.0)] and default.is_dir()
+    del set_to[1:]
+    monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "mine"))
+    compile_cache.use_persistent_cache()
+    assert set_to[-2] == ("jax_compilation_cache_dir", str(tmp_path / "mine"))
+    del set_to[1:]
+    compile_cache.use_persistent_cache()  # the folder is there from the last run: used again
+    assert set_to[-2] == ("jax_compilation_cache_dir", str(tmp_path / "mine"))
+    del set_to[1:]
+    (tmp_path / "file").write_text("")
+    for where in ("off", str(tmp_path / "file" / "sub")):  # off, or a folder that cannot be made
+        monkeypatch.setenv("OSLR_COMPILE_CACHE", where)
+        compile_cache.use_persistent_cache()
+    assert len(set_to) == 1
+    config.jax_compilation_cache_dir = "/the/users/own"
+    monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "mine"))
+    compile_cache.use_persistent_cache()  # a cache the user set is kept
+    assert len(set_to) == 1
+    calls = []
+    monkeypatch.setattr(compile_cache, "use_compile_cache", lambda: calls.append(1))
+    monkeypatch.setattr(cli.commands, "cmd_list", lambda args: 0)
+    assert main(["list"]) == 0 and calls == []  # only the commands that compile
+    monkeypatch.setattr(cli.run, "cmd_run", lambda args: 0)
+    assert main(["run"]) == 0 and calls == [1]
+
+
+def test_use_compile_cache__turns_the_store_on_for_the_process(tmp_path, monkeypatch):
+    import jax
+
+    from oslr import compile_cache
+
+    monkeypatch.setattr(compile_cache, "_STORE_ON", [])
+    monkeypatch.delenv("OSLR_PROGRAM_STORE", raising=False)
+    monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "cache"))
+    assert compile_cache.store_dir() is None  # not asked for: nothing stored
+    cache_dir = jax.config.jax_compilation_cache_dir  # the suite's (conftest): kept
+    compile_cache.use_compile_cache()
+    assert compile_cache.store_dir() == tmp_path / "cache" / "programs"
+    assert jax.config.jax_compilation_cache_dir == cache_dir
+
+
+#: oslr's building blocks in a new process, printing the JAX settings that changed
+_BLOCKS = """
+import json, jax
+before = {k: repr(v) for k, v in jax.config.values.items()}
+import oslr
+problem, pp = oslr.make_problem("sparse-linear", d=8, k=2)
+learner, params = oslr.make("ogd-full", d=8)
+oslr.simulate(learner, problem, params, pp, horizon=10, n_runs=2)
+oslr.sweep(learner, problem, params, pp, {"eta": [0.1, 0.2]}, horizon=10, n_runs=2)
+after = {k: repr(v) for k, v in jax.config.values.items()}
+print("CHANGED", json.dumps(sorted(k for k in before.keys() | after.keys()
+                                   if before.get(k) != after.get(k))))
+"""
+
+
+def test_building_blocks__leave_jax_settings_as_they_found_them(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "OSLR_PROGRAM_STORE"}
+    env.update(OSLR_COMPILE_CACHE=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", _BLOCKS], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.split("CHANGED ", 1)[1]) == []
+    assert not (tmp_path / "cache").exists()  # neither JAX's cache nor oslr's store
+
+
+# ------------------------------------------------------ every entry verified before it is used
+
+def _tiny_study(name: str, design: str = "gaussian"):
+    """A tiny study's final and curves as one bytes string, and the study's function."""
+    import numpy as np
+
+    import oslr
+
+    problem, pp = oslr.make_problem("sparse-linear", d=6, k=2, sigma=0.1, design=design)
+    learner, params = oslr.make(name, d=6)
+
+    def run() -> bytes:
+        res = oslr.simulate(learner, problem, params, pp, horizon=12, n_runs=3)
+        return b"".join(np.asarray(v).tobytes() for _, v in sorted(res.final.items())) + \
+            b"".join(np.asarray(v).tobytes() for _, v in sorted(res.curves.items()))
+
+    return run
+
+
+def _cold_bits(store, runs: dict) -> tuple[dict, dict]:
+    """Each study of `runs` played with the store empty: (its bits, the entries it stored)."""
+    from oslr import compile_cache
+
+    bits, files = {}, {}
+    for name, run in runs.items():
+        before = set(store.glob("*.bin")) if store.exists() else set()
+        compile_cache.clear_loaded()
+        bits[name] = run()
+        files[name] = sorted(set(store.glob("*.bin")) - before,
+                             key=lambda f: f.stat().st_size)  # the init first
+    compile_cache.clear_loaded()  # as a new process: from the files
+    return bits, files
+
+
+def _rerun_warned(runs: dict, bits: dict, damaged: list) -> None:
+    """Each study run again gives its cold bits, with one warning for each damaged entry that
+    names its file; a third run reads the entries, made again, without a warning."""
+    import warnings
+
+    from oslr import compile_cache
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for name, run in runs.items():
+            assert run() == bits[name], name
+    said = [str(w.message) for w in caught if issubclass(w.category, compile_cache.StoreWarning)]
+    assert len(said) == len(damaged), said
+    for file in damaged:
+        assert sum(str(file) in line for line in said) == 1, (file, said)
+        assert all("\n" not in line for line in said)
+    compile_cache.clear_loaded()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # none now: replaced
+        for name, run in runs.items():
+            assert run() == bits[name], name
+
+
+def test_store__swapped_entries_of_two_learners_give_the_cold_bits(store):
+    runs = {n: _tiny_study(n) for n in ("ogd-full", "ogd-random-subset")}
+    bits, files = _cold_bits(store, runs)
+    (a_init, a_chunk), (b_init, b_chunk) = files.values()
+    one, two = a_chunk.read_bytes(), b_chunk.read_bytes()
+    a_chunk.write_bytes(two)
+    b_chunk.write_bytes(one)
+    _rerun_warned(runs, bits, [a_chunk, b_chunk])
+
+
+def test_store__entries_of_another_design_copied_over_give_the_cold_bits(store):
+    runs = {d: _tiny_study("ogd-random-subset", d) for d in ("gaussian", "rademacher")}
+    bits, files = _cold_bits(store, runs)
+    for mine, theirs in zip(files["gaussian"], files["rademacher"]):  # a foreign store's
+        mine.write_bytes(theirs.read_bytes())
+    for f in files["rademacher"]:
+        f.unlink()
+    _rerun_warned({"gaussian": runs["gaussian"]}, bits, files["gaussian"])
+
+
+def test_store__rotated_entries_give_the_cold_bits(store):
+    runs = {n: _tiny_study(n) for n in ("ogd-full", "ogd-random-subset", "uniform-subset")}
+    bits, files = _cold_bits(store, runs)
+    everything = [f for fs in files.values() for f in fs]
+    contents = [f.read_bytes() for f in everything]
+    for f, data in zip(everything, contents[1:] + contents[:1]):
+        f.write_bytes(data)
+    _rerun_warned(runs, bits, everything)
+
+
+@pytest.mark.parametrize("where", ["head", "program", "end"])
+def test_store__a_flipped_byte_gives_the_cold_bits(store, where):
+    runs = {"ogd-random-subset": _tiny_study("ogd-random-subset")}
+    bits, files = _cold_bits(store, runs)
+    file = files["ogd-random-subset"][-1]
+    data = bytearray(file.read_bytes())
+    head = data.index(b"\n")
+    at = {"head": head // 2, "program": head + 1 + (len(data) - head) // 2,
+          "end": len(data) - 1}[where]
+    data[at] ^= 0x10
+    file.write_bytes(bytes(data))
+    _rerun_warned(runs, bits, [file])
+
+
+def _rewritten(file, **change) -> None:
+    """Rewrite the entry `file` with its header's fields or program changed and a digest that
+    matches: an entry damaged where its digest cannot tell."""
+    from oslr import compile_cache
+
+    head, _, program = file.read_bytes().partition(b"\n")
+    head = json.loads(head)
+    program = change.pop("program", program)
+    head.update(change)
+    head["sha256"] = compile_cache._digest(head, program)
+    file.write_bytes(json.dumps(head).encode() + b"\n" + program)
+
+
+def test_store__an_entry_that_does_not_deserialize_or_match_the_call_is_made_again(store):
+    runs = {n: _tiny_study(n) for n in ("ogd-full", "ogd-random-subset")}
+    bits, files = _cold_bits(store, runs)
+    init, chunk = files["ogd-full"]
+    other = init.read_bytes().partition(b"\n")[2]
+    _rewritten(init, program=b"not a program")  # the digest matches: deserializing fails
+    _rewritten(chunk, program=other)  # the init's program under the chunk's key: its arguments
+    _rerun_warned(runs, bits, [init, chunk])
+
+
+@pytest.mark.parametrize("change", [{"format": "oslr program store entry 0"},
+                                    {"out_tree": None},
+                                    {"out_tree": ["os:system", None, []]}])
+def test_store__an_entry_of_another_format_or_tree_is_made_again(store, change):
+    runs = {"ogd-random-subset": _tiny_study("ogd-random-subset")}
+    bits, files = _cold_bits(store, runs)
+    file = files["ogd-random-subset"][-1]
+    _rewritten(file, **change)
+    _rerun_warned(runs, bits, [file])
+
+
+def test_store__an_entry_is_data_its_key_in_full(store):
+    import hashlib
+
+    from oslr import compile_cache
+
+    runs = {"ogd-random-subset": _tiny_study("ogd-random-subset")}
+    _, files = _cold_bits(store, runs)
+    for file in files["ogd-random-subset"]:
+        head, _, program = file.read_bytes().partition(b"\n")
+        head = json.loads(head)
+        assert head["format"] == compile_cache.ENTRY_FORMAT
+        assert file.stem == hashlib.sha256(head["key"].encode()).hexdigest()
+        assert compile_cache.code_digest() in head["key"]
+        assert head["sha256"] == compile_cache._digest(head, program)
+        assert set(head) == {"format", "key", "out_tree", "sha256"}
+        assert b"pickle" not in program[:16] and not program.startswith(b"\x80")
+
+
+def test_tree_data__every_tree_of_a_study_written_and_read_back():
+    import jax
+    import jax.numpy as jnp
+
+    from oslr import compile_cache, program
+
+    import oslr
+    for name in ("ogd-random-subset", "ftpsl", "linucb"):
+        spec = oslr.registry.spec(name)
+        problem, pp = oslr.testing.example_problem(spec.family, d=8)
+        learner, params = oslr.make(name, d=8)
+        init, _ = program.make_run_fns(learner, problem, 3, True)
+        out = jax.eval_shape(init, jnp.uint32(0), jnp.int32(0), params, pp)
+        tree = jax.tree.structure(out)
+        data = json.loads(json.dumps(compile_cache._tree_data(tree)))
+        assert compile_cache._tree_from_data(data) == tree, name
+    mixed = jax.tree.structure({"a": (1, [2, None]), "b": {"c": ()}})
+    assert compile_cache._tree_from_data(compile_cache._tree_data(mixed)) == mixed
+    with pytest.raises(compile_cache._Opaque):
+        compile_cache._tree_data(jax.tree.structure(_Mine(1, 2)))  # a type not trusted
+
+
+class _Mine(tuple):
+    """A pytree node type defined outside oslr's trusted modules."""
+
+    def __new__(cls, *a):
+        return super().__new__(cls, a)
+
+
+def _register_mine():
+    import jax
+
+    jax.tree_util.register_pytree_node(_Mine, lambda m: (tuple(m), None),
+                                       lambda _, c: _Mine(*c))
+
+
+_register_mine()
+
+
+def test_store__a_header_changed_where_it_still_reads_is_caught_by_the_digest(store):
+    runs = {"ogd-random-subset": _tiny_study("ogd-random-subset")}
+    bits, files = _cold_bits(store, runs)
+    file = files["ogd-random-subset"][-1]
+    data = file.read_bytes()
+    head = data[:data.index(b"\n")]
+    assert b'"loss"' in head
+    file.write_bytes(data.replace(b'"loss"', b'"lmss"', 1))  # a metric renamed in the tree
+    _rerun_warned(runs, bits, [file])
+
+
+# ------------------------------------------------------------------ every input of the key
+
+def _as_module(fn, module: str):
+    """`fn`'s code, defaults and closure as if defined in `module`."""
+    import types
+
+    out = types.FunctionType(fn.__code__, {"__name__": module}, fn.__name__, fn.__defaults__,
+                             fn.__closure__)
+    out.__kwdefaults__ = fn.__kwdefaults__
+    return out
+
+
+def test_value_digest__defaults_keyword_defaults_and_closures_count():
+    from oslr import compile_cache
+
+    digest = compile_cache.value_digest
+
+    def make(scale, shift=0.0, *, power=1):
+        def step(x, a=shift, *, b=power):
+            return (x * scale + a) ** b
+
+        return _as_module(step, "oslr.made_here")
+
+    base = digest(make(1.0))
+    assert base is not None and digest(make(1.0)) == base
+    assert digest(make(2.0)) != base  # a closed-over value
+    assert digest(make(1.0, shift=1.0)) != base  # a default
+    assert digest(make(1.0, power=2)) != base  # a keyword-only default
+    one = make(1.0)
+    one.__defaults__ = (0,)  # the int 0, not the float 0.0
+    assert digest(one) != base
+
+
+@pytest.mark.parametrize("module", ["oslr_plugin", "numpyro", "jaxopt", "optaxx", "numpy_ext",
+                                    "jaxlib_fake", "osl", "myoslr.oslr"])
+def test_value_digest__a_module_that_shares_only_a_prefix_is_not_trusted(module):
+    from oslr import compile_cache
+
+    def step(x):
+        return x
+
+    assert compile_cache.value_digest(_as_module(step, "oslr.learners.mine")) is not None
+    assert compile_cache.value_digest(_as_module(step, module)) is None
+    assert compile_cache.value_digest(_Mine) is None  # a type defined in the tests
+
+
+@pytest.mark.parametrize("name", ["OSLR_THREEFRY", "OSLR_CPUS", "OSLR_SOMETHING_NEW",
+                                  "XLA_FLAGS", "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_NEW"])
+def test_key__each_oslr_and_xla_variable_changes_it(monkeypatch, name):
+    import jax
+
+    from oslr import compile_cache
+
+    devices = jax.devices()[:1]
+    monkeypatch.delenv(name, raising=False)
+    base = compile_cache._key(("p",), devices)
+    monkeypatch.setenv(name, "1")
+    one = compile_cache._key(("p",), devices)
+    monkeypatch.setenv(name, "2")
+    assert len({base, one, compile_cache._key(("p",), devices)}) == 3
+    monkeypatch.delenv(name)
+    monkeypatch.setenv("OTHER_" + name, "1")  # a variable of neither: the same program
+    assert compile_cache._key(("p",), devices) == base
+
+
+def test_key__each_jax_setting_changes_it(monkeypatch):
+    import jax
+
+    from oslr import compile_cache
+
+    devices = jax.devices()[:1]
+    real = jax.config
+    values = dict(real.values)
+    base = compile_cache._key(("p",), devices)
+
+    class Config:  # jax.config with one setting changed
+        def __init__(self, changed):
+            self.values = changed
+
+    for name in values:
+        monkeypatch.setattr(jax, "config", Config({**values, name: ("changed", values[name])}))
+        assert compile_cache._key(("p",), devices) != base, name
+    monkeypatch.setattr(jax, "config", Config(values))
+    assert compile_cache._key(("p",), devices) == base
+
+
+def test_key__the_devices_change_it():
+    import jax
+
+    from oslr import compile_cache
+
+    class Client:
+        def __init__(self, version):
+            self.platform_version = version
+
+    class Device:
+        def __init__(self, platform="cpu", kind="cpu", id=0, version="v1"):
+            self.platform, self.device_kind, self.id = platform, kind, id
+            self.client = Client(version)
+
+    base = compile_cache._key(("p",), [Device()])
+    assert compile_cache._key(("p",), [Device()]) == base
+    for other in (Device(platform="gpu"), Device(kind="H100"), Device(id=1),
+                  Device(version="v2")):
+        assert compile_cache._key(("p",), [other]) != base
+    assert compile_cache._key(("p",), [Device(), Device(id=1)]) != base
+    assert compile_cache._key(("p",), jax.devices()[:1]) != base
+
+
+# ------------------------------------------------- every learner: the store's bits are the same
+
+#: one learner of each family in the default run; every other with -m slow
+_EVERY_KIND = {"ogd-full", "ftpsl", "linucb"}
+
+
+def _registry_cases():
+    from oslr.registry import LEARNERS
+
+    return [name if name in _EVERY_KIND else pytest.param(name, marks=pytest.mark.slow)
+            for name in sorted(LEARNERS)]
+
+
+@pytest.mark.parametrize("name", _registry_cases())
+def test_store__every_learner_from_the_store_equals_the_store_off_bit_for_bit(store, monkeypatch,
+                                                                              name):
+    import numpy as np
+
+    import oslr
+    from oslr import compile_cache
+    from oslr.testing import example_problem
+
+    spec = oslr.registry.spec(name)
+    learner, _ = spec.make(8)
+    problem, pp = (oslr.make_problem("kegg") if getattr(learner.requires, "dataset", False)
+                   else example_problem(spec.family, learner.requires, 8))
+    options = {"n_arms": problem.n_arms} if "n_arms" in spec.option_names else {}
+    learner, params = spec.make(problem.d, **options)
+
+    def run():
+        res = oslr.simulate(learner, problem, params, pp, horizon=14, n_runs=3, chunk_size=8)
+        return {**{f"final {k}": v for k, v in res.final.items()},
+                **{f"curves {k}": v for k, v in res.curves.items()}}
+
+    made = run()  # traced, lowered and stored
+    assert len(list(store.glob("*.bin"))) == 3  # the init, the chunk, the guarded last chunk
+    compile_cache.clear_loaded()  # as a new process: from the files
+    loaded = run()
+    monkeypatch.setenv("OSLR_PROGRAM_STORE", "off")
+    plain = run()
+    assert made.keys() == loaded.keys() == plain.keys()
+    for key in made:
+        np.testing.assert_array_equal(loaded[key], made[key], err_msg=key)
+        np.testing.assert_array_equal(plain[key], made[key], err_msg=key)

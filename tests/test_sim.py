@@ -485,17 +485,6 @@ def test_simulate__linucb_on_the_accelerator_matches_its_cpu_as_documented():
                                cpu.curves["pseudo_regret"][..., first], rtol=1e-5, atol=1e-6)
 
 
-def test_simulate__keeps_its_programs_in_the_persistent_compilation_cache(monkeypatch):
-    # a notebook after a kernel restart loads what it compiled before (oslr.compile_cache)
-    from oslr import compile_cache
-
-    learner, params, problem, pp = _setup()  # make and make_problem use it too
-    calls = []
-    monkeypatch.setattr(compile_cache, "use_persistent_cache", lambda: calls.append(1))
-    oslr.simulate(learner, problem, params, pp, horizon=20, n_runs=2)
-    assert calls == [1]
-
-
 def test_simulate__bad_unroll_and_a_fractional_grid_value_are_named(monkeypatch):
     learner, params, problem, pp = _setup()
     with pytest.raises(ValueError, match=r"^unroll must be a positive integer, got 0\.$"):

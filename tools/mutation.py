@@ -217,6 +217,9 @@ def run_module(module: str, sample: int, seed: int, max_children: int,
     # one XLA compilation cache for every mutant of the run: a program the mutant does not
     # change is compiled once (the cache key is the program itself, so a mutant's own program
     # is always compiled anew)
+    # the mutants share one set of files (the mutant is chosen at run time), which oslr's store
+    # of programs cannot tell apart: off, whatever the build
+    os.environ["OSLR_PROGRAM_STORE"] = "off"
     os.environ.setdefault("OSLR_TEST_JAX_CACHE", str(Path(os.environ.get("TMPDIR", "/tmp"),
                                                           "oslr-mutation-jax-cache")))
     _configure(module, tests)

@@ -30,6 +30,7 @@ _EXPORTS = {
     "SimResult": "oslr.result",
     **dict.fromkeys(["SavedStudy", "load", "merge"], "oslr.saved"),
     "Study": "oslr.study",
+    "use_compile_cache": "oslr.compile_cache",
     **dict.fromkeys(["grid_params", "simulate", "stack_params", "sweep"], "oslr.sim"),
     **dict.fromkeys(["ExperimentArgs", "ExperimentSpec", "LearnerSpec", "Option", "ProblemSpec",
                      "build_params", "param", "register_params"], "oslr.spec"),
@@ -45,6 +46,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from oslr.result import SimResult  # noqa: F401
     from oslr.saved import SavedStudy, load, merge  # noqa: F401
     from oslr.sim import grid_params, simulate, stack_params, sweep  # noqa: F401
+    from oslr.compile_cache import use_compile_cache  # noqa: F401
     from oslr.study import Study  # noqa: F401
     from oslr.spec import (  # noqa: F401
         ExperimentArgs, ExperimentSpec, LearnerSpec, Option, ProblemSpec, build_params, param,
@@ -106,4 +108,5 @@ __all__ = [
     "simulate",
     "stack_params",
     "sweep",
+    "use_compile_cache",
 ]

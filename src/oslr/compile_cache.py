@@ -1,5 +1,8 @@
 """Compiled programs kept across processes, so a study run again, a notebook after a kernel
-restart, or an experiment whose studies share programs loads them instead of compiling:
+restart, or an experiment whose studies share programs loads them instead of compiling. Both
+are on only where asked (`use_compile_cache`: the `oslr` commands and `oslr.Study.run` call it,
+a user of the building blocks calls `oslr.use_compile_cache()`); nothing else changes JAX's
+settings for the process:
 
 * JAX's persistent compilation cache (`use_persistent_cache`), keyed by JAX from each program
   once it is traced and lowered;
@@ -11,24 +14,52 @@ restart, or an experiment whose studies share programs loads them instead of com
   skips the tracing and lowering, most of a warm process's first study. A learner or problem
   with code outside oslr, JAX, optax and NumPy (one registered by a user) has no digest and is
   not stored, nor is a program on several devices: JAX's cache still serves those.
+
+An entry of the store is data, not a pickle (`_entry`): a line of JSON with the whole text of
+its key, the tree of its result and the SHA-256 of the rest, then the program's bytes. An
+entry is used only when its key's text is the call's, its bytes have that digest and it
+deserializes, matches the call's arguments and compiles; any other entry (moved, copied from
+another store, cut, flipped) is made again and replaced, with one warning that names the file.
+The digest guards against damage and misplacement, not against someone who writes entries on
+purpose.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
+import json
 import os
-import pickle
 import re
 import types
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
 
+def use_compile_cache() -> None:
+    """Keep compiled programs across processes from now on: JAX's persistent compilation cache
+    (`use_persistent_cache`) and oslr's store of study programs (`store_dir`). The `oslr`
+    commands that compile and `oslr.Study.run` call it; `oslr.make`, `oslr.simulate` and the
+    other building blocks do not, so call it yourself to have them cached:
+
+        import oslr
+        oslr.use_compile_cache()
+    """
+    use_persistent_cache()
+    _STORE_ON[:] = [True]
+
+
+#: whether `use_compile_cache` was called in this process (oslr's store is used only then)
+_STORE_ON: list[bool] = []
+
+
 def use_persistent_cache() -> None:
     """Keep compiled programs in $OSLR_COMPILE_CACHE (default ~/.cache/oslr/jax; "off": none),
-    unless a cache is set already (the user's own is kept). Called by `oslr.simulate` and the
-    `oslr` commands that compile. An unwritable folder means no cache, as before it was set."""
+    unless a cache is set already (the user's own is kept). An unwritable folder means no
+    cache, as before it was set. Changes JAX's settings for the process (its cache folder, and
+    every program cached however quickly it compiled): called by `use_compile_cache` only."""
     where = _where()
     import jax
 
@@ -44,21 +75,6 @@ def use_persistent_cache() -> None:
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 
 
-def use_in_this_process() -> None:
-    """`use_persistent_cache`, except in one of several jax.distributed processes (they would
-    write one folder). Called where oslr first builds arrays (`oslr.make`, `oslr.make_problem`)
-    and where it compiles (`oslr.simulate`), so a new process compiles none of what an earlier
-    one did. The process's cores (`oslr.cpus`, OSLR_CPUS) are chosen first: this starts JAX's
-    backend."""
-    import jax
-
-    from oslr import cpus
-
-    cpus.from_env()
-    if jax.process_count() == 1:
-        use_persistent_cache()
-
-
 def _where() -> Path | None:
     """$OSLR_COMPILE_CACHE (default ~/.cache/oslr/jax); None when it is "off"."""
     where = os.environ.get("OSLR_COMPILE_CACHE", str(Path.home() / ".cache" / "oslr" / "jax"))
@@ -67,13 +83,14 @@ def _where() -> Path | None:
 
 def store_dir() -> Path | None:
     """The folder of oslr's stored programs: `programs` in $OSLR_COMPILE_CACHE. None (nothing
-    stored): OSLR_COMPILE_CACHE=off, OSLR_PROGRAM_STORE=off (JAX's cache alone: e.g. where oslr's
-    functions are patched in memory, which its key cannot see), or several jax.distributed
-    processes (they would write one folder)."""
+    stored): before `use_compile_cache` in this process, OSLR_COMPILE_CACHE=off,
+    OSLR_PROGRAM_STORE=off (JAX's cache alone: e.g. where oslr's functions are patched in
+    memory, which its key cannot see), or several jax.distributed processes (they would write
+    one folder)."""
     import jax
 
     where = _where()
-    if where is None or os.environ.get("OSLR_PROGRAM_STORE") == "off":
+    if not _STORE_ON or where is None or os.environ.get("OSLR_PROGRAM_STORE") == "off":
         return None
     return None if jax.process_count() > 1 else where / "programs"
 
@@ -186,9 +203,10 @@ def _filled(cell) -> bool:
     return True
 
 
-def _key(parts: tuple, devices: list) -> str:
-    """The store's key of a program: `parts` (the caller's: what the program computes and its
-    arguments) and everything else that changes the compiled program."""
+def _key_text(parts: tuple, devices: list) -> str:
+    """The whole of the store's key of a program, as text: `parts` (the caller's: what the
+    program computes and its arguments) and everything else that changes the compiled program.
+    An entry records it (`_entry`); its file is named by its SHA-256 (`_key`)."""
     import jax
     import jaxlib
     import numpy as np
@@ -208,8 +226,12 @@ def _key(parts: tuple, devices: list) -> str:
                repr(jax_config.trace_context()),
                [(d.platform, d.device_kind, d.id, d.client.platform_version) for d in devices],
                cpus.count(), parts)  # programs for one core differ (topk.in_top_k)
-    text = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(setting))  # no addresses: the same each run
-    return hashlib.sha256(text.encode()).hexdigest()
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(setting))  # no addresses: the same each run
+
+
+def _key(parts: tuple, devices: list) -> str:
+    """The name of a program's entry in the store: the SHA-256 of its key (`_key_text`)."""
+    return hashlib.sha256(_key_text(parts, devices).encode()).hexdigest()
 
 
 def _storable(devices: list) -> bool:
@@ -221,17 +243,18 @@ def load_or_compile(parts: tuple | None, fn: Callable, args: tuple, statics: tup
                     devices: list, options: dict):
     """`fn` (a jitted function) compiled for `args` (arrays or shapes) and its `statics`, the
     trailing static arguments. Where the store may keep it (`parts` names what it computes; None:
-    no digest, never stored; one device, `_storable`), its traced and lowered form
+    no digest, never stored; one device, `_storable`; `store_dir`), its traced and lowered form
     (`jax.export`'s StableHLO, over the arguments' leaves) is loaded from the store or made and
     stored, and compiled from there with the XLA `options` (JAX's persistent cache serves the
-    compile): a warm process neither traces nor lowers `fn`. An entry that fails to load is
-    made again and replaced."""
+    compile): a warm process neither traces nor lowers `fn`. An entry that is not this
+    program's, or fails to load, is made again and replaced (`_load`)."""
     where = store_dir() if parts is not None and _storable(devices) else None
     if where is None:
         return fn.lower(*args, *statics).compile()
-    key = _key((parts, sorted(options.items())), devices)
+    text = _key_text((parts, sorted(options.items())), devices)
+    key = hashlib.sha256(text.encode()).hexdigest()
     if key not in _LOADED:
-        _LOADED[key] = _load_or_export(where / f"{key}.bin", fn, args, statics, options)
+        _LOADED[key] = _load_or_export(where / f"{key}.bin", text, fn, args, statics, options)
     return _LOADED[key]
 
 
@@ -244,29 +267,164 @@ def clear_loaded() -> None:
     _LOADED.clear()
 
 
-def _load_or_export(file: Path, fn: Callable, args: tuple, statics: tuple, options: dict):
-    """The program of the store's `file`, or `fn` exported and stored there; compiled."""
-    import jax
-    from jax import export
+class StoreWarning(UserWarning):
+    """An entry of oslr's program store was not the program asked for, or damaged: made again."""
 
+
+def _load_or_export(file: Path, text: str, fn: Callable, args: tuple, statics: tuple,
+                    options: dict):
+    """The program of the store's `file` when it holds the program keyed by `text` (`_load`),
+    else `fn` exported, stored there and compiled."""
+    if file.exists():
+        try:
+            return _load(file, text, args, options)
+        except Exception as e:  # noqa: BLE001 - any entry that does not serve: made again
+            warnings.warn(f"oslr's stored program {file} {_why(e)}: made again and replaced.",
+                          StoreWarning, stacklevel=4)
+    exported, out_tree = _export(fn, args, statics)
     try:
-        blob, out_tree = pickle.loads(file.read_bytes())
-        exported = export.deserialize(bytearray(blob))
-        os.utime(file)  # recently used: the last to go (`_trim`)
-    except Exception:  # noqa: BLE001 - none yet, or unreadable: made (again)
-        exported, out_tree = _export(fn, args, statics)
+        entry = _entry(text, exported.serialize(), out_tree)
+    except _Opaque:  # a result tree that cannot be written as data: not stored
+        entry = None
+    if entry is not None:
         try:
             file.parent.mkdir(parents=True, exist_ok=True)
             from oslr import atomic
 
-            entry = pickle.dumps((exported.serialize(), out_tree))
             atomic.write_atomic(file, lambda f: f.write(entry))
             _trim(file.parent, STORE_BYTES)
         except OSError:
             pass  # an unwritable folder: not stored
+    return _compile(exported, out_tree, args, options)
+
+
+class _NotThisProgram(Exception):
+    """An entry that is whole but holds another program, or another format."""
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, _NotThisProgram):
+        return str(e)
+    return f"could not be loaded ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+
+
+#: the first line of every entry of the store (`_entry`); another is not read
+ENTRY_FORMAT = "oslr program store entry 1"
+
+
+def _entry(text: str, program: bytes, out_tree) -> bytes:
+    """An entry of the store: one line of JSON (the format, the whole key `text`, the result's
+    tree as data, `_tree_data`, and the SHA-256 of all of the entry but itself, `_digest`),
+    then `program`'s bytes."""
+    head = {"format": ENTRY_FORMAT, "key": text, "out_tree": _tree_data(out_tree)}
+    head["sha256"] = _digest(head, program)
+    return json.dumps(head).encode() + b"\n" + bytes(program)
+
+
+def _digest(head: dict, program: bytes) -> str:
+    """The SHA-256 of an entry's header fields other than "sha256" and of its program."""
+    fields = {k: v for k, v in head.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode() + b"\n" + program
+                          ).hexdigest()
+
+
+def _load(file: Path, text: str, args: tuple, options: dict):
+    """The program of the entry `file`, compiled; raises where the entry is not the program
+    keyed by `text` (another key, format or digest, a tree or arguments that differ) or fails
+    to deserialize or compile."""
+    from jax import export
+
+    head_line, _, program = file.read_bytes().partition(b"\n")
+    head = json.loads(head_line)
+    if not isinstance(head, dict) or head.get("format") != ENTRY_FORMAT:
+        raise _NotThisProgram("is not an entry of this oslr's store (another format)")
+    if _digest(head, program) != head.get("sha256"):
+        raise _NotThisProgram("is damaged (its SHA-256 differs)")
+    if head["key"] != text:
+        raise _NotThisProgram("holds another program (its key differs: moved, copied or "
+                              "renamed)")
+    exported = export.deserialize(bytearray(program))
+    out_tree = _tree_from_data(head["out_tree"])
+    _check_signature(exported, out_tree, args)
+    compiled = _compile(exported, out_tree, args, options)
+    os.utime(file)  # recently used: the last to go (`_trim`)
+    return compiled
+
+
+def _check_signature(exported, out_tree, args: tuple) -> None:
+    """Raise unless `exported` takes the leaves of `args` (shapes and dtypes) and returns as
+    many leaves as `out_tree` holds."""
+    import jax
+
+    want = [(tuple(a.shape), str(a.dtype)) for a in jax.tree.leaves(args)]
+    got = [(tuple(a.shape), str(a.dtype)) for a in exported.in_avals]
+    if got != want:
+        raise _NotThisProgram("takes other arguments than the call's")
+    if len(exported.out_avals) != out_tree.num_leaves:
+        raise _NotThisProgram("returns another tree than its entry says")
+
+
+def _compile(exported, out_tree, args: tuple, options: dict):
+    import jax
+
     compiled = jax.jit(exported.call, compiler_options=options).lower(
         *jax.tree.leaves(args)).compile()
     return _OverLeaves(compiled, out_tree)
+
+
+def _tree_data(tree) -> Any:
+    """A PyTreeDef as JSON data: None for a leaf, else [type, aux data, children], the type by
+    module and name (`_tree_from_data` takes it back; types outside TRUSTED_MODULES and
+    Python's builtins, or aux data other than plain values, raise `_Opaque`)."""
+    node = tree.node_data()
+    if node is None:
+        return None
+    kind, aux = node
+    if not (kind.__module__ == "builtins" or _trusted(kind.__module__)):
+        raise _Opaque(kind)
+    return [f"{kind.__module__}:{kind.__qualname__}", _plain(aux),
+            [_tree_data(c) for c in tree.children()]]
+
+
+def _plain(value: Any) -> Any:
+    """Aux data as JSON (a tuple as {"tuple": [...]}, to be told from a list)."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, tuple):
+        return {"tuple": [_plain(v) for v in value]}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    raise _Opaque(value)
+
+
+def _unplain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(_unplain(v) for v in value["tuple"])
+    if isinstance(value, list):
+        return [_unplain(v) for v in value]
+    return value
+
+
+def _tree_from_data(data: Any):
+    """The PyTreeDef `_tree_data` wrote, its types looked up in their modules (trusted ones
+    and Python's builtins only: nothing else is imported)."""
+    import jax
+
+    if data is None:
+        return jax.tree.structure(0)
+    name, aux, children = data
+    module, _, qualname = name.partition(":")
+    if module == "builtins":
+        kind = {"NoneType": type(None), "tuple": tuple, "list": list, "dict": dict}[qualname]
+    elif _trusted(module):
+        kind = importlib.import_module(module)
+        for part in qualname.split("."):
+            kind = getattr(kind, part)
+    else:
+        raise _NotThisProgram(f"names a type outside oslr's trusted modules ({name})")
+    return jax.tree_util.PyTreeDef.from_node_data_and_children(
+        jax.tree_util.default_registry, (kind, _unplain(aux)),
+        [_tree_from_data(c) for c in children])
 
 
 def _export(fn: Callable, args: tuple, statics: tuple):
@@ -322,5 +480,6 @@ def _trim(where: Path, limit: int) -> None:
             f.unlink(missing_ok=True)
 
 
-__all__ = ["STORE_BYTES", "TRUSTED_MODULES", "clear_loaded", "code_digest", "load_or_compile",
-           "store_dir", "use_in_this_process", "use_persistent_cache", "value_digest"]
+__all__ = ["ENTRY_FORMAT", "STORE_BYTES", "TRUSTED_MODULES", "StoreWarning", "clear_loaded",
+           "code_digest", "load_or_compile", "store_dir", "use_compile_cache",
+           "use_persistent_cache", "value_digest"]

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from importlib import metadata
 from typing import Any, Iterator
 
+from oslr import cpus
 from oslr.checks import unknown_name
-from oslr.compile_cache import use_in_this_process
 from oslr.spec import ExperimentSpec, LearnerSpec, ProblemSpec
 from oslr.types import Learner, Problem
 
@@ -213,7 +213,7 @@ def make(name: str, d: int, horizon: int | None = None, **options) -> tuple[Lear
     """
     if name not in LEARNERS:
         raise ValueError(unknown_name("learner", name, LEARNERS))
-    use_in_this_process()  # its defaults are arrays: compiled once per machine
+    cpus.from_env()  # before its defaults, arrays, start JAX's backend
     return LEARNERS[name].make(d, horizon, **options)
 
 
@@ -231,7 +231,7 @@ def make_problem(name: str, **options) -> tuple[Problem, Any]:
     if bad:
         raise ValueError(f"problem {name!r} does not take option(s) {sorted(bad)}; it takes "
                          f"{list(p.options)}.")
-    use_in_this_process()
+    cpus.from_env()
     return p.factory(**options)
 
 

@@ -38,7 +38,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from oslr import blocks, checkpoint, compile_cache, memory, metrics, program
+from oslr import blocks, checkpoint, cpus, memory, metrics, program
 from oslr.checks import check_integral, check_positive_int, parse_bytes
 from oslr.memory import check_fits
 from oslr.result import SimResult, record
@@ -156,7 +156,7 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
       A `SimResult`.
     """
     check_types(learner, problem, params, problem_params)  # before anything touches them
-    compile_cache.use_in_this_process()
+    cpus.from_env()  # before JAX's backend starts
     if grid is None:
         grid = [{}]
         params = stack_params([params])

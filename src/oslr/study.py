@@ -696,6 +696,7 @@ class Study:
         `oslr.load` returns for its folder. A study killed mid-way resumes when run again with
         the same settings and `out`; a finished folder is never overwritten."""
         from oslr import atomic, folder
+        from oslr.compile_cache import use_compile_cache
         from oslr.saved import load
 
         log = sys.stderr if log is None else log
@@ -706,6 +707,7 @@ class Study:
         check_sizes(study)
         out = self.folder()
         folder.refuse_finished(out, "out")
+        use_compile_cache()  # a study entry point: programs kept across processes
         problem, pp, plans, compare_to, cap = plan(study, self, out)
         with atomic.FolderLock(out, "out"):
             play(study, out, problem, pp, plans, compare_to, cap, interval_of(self),

@@ -40,9 +40,9 @@ def main(argv: list[str] | None = None) -> int:
                 and not getattr(args, "distributed", False)):
             _check_backend()
         if args.func in (run.cmd_run, commands.cmd_experiment, commands.cmd_reproduce):
-            from oslr.compile_cache import use_persistent_cache
+            from oslr.compile_cache import use_compile_cache
 
-            use_persistent_cache()
+            use_compile_cache()
         return args.func(args)
     except BrokenPipeError:  # the reader left: `_quiet_when_the_reader_leaves`
         raise
