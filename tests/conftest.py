@@ -34,9 +34,16 @@ def _known_to_jaxlib(flags) -> tuple[list[str], list[str]]:
     """(flags whose option the installed jaxlib knows, the others): XLA refuses to start on an
     unknown flag, so a jax release that drops one would stop the whole suite. Asked as oslr
     asks of its own options, by compiling (`oslr.program.known_options`), in a child process:
-    this one's backend must start with the flags. Once per run (`_PROBED`)."""
+    this one's backend must start with the flags. Once per jaxlib version (kept in the
+    temporary folder) and run (`_PROBED`)."""
+    import json
+    import tempfile
+    from importlib import metadata
+
+    kept = Path(tempfile.gettempdir(), f"oslr-test-flags-jaxlib-{metadata.version('jaxlib')}.json")
+    if _PROBED not in os.environ and kept.is_file():
+        os.environ[_PROBED] = json.loads(kept.read_text())
     if _PROBED not in os.environ:
-        import json
         import subprocess
 
         options = {name: _flag_value(value)
@@ -47,6 +54,9 @@ def _known_to_jaxlib(flags) -> tuple[list[str], list[str]]:
         out = subprocess.run([sys.executable, "-c", code, json.dumps(options)], env=env,
                              capture_output=True, text=True, check=True).stdout
         os.environ[_PROBED] = " ".join(json.loads(out.splitlines()[-1]))
+        tmp = kept.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(os.environ[_PROBED]))
+        tmp.replace(kept)  # whole or not at all: another run may read it meanwhile
     known = set(os.environ[_PROBED].split())
     return ([f for f in flags if f.lstrip("-").split("=")[0] in known],
             [f for f in flags if f.lstrip("-").split("=")[0] not in known])

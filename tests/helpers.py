@@ -139,3 +139,33 @@ def interrupt_after_saves(monkeypatch, n: int) -> None:
             raise KeyboardInterrupt
 
     monkeypatch.setattr(checkpoint, "save", dying)
+
+
+def as_older_oslr(folder) -> None:
+    """Make the finished `folder` as an oslr from before manifests left it: no manifest.json,
+    no seal in config.json (`oslr.folder.unseal`)."""
+    from pathlib import Path
+
+    from oslr.folder import SEAL
+
+    folder = Path(folder)
+    (folder / "manifest.json").unlink()
+    config = json.loads((folder / "config.json").read_text())
+    config.pop(SEAL, None)
+    (folder / "config.json").write_text(json.dumps(config, indent=1))
+
+
+def reseal(folder) -> None:
+    """Seal `folder`'s config.json again over its manifest as it is now (a test that changes a
+    manifest record to reach a later check)."""
+    from pathlib import Path
+
+    from oslr import folder as folder_mod
+
+    folder = Path(folder)
+    config = json.loads((folder / "config.json").read_text())
+    config.pop(folder_mod.SEAL, None)
+    if (folder / "manifest.json").exists():  # else an older oslr's folder: no seal
+        config[folder_mod.SEAL] = {"manifest_sha256": folder_mod.sha256(folder / "manifest.json")}
+        config[folder_mod.SEAL]["config_sha256"] = folder_mod._config_digest(config)
+    (folder / "config.json").write_text(json.dumps(config, indent=1))

@@ -221,13 +221,20 @@ def test_blocks__on_several_devices_each_block_is_a_multiple_of_them(whole):
     np.testing.assert_array_equal(np.asarray(got["regret"]), whole.final["pseudo_regret"])
 
 
-def test_blocks__a_finished_block_under_another_blocks_name_is_refused(tmp_path, need):
+def test_blocks__a_finished_block_under_another_blocks_name_is_played_again(tmp_path, whole,
+                                                                             need):
     cap = need(22) // 4
     _run(max_memory=cap, checkpoint_path=tmp_path)
     (folder,) = tmp_path.iterdir()
     (folder / "block-000001.npz").write_bytes((folder / "block-000000.npz").read_bytes())
-    with pytest.raises(ValueError, match=r"block-000001\.npz belongs to a different study"):
-        _run(max_memory=cap, checkpoint_path=tmp_path)
+    with pytest.warns(RuntimeWarning, match=r"^finished block .*block-000001\.npz holds block "
+                      r"0's results, not block 1's; playing it again\.$") as warned:
+        again = _run(max_memory=cap, checkpoint_path=tmp_path)
+    assert len(warned) == 1
+    _assert_same(whole, again)
+    (folder / "block-000002.npz").write_bytes((folder / "block-000003.npz").read_bytes())
+    with pytest.warns(RuntimeWarning, match=r"holds block 3's results, not block 2's"):
+        _assert_same(whole, _run(max_memory=cap, checkpoint_path=tmp_path))
 
 
 def test_blocks__each_run_plays_its_own_stream(whole):
@@ -305,3 +312,20 @@ def test_blocks__rows_on_the_checkpoints_disk_and_freed_memory_handed_back(tmp_p
     made.clear()
     _run(max_memory=10**12)  # one block: nothing written, nothing to hand back
     assert made == [] and len(freed) == n_blocks
+
+
+def test_blocks__rows_cut_on_disk_under_a_running_study_stop_it_in_one_line(need, monkeypatch):
+    from oslr import spill
+
+    real = spill.Spill.write
+
+    def write_then_cut(self, start, tree):
+        real(self, start, tree)
+        if start > 0:  # a later block: the earlier blocks' rows cut to 0 bytes
+            for f in self._files:
+                f.truncate(0)
+
+    monkeypatch.setattr(spill.Spill, "write", write_then_cut)
+    with pytest.raises(spill.SpillError, match=r"^the per-run results of runs 0-\d+, kept in a "
+                       r"temporary file in .* changed on disk before they were read back"):
+        _run(max_memory=need(22) // 4)

@@ -288,34 +288,6 @@ def test_value_digest__closures_arrays_and_what_it_cannot_vouch_for():
     assert identity(a._replace(step=lambda *z: z), problem, 5, False) is None
 
 
-def test_store__a_study_from_the_store_equals_one_compiled_in_process_bit_for_bit(store,
-                                                                                  monkeypatch):
-    import numpy as np
-
-    import oslr
-
-    problem, pp = oslr.make_problem("sparse-linear", d=6, k=2, sigma=0.1)
-    learner, params = oslr.make("ogd-random-subset", d=6, max_k=3)
-    study = dict(horizon=25, n_runs=3, chunk_size=10)  # a last, partial chunk: guarded
-
-    def run():
-        return oslr.sweep(learner, problem, params, pp, {"k": [1, 3]}, **study)
-
-    made = run()  # traced, lowered and stored
-    assert len(list(store.glob("*.bin"))) == 3  # the init, the chunk and the guarded chunk
-    from oslr import compile_cache
-
-    compile_cache.clear_loaded()  # as a new process: from the files
-    loaded = run()
-    monkeypatch.setenv("OSLR_PROGRAM_STORE", "off")
-    plain = run()
-    for res in (loaded, plain):
-        for key in made.final:
-            np.testing.assert_array_equal(res.final[key], made.final[key], err_msg=key)
-        for key in made.curves:
-            np.testing.assert_array_equal(res.curves[key], made.curves[key], err_msg=key)
-
-
 def test_value_digest__every_part_of_nested_containers_counts():
     import dataclasses
 
@@ -591,6 +563,7 @@ def test_store__swapped_entries_of_two_learners_give_the_cold_bits(store):
     _rerun_warned(runs, bits, [a_chunk, b_chunk])
 
 
+@pytest.mark.slow  # the swapped entries in the default run are the same check
 def test_store__entries_of_another_design_copied_over_give_the_cold_bits(store):
     runs = {d: _tiny_study("ogd-random-subset", d) for d in ("gaussian", "rademacher")}
     bits, files = _cold_bits(store, runs)
@@ -601,6 +574,7 @@ def test_store__entries_of_another_design_copied_over_give_the_cold_bits(store):
     _rerun_warned({"gaussian": runs["gaussian"]}, bits, files["gaussian"])
 
 
+@pytest.mark.slow  # the swapped entries in the default run are the same check
 def test_store__rotated_entries_give_the_cold_bits(store):
     runs = {n: _tiny_study(n) for n in ("ogd-full", "ogd-random-subset", "uniform-subset")}
     bits, files = _cold_bits(store, runs)
@@ -611,7 +585,8 @@ def test_store__rotated_entries_give_the_cold_bits(store):
     _rerun_warned(runs, bits, everything)
 
 
-@pytest.mark.parametrize("where", ["head", "program", "end"])
+@pytest.mark.parametrize("where", [pytest.param("head", marks=pytest.mark.slow), "program",
+                                   pytest.param("end", marks=pytest.mark.slow)])
 def test_store__a_flipped_byte_gives_the_cold_bits(store, where):
     runs = {"ogd-random-subset": _tiny_study("ogd-random-subset")}
     bits, files = _cold_bits(store, runs)
@@ -648,9 +623,10 @@ def test_store__an_entry_that_does_not_deserialize_or_match_the_call_is_made_aga
     _rerun_warned(runs, bits, [init, chunk])
 
 
-@pytest.mark.parametrize("change", [{"format": "oslr program store entry 0"},
-                                    {"out_tree": None},
-                                    {"out_tree": ["os:system", None, []]}])
+@pytest.mark.parametrize("change", [
+    pytest.param({"format": "oslr program store entry 0"}, marks=pytest.mark.slow),
+    pytest.param({"out_tree": None}, marks=pytest.mark.slow),
+    {"out_tree": ["os:system", None, []]}])
 def test_store__an_entry_of_another_format_or_tree_is_made_again(store, change):
     runs = {"ogd-random-subset": _tiny_study("ogd-random-subset")}
     bits, files = _cold_bits(store, runs)
@@ -838,8 +814,8 @@ def test_key__the_devices_change_it():
 
 # ------------------------------------------------- every learner: the store's bits are the same
 
-#: one learner of each family in the default run; every other with -m slow
-_EVERY_KIND = {"ogd-full", "ftpsl", "linucb"}
+#: one learner in the default run (a top-k, the guarded last chunk); every other with -m slow
+_EVERY_KIND = {"ftpsl"}
 
 
 def _registry_cases():

@@ -41,13 +41,18 @@ def test_finish__the_manifest_then_config_json_then_the_folder_flushed(tmp_path,
         "f.png": {"bytes": 7, "sha256": hashlib.sha256(b"\x89PNG...").hexdigest()},
         "t.csv": {"bytes": 12, "rows": 2,
                   "sha256": hashlib.sha256(b"a,b\n1,2\n3,4\n").hexdigest()}}}
-    assert json.loads((out / "config.json").read_text()) == {"problem": "p"}
+    config = json.loads((out / "config.json").read_text())
+    seal = {"manifest_sha256": folder.sha256(out / "manifest.json")}
+    seal["config_sha256"] = hashlib.sha256(b'{"problem": "p"}').hexdigest()
+    assert config == {"problem": "p", "sealed": seal}
+    assert folder.unseal(out, config) == {"problem": "p"}
     assert folder.verify(out) == manifest["files"]
     # both as readable, stable text: one-space indents, the manifest's keys sorted
     assert (out / "manifest.json").read_text() == json.dumps(manifest, indent=1, sort_keys=True)
-    assert (out / "config.json").read_text() == '{\n "problem": "p"\n}'
+    assert (out / "config.json").read_text() == json.dumps(config, indent=1)
+    assert (out / "config.json").read_text().startswith('{\n "problem": "p",\n "sealed": {')
     folder.finish(out, [], {"z": 1, "a": 2})  # config.json keeps the settings' order
-    assert (out / "config.json").read_text() == '{\n "z": 1,\n "a": 2\n}'
+    assert (out / "config.json").read_text().startswith('{\n "z": 1,\n "a": 2,\n "sealed"')
     assert (out / "manifest.json").read_text() == '{\n "files": {},\n "format": 1\n}'
 
 

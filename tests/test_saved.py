@@ -12,6 +12,7 @@ from scipy import stats as sps
 import oslr
 from oslr import report
 from oslr.cli import main
+from tests.helpers import as_older_oslr, reseal
 from oslr.result import SimResult
 from oslr.saved import LoadError, load, merge
 
@@ -50,7 +51,9 @@ def test_load__every_file_of_a_run_folder_round_trips(tmp_path):
     (out / "extra.csv").write_text("a,b\n1,2\n")  # not the study's: named, not read
     (out / "fig.svg").write_text("<svg/>")  # a figure drawn later: listed
     study = oslr.load(out)
-    assert study.kind == "run" and study.config == json.loads((out / "config.json").read_text())
+    written = json.loads((out / "config.json").read_text())
+    assert study.kind == "run" and study.config == {k: v for k, v in written.items()
+                                                    if k != "sealed"}
     assert {"reference", "diff", "p_holm", "verdict"} <= set(study.summary)  # compare_to
     for attr, name in (("summary", "summary.csv"), ("curves", "curves.csv"),
                        ("runs", "runs.csv"), ("compare_table", "compare.csv")):
@@ -63,7 +66,7 @@ def test_load__every_file_of_a_run_folder_round_trips(tmp_path):
     assert set(study.manifest) == {"summary.csv", "summary.json", "curves.csv", "runs.csv",
                                    "runs.parquet", "compare.csv"}
     assert study.files() == sorted(p.name for p in out.iterdir() if p.name != "extra.csv")
-    (out / "manifest.json").unlink()  # a folder of an older oslr: every file read, unchecked
+    as_older_oslr(out)  # a folder of an older oslr: every file read, unchecked
     older = oslr.load(out)
     assert older.manifest is None and older.others == []
     pd.testing.assert_frame_equal(older.tables["extra"], pd.DataFrame({"a": [1], "b": [2]}))
@@ -175,11 +178,12 @@ def test_merge__more_runs_of_the_same_study_compare_paired_over_seed_and_run(tmp
     with pytest.raises(LoadError, match=r"^.*o2/runs\.csv is missing \(manifest\.json lists "
                                         r"it\): the folder is incomplete; copy it again\.$"):
         merge([tmp_path / "o1", tmp_path / "o2"], tmp_path / "m5")
-    (tmp_path / "o2" / "manifest.json").unlink()  # an older oslr's folder without them
+    as_older_oslr(tmp_path / "o2")  # an older oslr's folder without them
     with pytest.raises(LoadError, match=r"^.*o2 has no per-run files to merge\.$"):
         merge([tmp_path / "o1", tmp_path / "o2"], tmp_path / "m5")
     cfg = json.loads((b / "config.json").read_text())
     (b / "config.json").write_text(json.dumps({**cfg, "horizon": 80}))
+    reseal(b)  # another study's settings, as its writer sealed them
     with pytest.raises(LoadError, match=r"another study than .* \(settings \['horizon'\] "
                                         r"differ\)"):
         merge([a, b], tmp_path / "m3")
@@ -219,7 +223,7 @@ def test_load__refusals_name_the_folder_and_the_fix(tmp_path):
     with pytest.raises(LoadError, match=r"^.*summary\.json has 1 bytes where manifest\.json "
                                         r"records \d+: cut short or changed; copy it again\.$"):
         load(out)
-    (out / "manifest.json").unlink()  # an older oslr's folder: the parse fails instead
+    as_older_oslr(out)  # an older oslr's folder: the parse fails instead
     with pytest.raises(LoadError, match=r"^.*summary\.json: not valid JSON \(Expecting "):
         load(out)
     # a folder that never held a study: no hint about resuming
@@ -313,7 +317,7 @@ def test_load_merge_plot_and_cube__the_details_a_reader_meets(tmp_path):
     import matplotlib.pyplot as plt
 
     out, _ = _study(tmp_path)
-    (out / "manifest.json").unlink()  # as an older oslr left it: its files are changed below
+    as_older_oslr(out)  # as an older oslr left it: its files are changed below
     (out / "notes.txt").write_text("seen")
     (out / "sub.csv").mkdir()  # a folder is not a table, whatever its name
     study = load(out)
@@ -330,7 +334,7 @@ def test_load_merge_plot_and_cube__the_details_a_reader_meets(tmp_path):
     two = [_bandit(name, np.ones((2, R)), grid=[{"eps": 0.05}, {"eps": 0.2}])
            for name in ("eps-greedy", "eps-first")]
     report.save_study(two, tmp_path / "two", config={"horizon": 40, "runs": R}, plot=False)
-    (tmp_path / "two" / "manifest.json").unlink()  # runs.csv is changed below
+    as_older_oslr(tmp_path / "two")  # runs.csv is changed below
     fig = load(tmp_path / "two").plot_final("eps")
     first, second = (ax.get_position() for ax in fig.axes)
     assert first.x1 < second.x0 and first.y0 == second.y0  # one row of panels
@@ -346,6 +350,7 @@ def test_load_merge_plot_and_cube__the_details_a_reader_meets(tmp_path):
     cfg = json.loads((out / "config.json").read_text())
     (out / "config.json").write_text(json.dumps({k: v for k, v in cfg.items()
                                                  if k not in ("problem", "horizon")}))
+    reseal(out)
     xr = pytest.importorskip("xarray")
     cube = load(out).to_xarray()
     assert isinstance(cube, xr.Dataset)
@@ -356,6 +361,7 @@ def test_load_merge_plot_and_cube__the_details_a_reader_meets(tmp_path):
     for f in (a, b):
         cfg = json.loads((f / "config.json").read_text())
         (f / "config.json").write_text(json.dumps({**cfg, "command": "oslr run ..."}))
+        reseal(f)
     assert "command" not in merge([a, b], tmp_path / "m").config
 
 
@@ -442,6 +448,7 @@ def test_load__an_experiment_folder_reads_as_a_runs_folder(tmp_path, monkeypatch
     manifest = json.loads((tmp_path / "e" / "manifest.json").read_text())
     manifest["files"]["kpm-pege-runs.parquet"]["rows"] += 1
     (tmp_path / "e" / "manifest.json").write_text(json.dumps(manifest))
+    reseal(tmp_path / "e")  # the manifest's own record changed, as by its writer
     with pytest.raises(LoadError, match=r"kpm-pege-runs\.parquet reads as \d+ rows where "):
         load(tmp_path / "e")
 
@@ -450,7 +457,7 @@ def test_load__a_run_folder_never_reads_a_stray_per_run_table_as_its_runs(tmp_pa
     # an older run folder without runs.parquet, holding someone's NAME-runs.parquet with a study
     # column: that table is not taken for the study's per-run curves (experiments only)
     out, _ = _study(tmp_path)
-    (out / "manifest.json").unlink()
+    as_older_oslr(out)
     stray = pd.read_parquet(out / "runs.parquet").assign(study=0)
     (out / "runs.parquet").unlink()
     stray.to_parquet(out / "x-runs.parquet")
@@ -521,6 +528,7 @@ def test_load__a_table_whose_rows_differ_from_its_manifest_record_is_refused(tmp
     rows = manifest["files"]["runs.csv"]["rows"]
     manifest["files"]["runs.csv"]["rows"] = rows + off
     (out / "manifest.json").write_text(json.dumps(manifest))
+    reseal(out)
     with pytest.raises(LoadError, match=rf"runs\.csv reads as {rows} rows where manifest\.json "
                                         rf"records {rows + off}; copy it again\.$"):
         load(out)
@@ -609,3 +617,73 @@ def test_load__a_large_per_run_file_reads_the_metric_asked(tmp_path, monkeypatch
         want, _ = eager._curves(metric)
         assert set(got["metric"]) == {metric}
         pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+
+
+# ------------------------------------------------ config.json sealed: its manifest and itself
+
+def _sealed_study(tmp_path):
+    import oslr
+
+    out = tmp_path / "study"
+    oslr.Study(problem="sparse-linear", problem_options={"d": 6, "k": 2},
+               learners=["ogd-full"], horizon=20, runs=4, out=str(out)).run(
+        progress="none", plot=False)
+    return out
+
+
+def test_load__a_sealed_config_needs_its_manifest_and_itself_unchanged(tmp_path):
+    import json
+
+    import oslr
+    from oslr.folder import SEAL, LoadError
+
+    out = _sealed_study(tmp_path)
+    config = json.loads((out / "config.json").read_text())
+    assert set(config[SEAL]) == {"manifest_sha256", "config_sha256"}
+    saved = oslr.load(out)
+    assert SEAL not in saved.config and saved.config["runs"] == 4
+    text = (out / "config.json").read_text()
+    (out / "config.json").write_text(text.replace('"runs": 4', '"runs": 5'))
+    with pytest.raises(LoadError, match=r"config\.json does not match its own SHA-256 \(its "
+                       r"'sealed' record\): changed since the study wrote it; copy the folder "
+                       r"again\.$"):
+        oslr.load(out)
+    (out / "config.json").write_text(text)
+    manifest = (out / "manifest.json").read_bytes()
+    (out / "manifest.json").unlink()
+    with pytest.raises(LoadError, match=rf"^{out / 'manifest.json'} is missing \(config\.json "
+                       r"records it\): the folder is incomplete; copy it again\.$"):
+        oslr.load(out)
+    (out / "manifest.json").write_bytes(manifest.replace(b'"files"', b'"files" ', 1))
+    with pytest.raises(LoadError, match=r"manifest\.json does not match its SHA-256 in "
+                       r"config\.json"):
+        oslr.load(out)
+    (out / "manifest.json").write_bytes(manifest)
+    assert oslr.load(out).config == saved.config
+
+
+def test_load__a_folder_of_an_older_oslr_without_a_seal_loads_as_it_is(tmp_path):
+    import json
+
+    import oslr
+    from oslr.folder import SEAL
+
+    out = _sealed_study(tmp_path)
+    config = json.loads((out / "config.json").read_text())
+    del config[SEAL]
+    (out / "config.json").write_text(json.dumps(config))
+    (out / "manifest.json").unlink()
+    assert oslr.load(out).config == {k: v for k, v in config.items()}
+
+
+def test_finish__the_seal_covers_values_written_as_text(tmp_path):
+    from pathlib import Path
+
+    from oslr import folder
+
+    (tmp_path / "a.txt").write_text("x")
+    folder.finish(tmp_path, ["a.txt"], {"out": Path("/some/where"), "nested": {"b": (1, 2)}})
+    import json
+
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert folder.unseal(tmp_path, config) == {"out": "/some/where", "nested": {"b": [1, 2]}}

@@ -88,3 +88,41 @@ def test_spill__a_block_of_another_dtype_is_cast_to_the_first_blocks():
     got = spill.read()["v"]
     assert got.dtype == np.float64
     np.testing.assert_array_equal(got, [1.5, 2.5, 3.5, 4.5])
+
+
+@pytest.mark.parametrize("fault", ["cut to 0 bytes", "cut by one byte", "a row overwritten",
+                                   "the last block's rows overwritten"])
+def test_spill__rows_changed_on_disk_before_they_are_read_back_stop_in_one_line(tmp_path, fault):
+    from oslr.spill import SpillError
+
+    spill = Spill(10, tmp_path)
+    for start, n in ((0, 4), (4, 4), (8, 2)):
+        spill.write(start, _tree(start, n))
+    f = spill._files[0]  # the first leaf: curves' "empty" (no bytes); take one with rows
+    f = next(f for f, like in zip(spill._files, spill._like) if like.dtype.itemsize and
+             like.ndim == 1)  # final's regret: 8 bytes a row
+    f.flush()
+    size = os.fstat(f.fileno()).st_size
+    if fault == "cut to 0 bytes":
+        f.truncate(0)
+    elif fault == "cut by one byte":
+        f.truncate(size - 1)
+    else:
+        f.seek(8 if fault == "a row overwritten" else size - 8)
+        f.write(np.float64(-1).tobytes())
+    first = {"cut to 0 bytes": 0, "cut by one byte": 8, "a row overwritten": 0,
+             "the last block's rows overwritten": 8}[fault]
+    with pytest.raises(SpillError, match=rf"^the per-run results of runs {first}-\d+, kept in a "
+                       rf"temporary file in {tmp_path} while the study ran, changed on disk "
+                       r"before they were read back \(cut or overwritten\); run the study "
+                       r"again \(with checkpoints, its finished blocks are kept\)\.$"):
+        spill.read()
+    spill.close()
+
+
+def test_spill__rows_written_twice_are_checked_as_last_written():
+    spill = Spill(4)
+    spill.write(0, _tree(0, 4))
+    spill.write(2, _tree(10, 2))  # a block played again over the same rows
+    got = spill.read()
+    np.testing.assert_array_equal(got["final"]["regret"], np.array([0, 1, 10, 11]) * 1.5)

@@ -340,7 +340,8 @@ def save_block(folder: Path, b: int, metrics: PyTree, fingerprint: str) -> None:
 
 def load_block(folder: Path, b: int, like: PyTree, fingerprint: str) -> PyTree | None:
     """Finished block `b`'s metrics with `like`'s tree structure; None when not saved or
-    damaged (with a warning: the block is played again). ValueError for another study's."""
+    damaged or another block's (with a warning: the block is played again). ValueError for
+    another study's."""
     file = block_file(folder, b)
     if not file.exists():
         return None
@@ -349,6 +350,10 @@ def load_block(folder: Path, b: int, like: PyTree, fingerprint: str) -> PyTree |
     except ValueError as e:
         warnings.warn(f"finished block {file} is damaged ({e}); playing it again.",
                       RuntimeWarning, stacklevel=5)  # blocks.play_block, play_blocks, simulate
+        return None
+    if meta.get("block") != b:  # whole, but another block's (moved or copied over)
+        warnings.warn(f"finished block {file} holds block {meta.get('block')}'s results, not "
+                      f"block {b}'s; playing it again.", RuntimeWarning, stacklevel=5)
         return None
     if meta.get("fingerprint") != fingerprint or meta.get("format") != FORMAT:
         raise ValueError(f"{file} belongs to a different study (settings changed, or an older "

@@ -115,18 +115,52 @@ def result_files(folder: Path) -> list[str]:
                   and f.name not in (CONFIG, MANIFEST))
 
 
+#: config.json's record of the manifest's SHA-256 and of its own (`finish`, `unseal`)
+SEAL = "sealed"
+
+
+def _config_digest(config: dict) -> str:
+    """The SHA-256 of a study's settings other than the seal, as canonical JSON."""
+    rest = {k: v for k, v in config.items() if k != SEAL}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode()).hexdigest()
+
+
+def unseal(folder: Path, config: dict) -> dict:
+    """config.json's `config` without its seal, once checked: LoadError in one line where
+    config.json changed since it was written, or the manifest it records is missing or another.
+    A config without a seal (a folder of an older oslr) is returned as it is."""
+    if SEAL not in config:
+        return config
+    seal, path = config[SEAL], folder / CONFIG
+    if not isinstance(seal, dict) or _config_digest(config) != seal.get("config_sha256"):
+        raise LoadError(f"{path} does not match its own SHA-256 (its {SEAL!r} record): changed "
+                        "since the study wrote it; copy the folder again.")
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        raise LoadError(f"{manifest} is missing (config.json records it): the folder is "
+                        "incomplete; copy it again.")
+    if sha256(manifest) != seal.get("manifest_sha256"):
+        raise LoadError(f"{manifest} does not match its SHA-256 in config.json: changed since "
+                        "the study wrote it; copy the folder again.")
+    return {k: v for k, v in config.items() if k != SEAL}
+
+
 def finish(folder: str | Path, names: Iterable[str], config: dict,
            rows: dict[str, int] | None = None) -> None:
     """Mark `folder` finished: manifest.json for the files `names` (each already on disk,
     written crash-safely; `rows`: the tables' row counts where the writer knows them, so that
-    a table is not read back to count them), then config.json, then the folder flushed. A
-    crash before config.json's rename leaves an unfinished folder; after it, a complete one."""
+    a table is not read back to count them), then config.json, sealed with the manifest's
+    SHA-256 and its own (`unseal`), then the folder flushed. A crash before config.json's
+    rename leaves an unfinished folder; after it, a complete one."""
     folder = Path(folder)
     rows = rows or {}
     files = {name: entry(folder / name, rows.get(name)) for name in sorted(set(names))}
     manifest = {"format": MANIFEST_FORMAT, "files": files}
     atomic.write_json_atomic(folder / MANIFEST, manifest, indent=1, sort_keys=True)
-    atomic.write_json_atomic(folder / CONFIG, config, indent=1, default=str)
+    sealed = json.loads(json.dumps(config, default=str))  # as it reads back
+    sealed[SEAL] = {"manifest_sha256": sha256(folder / MANIFEST),
+                    "config_sha256": _config_digest(sealed)}
+    atomic.write_json_atomic(folder / CONFIG, sealed, indent=1)
     atomic.fsync_dir(folder)
 
 
@@ -182,5 +216,5 @@ def check_derived(path: str | Path, folder: str | Path) -> None:
 
 
 __all__ = ["CONFIG", "MANIFEST", "FolderRefused", "LoadError", "check_derived", "claim",
-           "describe", "finish", "is_finished", "read_manifest", "refuse_finished",
+           "describe", "finish", "is_finished", "read_manifest", "refuse_finished", "unseal",
            "result_files", "verify"]

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from oslr.folder import MANIFEST, LoadError, check_derived, verify
+from oslr.folder import MANIFEST, LoadError, check_derived, unseal, verify
 from oslr.frames import PRIMARY_METRICS, params_label
 
 #: the tables `oslr run` writes, by attribute of `SavedStudy`
@@ -428,6 +428,7 @@ def load(path: str | Path) -> SavedStudy:
         raise LoadError(f"{cfg_path}: not valid JSON ({err}).") from None
     if not isinstance(config, dict):
         raise LoadError(f"{cfg_path}: not a study's settings (a JSON object).")
+    config = unseal(folder, config)  # a sealed config: its manifest must be there and its own
     listed = verify(folder)  # None: a folder of an older oslr, read as it is
     study = SavedStudy(path=folder, config=config,
                        kind="experiment" if "experiment" in config else "run", manifest=listed)

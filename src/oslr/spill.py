@@ -6,11 +6,14 @@ Each array is one unnamed temporary file (deleted by the system when its last ma
 goes): in the study's checkpoint folder where it has one (the disk the study already writes
 to), else in the system's temporary folder (`tempfile.gettempdir()`, `TMPDIR`). The rows are
 written with plain file writes, never through a map, so they live in the page cache, not in the
-process, until a reader touches them.
+process, until a reader touches them. Each block's rows are read back once against the SHA-256
+taken when they were written (`Spill.read`): a file changed on disk meanwhile (cut, overwritten)
+stops the study in one line (`SpillError`) instead of giving its zeros as results.
 """
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from pathlib import Path
 
@@ -18,6 +21,11 @@ import jax
 import numpy as np
 
 from oslr.types import PyTree
+
+
+class SpillError(OSError):
+    """Rows read back from a spill file differ from what was written (the file changed on disk
+    under the study)."""
 
 
 class Spill:
@@ -31,6 +39,8 @@ class Spill:
         self._files: list | None = None
         self._like: list[np.ndarray] = []
         self._treedef = None
+        #: (first row, rows, the SHA-256 of each array's rows) of every block written
+        self._written: list[tuple[int, int, list[str]]] = []
 
     def write(self, start: int, tree: PyTree) -> None:
         """Rows start .. start + len - 1 of every array of `tree` (host arrays)."""
@@ -44,20 +54,30 @@ class Spill:
         if treedef != self._treedef:
             raise ValueError(f"Spill.write: a block's tree {treedef} is not the first's "
                              f"{self._treedef}.")
-        for f, like, a in zip(self._files, self._like, leaves):
+        for like, a in zip(self._like, leaves):
             a = np.ascontiguousarray(a, dtype=like.dtype)
             if a.shape[1:] != like.shape[1:] or start + len(a) > self.n_rows:
                 raise ValueError(f"Spill.write: rows {start}..{start + len(a) - 1} of shape "
                                  f"{a.shape[1:]} do not fit {self.n_rows} rows of shape "
                                  f"{like.shape[1:]}.")
+        digests = []
+        for f, like, a in zip(self._files, self._like, leaves):
+            a = np.ascontiguousarray(a, dtype=like.dtype)
             f.seek(start * a[:1].nbytes)
             a.tofile(f)
+            digests.append(hashlib.sha256(a.tobytes()).hexdigest())
+        n = len(leaves[0]) if leaves else 0
+        # rows written again (a block played again) are checked as last written
+        self._written = [(s, m, d) for s, m, d in self._written
+                         if s + m <= start or start + n <= s]
+        self._written.append((start, n, digests))
 
     def read(self) -> PyTree:
         """Every array whole, (n_rows, ...), as a read-only memory map of its file (an empty
         array in memory where it holds no bytes)."""
         if self._files is None:
             raise ValueError("Spill.read: nothing was written.")
+        self._check()
         out = []
         for f, like in zip(self._files, self._like):
             shape = (self.n_rows,) + like.shape[1:]
@@ -69,10 +89,25 @@ class Spill:
         self.close()  # each map holds its own handle of its file
         return jax.tree.unflatten(self._treedef, out)
 
+    def _check(self) -> None:
+        """Every block's rows, read back from the files, against their SHA-256 (`write`)."""
+        for start, n, digests in self._written:
+            for f, like, digest in zip(self._files, self._like, digests):
+                row = like.dtype.itemsize * int(np.prod(like.shape[1:]))
+                f.flush()
+                f.seek(start * row)
+                if hashlib.sha256(f.read(n * row)).hexdigest() != digest:
+                    where = self.where or tempfile.gettempdir()
+                    raise SpillError(
+                        f"the per-run results of runs {start}-{start + n - 1}, kept in a "
+                        f"temporary file in {where} while the study ran, changed on disk before "
+                        "they were read back (cut or overwritten); run the study again (with "
+                        "checkpoints, its finished blocks are kept).")
+
     def close(self) -> None:
         """Close the files (their memory maps, if read, stay valid); idempotent."""
         for f in self._files or []:
             f.close()
 
 
-__all__ = ["Spill"]
+__all__ = ["Spill", "SpillError"]
