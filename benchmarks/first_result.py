@@ -13,6 +13,7 @@ cache state, and with `--out` merges them into FILE (`benchmarks/results.json`, 
   loading or compiling their programs, running them);
 * `quickstart, 100 runs`: the same at 100 runs (where the compiling, not the running, is most
   of the time);
+* `quickstart Study`: the README's `oslr.Study` example (100 runs), to its folder read back;
 * `oslr run`: the command at its defaults (100 runs, 2,000 rounds, two learners), the process's
   wall time.
 
@@ -58,9 +59,21 @@ def _quickstart_body() -> str:
     return f"{imports}\n{ready}\n\n{rest}{result}\n"
 
 
-def _marks(cmd: list[str], cache: Path, cwd: Path) -> dict[str, float]:
-    """Seconds from before the spawn to each MARK the child prints, and to its exit."""
-    env = dict(os.environ, OSLR_COMPILE_CACHE=str(cache), MPLBACKEND="Agg")
+def _study_body() -> str:
+    """The README's `oslr.Study` example (without its printing), with a mark when the study's
+    folder is read back."""
+    readme = (ROOT / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+                 if "oslr.Study(" in b)
+    code = block.split("print(", 1)[0]
+    return f'{code}print("MARK result", time.time())\n'
+
+
+def _marks(cmd: list[str], cache: Path, cwd: Path, extra: dict | None = None
+           ) -> dict[str, float]:
+    """Seconds from before the spawn to each MARK the child prints, and to its exit (`extra`:
+    more environment variables)."""
+    env = dict(os.environ, OSLR_COMPILE_CACHE=str(cache), MPLBACKEND="Agg", **(extra or {}))
     t0 = time.time()
     out = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, check=True).stdout
     end = time.time() - t0
@@ -76,6 +89,7 @@ def measure(repeats: int = 3) -> list[dict]:
         "quickstart": [sys.executable, "-c", _TIMED.format(body=body)],
         "quickstart, 100 runs": [sys.executable, "-c", _TIMED.format(
             body=body.replace("n_runs=1000", "n_runs=100"))],
+        "quickstart Study": [sys.executable, "-c", _TIMED.format(body=_study_body())],
         "oslr run": [sys.executable, "-m", "oslr", "run", "--out", "study", "--no-progress"],
     }
     rows = []
@@ -85,7 +99,8 @@ def measure(repeats: int = 3) -> list[dict]:
             with tempfile.TemporaryDirectory() as tmp:
                 cache, cwd = Path(tmp, "cache"), Path(tmp)
                 cold.append(_marks(cmd, cache, cwd))
-                for sub in cwd.glob("study*"):  # a finished study is never overwritten
+                # a finished study is never overwritten
+                for sub in [*cwd.glob("study*"), *cwd.glob("results*")]:
                     sub.rename(cwd / f"old-{time.time_ns()}")
                 warm.append(_marks(cmd, cache, cwd))
         for state, runs in (("cold", cold), ("warm", warm)):

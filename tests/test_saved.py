@@ -660,6 +660,11 @@ def test_load__a_sealed_config_needs_its_manifest_and_itself_unchanged(tmp_path)
         oslr.load(out)
     (out / "manifest.json").write_bytes(manifest)
     assert oslr.load(out).config == saved.config
+    for seal in ({"manifest_sha256": config[SEAL]["manifest_sha256"]}, {}, None, "x"):
+        edited = {**config, "runs": 5, SEAL: seal}  # the seal's own record taken out with it
+        (out / "config.json").write_text(json.dumps(edited))
+        with pytest.raises(LoadError, match=r"config\.json does not match its own SHA-256"):
+            oslr.load(out)
 
 
 def test_load__a_folder_of_an_older_oslr_without_a_seal_loads_as_it_is(tmp_path):

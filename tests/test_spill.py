@@ -110,9 +110,9 @@ def test_spill__rows_changed_on_disk_before_they_are_read_back_stop_in_one_line(
     else:
         f.seek(8 if fault == "a row overwritten" else size - 8)
         f.write(np.float64(-1).tobytes())
-    first = {"cut to 0 bytes": 0, "cut by one byte": 8, "a row overwritten": 0,
-             "the last block's rows overwritten": 8}[fault]
-    with pytest.raises(SpillError, match=rf"^the per-run results of runs {first}-\d+, kept in a "
+    runs = {"cut to 0 bytes": "0-3", "cut by one byte": "8-9", "a row overwritten": "0-3",
+            "the last block's rows overwritten": "8-9"}[fault]  # the first block that differs
+    with pytest.raises(SpillError, match=rf"^the per-run results of runs {runs}, kept in a "
                        rf"temporary file in {tmp_path} while the study ran, changed on disk "
                        r"before they were read back \(cut or overwritten\); run the study "
                        r"again \(with checkpoints, its finished blocks are kept\)\.$"):
