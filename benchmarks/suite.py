@@ -196,6 +196,23 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                   "sweep, where compiling, not running, was most of the time); oslr run: the "
                   "command at its defaults, exit_s its whole process.\n",
                   markdown_table(result["first_result"])]
+    if result.get("machinery"):
+        parts += ["## What each piece of JAX-internals machinery pays\n",
+                  "`python -m benchmarks.machinery`: each piece with it (`with`) and without "
+                  "it (`without`), in new processes taken in turn, medians over the repeats. "
+                  "store: oslr's program store (`OSLR_PROGRAM_STORE=off` without it), a warm "
+                  "first result (JAX's cache filled by an earlier process in both) of the "
+                  "README's sweep at 100 runs, its Study example and `oslr run` at its "
+                  "defaults, in wall seconds; threefry: oslr's unrolled threefry "
+                  "(`OSLR_THREEFRY=rolled` without it) on the headline studies' run-rounds/s by "
+                  "process CPU time and on a warm first result; one-pass counting: FTPSL's "
+                  "headline on one core (`OSLR_CPUS=0`) counting `in_top_k` in one pass or by "
+                  "all pairs; option probes: the compile-option probes' own seconds in a warm "
+                  "new process, against the first result they are part of. gain_pct: how much "
+                  "faster with the piece (negative: slower); lines: oslr's lines the piece "
+                  "takes; jax_apis: the JAX APIs it depends on. A speed piece that gains under "
+                  "5% on every headline goes.\n",
+                  markdown_table(result["machinery"])]
     if result.get("blocks"):
         parts += ["## Studies bigger than memory, in blocks of runs\n",
                   "`python -m benchmarks.blocks`: each study in a fresh process, one at a time; "

@@ -515,28 +515,51 @@ def _tiny_study(name: str, design: str = "gaussian"):
     return run
 
 
-def _cold_bits(store, runs: dict) -> tuple[dict, dict]:
-    """Each study of `runs` played with the store empty: (its bits, the entries it stored)."""
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory):
+    """Four tiny studies played once with the store empty: (their functions, their bits, the
+    entries each stored, init first, as names in the store's folder, that folder)."""
     from oslr import compile_cache
 
+    runs = {n: _tiny_study(n) for n in ("ogd-full", "ogd-random-subset", "uniform-subset")}
+    runs["rademacher"] = _tiny_study("ogd-random-subset", "rademacher")
+    cache = tmp_path_factory.mktemp("cold") / "cache"
     bits, files = {}, {}
-    for name, run in runs.items():
-        before = set(store.glob("*.bin")) if store.exists() else set()
-        compile_cache.clear_loaded()
-        bits[name] = run()
-        files[name] = sorted(set(store.glob("*.bin")) - before,
-                             key=lambda f: f.stat().st_size)  # the init first
-    compile_cache.clear_loaded()  # as a new process: from the files
-    return bits, files
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(compile_cache, "_STORE_ON", [True])
+        m.delenv("OSLR_PROGRAM_STORE", raising=False)
+        m.setenv("OSLR_COMPILE_CACHE", str(cache))
+        store = compile_cache.store_dir()
+        for name, run in runs.items():
+            before = set(store.glob("*.bin")) if store.exists() else set()
+            compile_cache.clear_loaded()
+            bits[name] = run()
+            new = sorted(set(store.glob("*.bin")) - before, key=lambda f: f.stat().st_size)
+            files[name] = [f.name for f in new]  # the init first: the smaller program
+    compile_cache.clear_loaded()
+    return runs, bits, files, store
+
+
+@pytest.fixture
+def entries(store, cold):
+    """The cold studies' entries copied into this test's store: (the studies' functions, their
+    cold bits, each study's entry files here)."""
+    import shutil
+
+    runs, bits, files, where = cold
+    shutil.copytree(where, store)
+    return runs, bits, {name: [store / f for f in names] for name, names in files.items()}
 
 
 def _rerun_warned(runs: dict, bits: dict, damaged: list) -> None:
-    """Each study run again gives its cold bits, with one warning for each damaged entry that
-    names its file; a third run reads the entries, made again, without a warning."""
+    """Each study run again (as a new process) gives its cold bits, with one warning for each
+    damaged entry that names its file; a third run reads the entries, made again, without a
+    warning."""
     import warnings
 
     from oslr import compile_cache
 
+    compile_cache.clear_loaded()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for name, run in runs.items():
@@ -553,43 +576,44 @@ def _rerun_warned(runs: dict, bits: dict, damaged: list) -> None:
             assert run() == bits[name], name
 
 
-def test_store__swapped_entries_of_two_learners_give_the_cold_bits(store):
-    runs = {n: _tiny_study(n) for n in ("ogd-full", "ogd-random-subset")}
-    bits, files = _cold_bits(store, runs)
-    (a_init, a_chunk), (b_init, b_chunk) = files.values()
+def _only(runs: dict, *names: str) -> dict:
+    return {n: runs[n] for n in names}
+
+
+def test_store__entries_loaded_whole_give_the_cold_bits_without_a_warning(entries):
+    runs, bits, _ = entries
+    _rerun_warned(runs, bits, [])
+
+
+def test_store__swapped_entries_of_two_learners_give_the_cold_bits(entries):
+    runs, bits, files = entries
+    (_, a_chunk), (_, b_chunk) = files["ogd-full"], files["ogd-random-subset"]
     one, two = a_chunk.read_bytes(), b_chunk.read_bytes()
     a_chunk.write_bytes(two)
     b_chunk.write_bytes(one)
-    _rerun_warned(runs, bits, [a_chunk, b_chunk])
+    _rerun_warned(_only(runs, "ogd-full", "ogd-random-subset"), bits, [a_chunk, b_chunk])
 
 
-@pytest.mark.slow  # the swapped entries in the default run are the same check
-def test_store__entries_of_another_design_copied_over_give_the_cold_bits(store):
-    runs = {d: _tiny_study("ogd-random-subset", d) for d in ("gaussian", "rademacher")}
-    bits, files = _cold_bits(store, runs)
-    for mine, theirs in zip(files["gaussian"], files["rademacher"]):  # a foreign store's
+def test_store__entries_of_another_design_copied_over_give_the_cold_bits(entries):
+    runs, bits, files = entries
+    for mine, theirs in zip(files["ogd-random-subset"], files["rademacher"]):  # another store's
         mine.write_bytes(theirs.read_bytes())
-    for f in files["rademacher"]:
-        f.unlink()
-    _rerun_warned({"gaussian": runs["gaussian"]}, bits, files["gaussian"])
+    _rerun_warned(_only(runs, "ogd-random-subset"), bits, files["ogd-random-subset"])
 
 
-@pytest.mark.slow  # the swapped entries in the default run are the same check
-def test_store__rotated_entries_give_the_cold_bits(store):
-    runs = {n: _tiny_study(n) for n in ("ogd-full", "ogd-random-subset", "uniform-subset")}
-    bits, files = _cold_bits(store, runs)
-    everything = [f for fs in files.values() for f in fs]
+def test_store__rotated_entries_give_the_cold_bits(entries):
+    runs, bits, files = entries
+    names = ("ogd-full", "ogd-random-subset", "uniform-subset")
+    everything = [f for n in names for f in files[n]]
     contents = [f.read_bytes() for f in everything]
     for f, data in zip(everything, contents[1:] + contents[:1]):
         f.write_bytes(data)
-    _rerun_warned(runs, bits, everything)
+    _rerun_warned(_only(runs, *names), bits, everything)
 
 
-@pytest.mark.parametrize("where", [pytest.param("head", marks=pytest.mark.slow), "program",
-                                   pytest.param("end", marks=pytest.mark.slow)])
-def test_store__a_flipped_byte_gives_the_cold_bits(store, where):
-    runs = {"ogd-random-subset": _tiny_study("ogd-random-subset")}
-    bits, files = _cold_bits(store, runs)
+@pytest.mark.parametrize("where", ["head", "program", "end"])
+def test_store__a_flipped_byte_gives_the_cold_bits(entries, where):
+    runs, bits, files = entries
     file = files["ogd-random-subset"][-1]
     data = bytearray(file.read_bytes())
     head = data.index(b"\n")
@@ -597,7 +621,7 @@ def test_store__a_flipped_byte_gives_the_cold_bits(store, where):
           "end": len(data) - 1}[where]
     data[at] ^= 0x10
     file.write_bytes(bytes(data))
-    _rerun_warned(runs, bits, [file])
+    _rerun_warned(_only(runs, "ogd-random-subset"), bits, [file])
 
 
 def _rewritten(file, **change) -> None:
@@ -613,35 +637,31 @@ def _rewritten(file, **change) -> None:
     file.write_bytes(json.dumps(head).encode() + b"\n" + program)
 
 
-def test_store__an_entry_that_does_not_deserialize_or_match_the_call_is_made_again(store):
-    runs = {n: _tiny_study(n) for n in ("ogd-full", "ogd-random-subset")}
-    bits, files = _cold_bits(store, runs)
+def test_store__an_entry_that_does_not_deserialize_or_match_the_call_is_made_again(entries):
+    runs, bits, files = entries
     init, chunk = files["ogd-full"]
     other = init.read_bytes().partition(b"\n")[2]
     _rewritten(init, program=b"not a program")  # the digest matches: deserializing fails
     _rewritten(chunk, program=other)  # the init's program under the chunk's key: its arguments
-    _rerun_warned(runs, bits, [init, chunk])
+    _rerun_warned(_only(runs, "ogd-full"), bits, [init, chunk])
 
 
-@pytest.mark.parametrize("change", [
-    pytest.param({"format": "oslr program store entry 0"}, marks=pytest.mark.slow),
-    pytest.param({"out_tree": None}, marks=pytest.mark.slow),
-    {"out_tree": ["os:system", None, []]}])
-def test_store__an_entry_of_another_format_or_tree_is_made_again(store, change):
-    runs = {"ogd-random-subset": _tiny_study("ogd-random-subset")}
-    bits, files = _cold_bits(store, runs)
+@pytest.mark.parametrize("change", [{"format": "oslr program store entry 0"},
+                                    {"out_tree": None},
+                                    {"out_tree": ["os:system", None, []]}])
+def test_store__an_entry_of_another_format_or_tree_is_made_again(entries, change):
+    runs, bits, files = entries
     file = files["ogd-random-subset"][-1]
     _rewritten(file, **change)
-    _rerun_warned(runs, bits, [file])
+    _rerun_warned(_only(runs, "ogd-random-subset"), bits, [file])
 
 
-def test_store__an_entry_is_data_its_key_in_full(store):
+def test_store__an_entry_is_data_its_key_in_full(entries):
     import hashlib
 
     from oslr import compile_cache
 
-    runs = {"ogd-random-subset": _tiny_study("ogd-random-subset")}
-    _, files = _cold_bits(store, runs)
+    _, _, files = entries
     for file in files["ogd-random-subset"]:
         head, _, program = file.read_bytes().partition(b"\n")
         head = json.loads(head)
@@ -671,6 +691,11 @@ def test_tree_data__every_tree_of_a_study_written_and_read_back():
         assert compile_cache._tree_from_data(data) == tree, name
     mixed = jax.tree.structure({"a": (1, [2, None]), "b": {"c": ()}})
     assert compile_cache._tree_from_data(compile_cache._tree_data(mixed)) == mixed
+    params = jax.tree.structure(oslr.make("ftpsl", d=8)[1])  # a dataclass: a tuple as aux data
+    data = json.loads(json.dumps(compile_cache._tree_data(params)))
+    assert data[1] == {"tuple": []} and compile_cache._tree_from_data(data) == params
+    assert compile_cache._unplain(compile_cache._plain((1, [2, (3,)], "x", None, 1.5))) == (
+        1, [2, (3,)], "x", None, 1.5)
     with pytest.raises(compile_cache._Opaque):
         compile_cache._tree_data(jax.tree.structure(_Mine(1, 2)))  # a type not trusted
 
@@ -692,15 +717,14 @@ def _register_mine():
 _register_mine()
 
 
-def test_store__a_header_changed_where_it_still_reads_is_caught_by_the_digest(store):
-    runs = {"ogd-random-subset": _tiny_study("ogd-random-subset")}
-    bits, files = _cold_bits(store, runs)
+def test_store__a_header_changed_where_it_still_reads_is_caught_by_the_digest(entries):
+    runs, bits, files = entries
     file = files["ogd-random-subset"][-1]
     data = file.read_bytes()
     head = data[:data.index(b"\n")]
     assert b'"loss"' in head
     file.write_bytes(data.replace(b'"loss"', b'"lmss"', 1))  # a metric renamed in the tree
-    _rerun_warned(runs, bits, [file])
+    _rerun_warned(_only(runs, "ogd-random-subset"), bits, [file])
 
 
 # ------------------------------------------------------------------ every input of the key
@@ -768,6 +792,21 @@ def test_key__each_oslr_and_xla_variable_changes_it(monkeypatch, name):
     assert compile_cache._key(("p",), devices) == base
 
 
+def test_key__where_the_store_is_and_whether_it_is_used_leave_it(monkeypatch, tmp_path):
+    import jax
+
+    from oslr import compile_cache
+
+    devices = jax.devices()[:1]
+    assert compile_cache.NOT_IN_KEY == ("OSLR_COMPILE_CACHE", "OSLR_PROGRAM_STORE")
+    monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "one"))
+    monkeypatch.setenv("OSLR_PROGRAM_STORE", "on")
+    base = compile_cache._key(("p",), devices)
+    monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "two"))  # a store moved elsewhere
+    monkeypatch.delenv("OSLR_PROGRAM_STORE")
+    assert compile_cache._key(("p",), devices) == base
+
+
 def test_key__each_jax_setting_changes_it(monkeypatch):
     import jax
 
@@ -814,8 +853,8 @@ def test_key__the_devices_change_it():
 
 # ------------------------------------------------- every learner: the store's bits are the same
 
-#: one learner in the default run (a top-k, the guarded last chunk); every other with -m slow
-_EVERY_KIND = {"ftpsl"}
+#: one learner in the default run (with the guarded last chunk); every other with -m slow
+_EVERY_KIND = {"ogd-full"}
 
 
 def _registry_cases():
@@ -856,3 +895,68 @@ def test_store__every_learner_from_the_store_equals_the_store_off_bit_for_bit(st
     for key in made:
         np.testing.assert_array_equal(loaded[key], made[key], err_msg=key)
         np.testing.assert_array_equal(plain[key], made[key], err_msg=key)
+
+
+# ---------------------------------------- the study entry points: nothing compiled twice
+
+_STUDY_RUN = """
+import sys
+import oslr
+oslr.Study(problem="sparse-linear", problem_options={"d": 6, "k": 2}, learners=["ogd-full"],
+           horizon=20, runs=3, out=sys.argv[-1]).run(progress="none", plot=False)
+"""
+
+_OSLR_RUN = """
+import sys
+from oslr.cli import main
+main(["run", "--problem", "sparse-linear", "--d", "6", "--k", "2", "--learners", "ogd-full",
+      "--horizon", "20", "--runs", "3", "--no-progress", "--out", sys.argv[-1]])
+"""
+
+
+def _counted_study(code: str, cache: Path, cwd: Path, out: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "OSLR_PROGRAM_STORE"}
+    env.update(OSLR_COMPILE_CACHE=str(cache), MPLBACKEND="Agg")
+    got = subprocess.run([sys.executable, "-c", _COUNTING, out], input=code, env=env, cwd=cwd,
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(got.split("EVENTS ", 1)[1])
+
+
+@pytest.mark.slow  # two new processes each; Study.run asking for the cache: the test below
+@pytest.mark.parametrize("code", [_STUDY_RUN, _OSLR_RUN], ids=["Study.run", "oslr run"])
+def test_study_entry_points__a_second_process_compiles_nothing_the_first_compiled(tmp_path,
+                                                                                  code):
+    cache = tmp_path / "cache"
+    first = _counted_study(code, cache, tmp_path, "one")
+    second = _counted_study(code, cache, tmp_path, "two")  # a new folder: the same study
+    assert first.get("/jax/compilation_cache/cache_misses", 0) > 0
+    assert second.get("/jax/compilation_cache/cache_misses", 0) == 0
+    assert any((cache / "programs").glob("*.bin"))  # the store was on: Study.run asked for it
+    traced = "/jax/core/compile/jaxpr_trace_duration:over_leaves"
+    assert first.get(traced, 0) >= 2 and traced not in second  # the study's programs: loaded
+
+
+@pytest.mark.parametrize("command", ["run", "experiment", "reproduce"])
+def test_study_entry_points__ask_for_the_cache_before_anything_compiles(monkeypatch, command):
+    import oslr
+    import oslr.cli as cli
+    from oslr import compile_cache, study
+
+    asked = []
+    monkeypatch.setattr(compile_cache, "use_compile_cache", lambda: asked.append("cache"))
+
+    def stop(*a, **k):
+        asked.append("plan")
+        raise study.UsageError("stopped here")
+
+    monkeypatch.setattr(study, "plan", stop)
+    with pytest.raises(study.UsageError, match="stopped here"):
+        oslr.Study(problem="sparse-linear", learners=["ogd-full"], out="nowhere").run()
+    assert asked == ["cache", "plan"]
+    asked.clear()
+    func = {"run": "cmd_run", "experiment": "cmd_experiment", "reproduce": "cmd_reproduce"}
+    module = cli.run if command == "run" else cli.commands
+    monkeypatch.setattr(module, func[command], lambda args: asked.append(command) or 0)
+    argv = {"run": ["run"], "experiment": ["experiment", "wll-table1"],
+            "reproduce": ["reproduce", "--quick"]}[command]
+    assert cli.main(argv) == 0 and asked == ["cache", command]

@@ -76,3 +76,22 @@ def test_compiler_options__a_runs_bits_do_not_depend_on_its_batch_at_d_100():
                  for n in (8, 64))
     for key in few.final:
         np.testing.assert_array_equal(few.final[key], many.final[key][:, :8], err_msg=key)
+
+
+def test_known_options__each_option_asked_by_compiling_the_unknown_left_out(monkeypatch):
+    from oslr import program
+
+    got = program.known_options({"xla_backend_optimization_level": 3, "xla_no_such_option": 1,
+                                 "xla_cpu_use_fusion_emitters": True})
+    assert got == {"xla_backend_optimization_level": 3, "xla_cpu_use_fusion_emitters": True}
+    assert program.known_options({}) == {}
+    program.compiler_options.cache_clear()
+    try:  # a jaxlib that knows only some of the batch-invariant options: none used
+        monkeypatch.setattr(program, "BATCH_INVARIANT_OPTIONS", {
+            **program.BATCH_INVARIANT_OPTIONS, "xla_no_such_option": 1})
+        assert program.compiler_options() == {}
+        program.compiler_options.cache_clear()
+        monkeypatch.setattr(program, "known_options", lambda options: dict(options))
+        assert program.compiler_options() == program.BATCH_INVARIANT_OPTIONS
+    finally:
+        program.compiler_options.cache_clear()

@@ -74,7 +74,8 @@ EXTRA_TESTS = {
     "oslr.validation": ["tests/test_sim.py", "tests/test_cli.py"],
     "oslr.prng": ["tests/test_rollout.py"],
     "oslr.spec": ["tests/test_extension.py"],
-    "oslr.registry": ["tests/test_extension.py", "tests/test_spec.py"],
+    "oslr.registry": ["tests/test_extension.py", "tests/test_spec.py",
+                      "tests/test_cpus.py"],  # make applies OSLR_CPUS before JAX starts
     "oslr.report": ["tests/test_result.py", "tests/test_cli.py", "tests/test_saved.py"],
     "oslr.frames": ["tests/test_report.py", "tests/test_result.py", "tests/test_saved.py"],
     "oslr.provenance": ["tests/test_cli.py"],
@@ -100,8 +101,8 @@ EXTRA_TESTS = {
     "oslr.saved": ["tests/test_cli.py"],
     "oslr.atomic": ["tests/test_folder.py"],
     "oslr.study": ["tests/test_cli.py"],
-    "oslr.compile_cache": ["tests/test_cli.py", "tests/test_sim.py",
-                           "tests/test_cpus.py"],  # it applies OSLR_CPUS before JAX starts
+    # its tests (the mirror) run the CLI, Study.run and the building blocks in new processes
+    "oslr.compile_cache": ["tests/test_blocks.py"],
 }
 LEARNER_EXTRAS = ["tests/test_contract.py", "tests/test_x64.py"]
 

@@ -203,6 +203,11 @@ def _filled(cell) -> bool:
     return True
 
 
+#: the variables that say where programs are kept and whether: no program changes with them, so
+#: a store copied or synced to another folder (another home) still serves
+NOT_IN_KEY = ("OSLR_COMPILE_CACHE", "OSLR_PROGRAM_STORE")
+
+
 def _key_text(parts: tuple, devices: list) -> str:
     """The whole of the store's key of a program, as text: `parts` (the caller's: what the
     program computes and its arguments) and everything else that changes the compiled program.
@@ -221,7 +226,7 @@ def _key_text(parts: tuple, devices: list) -> str:
         optax_version = None
     setting = (code_digest(), jax.__version__, jaxlib.__version__, np.__version__,
                optax_version, sorted((k, v) for k, v in os.environ.items()
-                                     if k.startswith(("OSLR_", "XLA_"))),
+                                     if k.startswith(("OSLR_", "XLA_")) and k not in NOT_IN_KEY),
                sorted((k, repr(v)) for k, v in jax.config.values.items()),
                repr(jax_config.trace_context()),
                [(d.platform, d.device_kind, d.id, d.client.platform_version) for d in devices],
@@ -480,6 +485,6 @@ def _trim(where: Path, limit: int) -> None:
             f.unlink(missing_ok=True)
 
 
-__all__ = ["ENTRY_FORMAT", "STORE_BYTES", "TRUSTED_MODULES", "StoreWarning", "clear_loaded",
+__all__ = ["ENTRY_FORMAT", "NOT_IN_KEY", "STORE_BYTES", "TRUSTED_MODULES", "StoreWarning", "clear_loaded",
            "code_digest", "load_or_compile", "store_dir", "use_compile_cache",
            "use_persistent_cache", "value_digest"]
