@@ -80,6 +80,9 @@ EXTRA_TESTS = {
     "oslr.frames": ["tests/test_report.py", "tests/test_result.py", "tests/test_saved.py"],
     "oslr.provenance": ["tests/test_cli.py"],
     "oslr.cli": ["tests/test_readme.py", "tests/experiments/test_doc_tables.py"],
+    # the commands that compile ask for the compile cache first
+    "oslr.cli.__init__": ["tests/test_compile_cache.py::"
+                          "test_study_entry_points__ask_for_the_cache_before_anything_compiles"],
     "oslr.cli.commands": ["tests/test_saved.py", "tests/test_extension.py",
                           "tests/experiments/test_doc_tables.py",
                           "tests/experiments/test_reproduce.py"],
@@ -100,7 +103,8 @@ EXTRA_TESTS = {
     "oslr.folder": ["tests/test_saved.py", "tests/test_cli.py", "tests/test_report.py"],
     "oslr.saved": ["tests/test_cli.py"],
     "oslr.atomic": ["tests/test_folder.py"],
-    "oslr.study": ["tests/test_cli.py"],
+    "oslr.study": ["tests/test_cli.py", "tests/test_compile_cache.py::"
+                   "test_study_entry_points__ask_for_the_cache_before_anything_compiles"],
     # its tests (the mirror) run the CLI, Study.run and the building blocks in new processes
     "oslr.compile_cache": ["tests/test_blocks.py"],
 }
