@@ -53,6 +53,7 @@ def _misses_then_hits(code: str, tmp_path: Path) -> tuple[dict, dict]:
     return _events(code, cache, tmp_path), _events(code, cache, tmp_path)
 
 
+@pytest.mark.slow  # with the store off: JAX's cache alone (with the store: the default run's)
 def test_a_second_process_compiles_nothing_the_first_compiled(tmp_path):
     first, second = _misses_then_hits(_TINY, tmp_path)
     _every_program_from_the_cache(first, second)
@@ -119,8 +120,10 @@ def test_store__a_second_process_neither_traces_nor_lowers_the_study_and_gets_th
     assert first[f"{traced}:over_leaves"] == first[f"{LOWERED}:jit(over_leaves)"] == 2
     assert f"{traced}:over_leaves" not in second and f"{LOWERED}:jit(over_leaves)" not in second
     # what the second lowers: the probe of the compile options and a call of each stored form,
-    # all compiled by JAX's cache
+    # all compiled by JAX's cache: nothing compiled twice
     assert second[LOWERED] == 3 and second.get("/jax/compilation_cache/cache_misses", 0) == 0
+    _every_program_from_the_cache(first, second)
+    assert first[REQUESTS] == 3  # the probe, the init and the chunk: nothing else compiled
 
 
 @pytest.fixture
