@@ -211,7 +211,13 @@ def to_markdown(result: dict, plot_name: str | None) -> str:
                   "new process, against the first result they are part of. gain_pct: how much "
                   "faster with the piece (negative: slower); lines: oslr's lines the piece "
                   "takes; jax_apis: the JAX APIs it depends on. A speed piece that gains under "
-                  "5% on every headline goes.\n",
+                  "5% on every headline goes. The store saves a process's tracing and lowering "
+                  "once (about a second here), so it pays on a first result and on short "
+                  "studies, not on a study of minutes. The option probes are no speed piece: "
+                  "they keep a run's bits independent of how many runs share its batch (XLA's "
+                  "YNNPACK fusions off, `oslr.program.BATCH_INVARIANT_OPTIONS`) on a jaxlib "
+                  "that knows those options and leave them out on one that does not; their row "
+                  "is what they cost.\n",
                   markdown_table(result["machinery"])]
     if result.get("blocks"):
         parts += ["## Studies bigger than memory, in blocks of runs\n",
