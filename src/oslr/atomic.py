@@ -56,7 +56,8 @@ _FIXES = {
 
 def os_error_message(err: OSError, path: str | os.PathLike, verb: str = "write") -> str:
     """One line for an OSError on `path`: what failed ("cannot VERB PATH") and what to do."""
-    fix = _FIXES.get(err.errno, "check the path and run the same command again")
+    fix = (_FIXES.get(err.errno) if err.errno is not None else None) or \
+        "check the path and run the same command again"
     return f"cannot {verb} {path} ({err.strerror or err}); {fix}."
 
 

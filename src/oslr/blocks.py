@@ -61,7 +61,7 @@ class Block(NamedTuple):
 
     b: int
     start: int
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count, as a field
     size: int
     n_total: int
 
@@ -136,10 +136,11 @@ def block_size(play: Play, params: PyTree, n_total: int, root, max_memory: int |
     def need(size: int) -> int | None:
         compiled = init_program(play, params, size), chunk_program(play, params, size)
         got = [memory.program_bytes(c) for c in compiled]
-        if None in got:
+        sizes = [g for g in got if g is not None]
+        if len(sizes) < len(got):
             return None
         carry = memory.tree_bytes(compiled[0].out_info)
-        return max(got) + (carry // n_dev if root is not None else 0)  # the checkpoint's copy
+        return max(sizes) + (carry // n_dev if root is not None else 0)  # the checkpoint's copy
 
     saved = checkpoint.saved_block_size(root)  # kept: it fitted when the study began
     if saved is not None and saved % n_dev == 0:
@@ -228,6 +229,7 @@ def play_blocks(play: Play, params: PyTree, layout: tuple, size: int, root, fing
             rows.write(start, got)
             del got
             memory.release_freed()  # the block's buffers, or the peak grows block by block
+        assert rows is not None  # one block returned above
         return rows.read()
     finally:
         if rows is not None:

@@ -304,9 +304,11 @@ def load(path: Path, like: PyTree, fingerprint: str,
         raise ValueError(f"checkpoint in {root} lacks runs {start}-{stop} of this process; "
                          "resume with the same processes and devices, or delete the folder.")
 
-    restored = [jax.make_array_from_callback(
-        leaf.shape, sharding, lambda index, i=i, shape=leaf.shape: block(i, shape, index))
-        for i, leaf in enumerate(jax.tree.leaves(like))]
+    def leaf_at(i: int, shape: tuple):
+        return lambda index: block(i, shape, index)
+
+    restored = [jax.make_array_from_callback(leaf.shape, sharding, leaf_at(i, leaf.shape))
+                for i, leaf in enumerate(jax.tree.leaves(like))]
     return jax.tree.unflatten(jax.tree.structure(like), restored), t_done
 
 
@@ -359,7 +361,8 @@ def load_block(folder: Path, b: int, like: PyTree, fingerprint: str) -> PyTree |
         raise ValueError(f"{file} belongs to a different study (settings changed, or an older "
                          f"oslr); delete {folder} or choose another checkpoint path.")
     treedef = jax.tree.structure(like)
-    return jax.tree.unflatten(treedef, [arrays[str(i)] for i in range(treedef.num_leaves)])
+    n_leaves = len(jax.tree.leaves(like))
+    return jax.tree.unflatten(treedef, [arrays[str(i)] for i in range(n_leaves)])
 
 
 def carry_layout(carry: PyTree) -> str:

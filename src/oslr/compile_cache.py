@@ -63,7 +63,7 @@ def use_persistent_cache() -> None:
     where = _where()
     import jax
 
-    if where is None or jax.config.jax_compilation_cache_dir:
+    if where is None or jax.config.jax_compilation_cache_dir:  # type: ignore[attr-defined]
         return
     try:
         where.mkdir(parents=True, exist_ok=True)
@@ -197,7 +197,7 @@ def _feed_function(h, fn: types.FunctionType, seen: dict) -> None:
 
 def _filled(cell) -> bool:
     try:
-        cell.cell_contents
+        _ = cell.cell_contents
     except ValueError:  # an empty cell (a name bound after the function was made)
         return False
     return True
@@ -244,7 +244,7 @@ def _storable(devices: list) -> bool:
     return len(devices) == 1
 
 
-def load_or_compile(parts: tuple | None, fn: Callable, args: tuple, statics: tuple,
+def load_or_compile(parts: tuple | None, fn: Any, args: tuple, statics: tuple,
                     devices: list, options: dict):
     """`fn` (a jitted function) compiled for `args` (arrays or shapes) and its `statics`, the
     trailing static arguments. Where the store may keep it (`parts` names what it computes; None:
@@ -485,6 +485,6 @@ def _trim(where: Path, limit: int) -> None:
             f.unlink(missing_ok=True)
 
 
-__all__ = ["ENTRY_FORMAT", "NOT_IN_KEY", "STORE_BYTES", "TRUSTED_MODULES", "StoreWarning", "clear_loaded",
-           "code_digest", "load_or_compile", "store_dir", "use_compile_cache",
+__all__ = ["ENTRY_FORMAT", "NOT_IN_KEY", "STORE_BYTES", "TRUSTED_MODULES", "StoreWarning",
+           "clear_loaded", "code_digest", "load_or_compile", "store_dir", "use_compile_cache",
            "use_persistent_cache", "value_digest"]

@@ -69,7 +69,8 @@ def from_env() -> frozenset[int] | None:
     if _backend_started():
         warnings.warn(f"{VARIABLE}={text!r} applied after JAX started its backend: its threads "
                       "run on those cores, but its thread pools keep the size they were given "
-                      "(make no JAX array before oslr's first make, make_problem or simulate)")
+                      "(make no JAX array before oslr's first make, make_problem or simulate)",
+                      stacklevel=1)
     pin(cores)
     _applied.append(cores)
     return cores

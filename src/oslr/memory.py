@@ -166,7 +166,7 @@ def check_fits(learner: Learner, problem: Problem, params: PyTree, problem_param
                comparator_k: int | None = None, track_stats: bool | None = None,
                devices: Sequence[jax.Device] | None = None,
                max_memory: int | None = None,
-               results_dir: str | Path | None = None) -> tuple[int | None, bool]:
+               results_dir: str | os.PathLike | None = None) -> tuple[int | None, bool]:
     """Refuse (ValueError) a study of `n_runs` runs per grid point (`params` stacked over the
     grid) whose state cannot fit on `devices` (default: all of `jax.devices()`), or whose
     per-run results fit neither the host nor the disk of `results_dir` (where a study in blocks
@@ -201,7 +201,7 @@ def release_freed() -> bool:
     return True
 
 
-def disk_free(where: str | Path | None) -> int:
+def disk_free(where: str | os.PathLike | None) -> int:
     """Free bytes on the disk of the folder `where` (its nearest existing parent when it does
     not exist yet; the system's temporary folder when None)."""
     path = Path(tempfile.gettempdir() if where is None else where).absolute()
@@ -212,7 +212,7 @@ def disk_free(where: str | Path | None) -> int:
 
 def _check_memory(learner, problem, params, problem_params, n_ckpt: int, stats: bool,
                   n_total: int, n_dev: int, device, max_memory: int | None = None,
-                  results_dir: str | Path | None = None) -> None:
+                  results_dir: str | os.PathLike | None = None) -> None:
     """Refuse, before anything is allocated or compiled, a study that no block of runs makes
     fit: one run on each device whose input and output carry (2x its state) exceed what a block
     may use (`budget`), or per-run results of all `n_total` runs beyond the host's memory (a

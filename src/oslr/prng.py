@@ -144,7 +144,8 @@ def paired_bits(key: Array, shape: tuple[int, ...]) -> Array:
 
 #: JAX's handle of the implementation (`jax.random.key(seed, impl=THREEFRY)`).
 THREEFRY = define_prng_impl(key_shape=(2,), seed=_seed, split=_split, random_bits=_random_bits,
-                            fold_in=_fold_in, name="oslr_threefry2x32", tag="ofry")
+                            fold_in=_fold_in,  # type: ignore[arg-type]  # data: a uint32 array
+                            name="oslr_threefry2x32", tag="ofry")
 
 
 def rademacher(key: Array, shape: tuple[int, ...] = ()) -> Array:

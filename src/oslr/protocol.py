@@ -112,7 +112,7 @@ class PredictionRound:
         self._query = jnp.zeros(self.d, bool)
         self._n_queried = jnp.zeros((), jnp.int32)
         self._over = jnp.zeros((), bool)
-        self._forms = None
+        self._forms: Array | None = None
 
     @property
     def d(self) -> int:

@@ -34,7 +34,7 @@ def runtime() -> dict:
     dev = jax.devices()[0]
     return {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "backend": dev.platform,
             "device_kind": dev.device_kind, "xla_flags": os.environ.get("XLA_FLAGS", ""),
-            "x64": bool(jax.config.jax_enable_x64)}
+            "x64": bool(jax.config.jax_enable_x64)}  # type: ignore[attr-defined]
 
 
 def stamp() -> dict:
@@ -67,7 +67,7 @@ def info() -> dict:
         limit = stats.get("bytes_limit")
         devices.append({"id": dev.id, "platform": dev.platform, "kind": dev.device_kind,
                         "memory_gb": None if limit is None else round(limit / 2**30, 1)})
-    packages = {}
+    packages: dict[str, str | None] = {}
     for name in _INFO_PACKAGES:
         try:
             packages[name] = metadata.version(name)

@@ -109,7 +109,7 @@ class _Lazy(Mapping):
         if self._scanned:
             return
         self._scanned = True
-        for ep in metadata.entry_points(group=self._group):
+        for ep in metadata.entry_points(group=self._group or ""):
             self._entries.setdefault(ep.name, ep)
 
     def add(self, name: str, entry: Any, replace: bool = False) -> None:
@@ -160,7 +160,7 @@ def _unknown(kind: str, name: str, table) -> ValueError:
     return ValueError(unknown_name(kind, name, table))
 
 
-def _register(table, cls: type, what: str, spec, entry: str | None, replace: bool) -> None:
+def _register(table, cls: Any, what: str, spec: Any, entry: str | None, replace: bool) -> None:
     if isinstance(spec, cls):
         table.add(spec.name, spec, replace)
     elif isinstance(spec, str) and isinstance(entry, str) and ":" in entry:

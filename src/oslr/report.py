@@ -101,7 +101,7 @@ def plot_regret(results: Sequence[SimResult], path: str | Path | None = None, ax
         raise ValueError(f"axes={axes!r}; choose one of {AXES}.")
     check_band(band)
     if hasattr(results, "regret_curves"):  # one SimResult: its grid points' lines
-        results = [results]
+        results = [results]  # type: ignore[list-item]
     fig, ax = (plt.subplots(figsize=(7, 4.5)) if ax is None else (ax.figure, ax))
     labels = []
     lowest = np.inf

@@ -134,6 +134,7 @@ class SavedStudy:
         if unknown:
             raise LoadError(f"{self.path}: no study {unknown}; it has "
                             f"{sorted(set(self.run_curves['study']))}.")
+        assert self.runs is not None  # read with the per-run curves
         return dataclasses.replace(
             self, runs=self.runs[self.runs["study"].isin(wanted)].reset_index(drop=True),
             run_curves=self.run_curves[self.run_curves["study"].isin(wanted)].reset_index(
@@ -498,7 +499,8 @@ def merge(paths, out: str | Path) -> SavedStudy:
             raise LoadError(f"{s.path} is another study than {studies[0].path} (settings "
                             f"{diff} differ); merge folders of the same study run with other "
                             "seeds.")
-    runs, curves = [], []
+    runs: list[pd.DataFrame] = []
+    curves: list[pd.DataFrame] = []
     for s in studies:
         for frames, frame in ((runs, s.runs), (curves, s.run_curves)):
             if frame is None:
@@ -512,7 +514,8 @@ def merge(paths, out: str | Path) -> SavedStudy:
     target = Path(out)
     with folder.claim(target):  # decided under the lock: a finished study is never replaced
         tables = {"runs.csv": runs_df, "runs.parquet": curves_df}
-        config = {**studies[0].config, "seed": sorted({s.config.get("seed") for s in studies}),
+        seeds = sorted({s.config.get("seed") for s in studies})  # type: ignore[type-var]
+        config = {**studies[0].config, "seed": seeds,
                   "runs": int(runs_df.groupby(["learner", "params", "metric"]).size().min()),
                   "merged_from": [str(s.path) for s in studies]}
         config.pop("command", None)

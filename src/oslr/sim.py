@@ -32,7 +32,7 @@ import itertools
 import os
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import jax
 import numpy as np
@@ -55,7 +55,7 @@ def stack_params(params_list: Sequence[PyTree]) -> PyTree:
                         *params_list)
 
 
-def grid_params(base: PyTree, grid: dict[str, Sequence[Any]] | None,
+def grid_params(base: PyTree, grid: Mapping[str, Sequence[Any]] | None,
                 prepare: Any = None) -> tuple[list[dict], PyTree]:
     """Cartesian product of `grid` values applied to the dataclass `base`.
 
@@ -287,7 +287,7 @@ def _warn_diagnostics(learner: Learner, final: dict) -> None:
 
 
 def sweep(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
-          grid: dict[str, Sequence[Any]], **kwargs) -> SimResult:
+          grid: Mapping[str, Sequence[Any]], **kwargs) -> SimResult:
     """Simulate every point of the cartesian `grid` of learner params x `n_runs` seeds at once.
 
     Example:

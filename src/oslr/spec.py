@@ -442,9 +442,8 @@ class ExperimentSpec:
         does not import the registry)."""
         from oslr.types import PREDICTION
 
-        names = self.learners
-        if names is None:
-            names = [n for n in learners if learners[n].family == PREDICTION]
+        names = list(self.learners) if self.learners is not None else [
+            n for n in learners if learners[n].family == PREDICTION]
         known = set(self.extra_options)
         for learner in names:
             known |= set(learners[learner].param_names) | set(learners[learner].option_names)

@@ -92,7 +92,7 @@ class Spill:
     def _check(self) -> None:
         """Every block's rows, read back from the files, against their SHA-256 (`write`)."""
         for start, n, digests in self._written:
-            for f, like, digest in zip(self._files, self._like, digests):
+            for f, like, digest in zip(self._files or [], self._like, digests):
                 row = like.dtype.itemsize * int(np.prod(like.shape[1:]))
                 f.flush()
                 f.seek(start * row)

@@ -683,8 +683,10 @@ def sequential_compare(values: Mapping[str, np.ndarray], look: int, reference: s
             continue
         d = arrays[n] - arrays[reference]
         if method == "betting":
+            assert bounds is not None  # checked with the method
             low, high = betting_sequence(d, bounds, share)
         elif method == "catoni":
+            assert variance is not None
             low, high = catoni_sequence(d, variance, share)
         elif len(d) < min_runs or constant(arrays[n], arrays[reference]) is not None:
             low, high = -math.inf, math.inf

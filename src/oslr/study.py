@@ -50,7 +50,7 @@ def load_config(path: str) -> dict[str, Any]:
     try:
         import tomllib
     except ImportError:  # Python < 3.11
-        import tomli as tomllib
+        import tomli as tomllib  # type: ignore[no-redef]
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"config file {path} not found.")

@@ -93,7 +93,7 @@ def _seed(seed: int) -> jax.Array:
 def _assert_trees_close(name: str, a: PyTree, b: PyTree, rtol: float, atol: float) -> None:
     la, ta = jax.tree.flatten(a)
     lb, tb = jax.tree.flatten(b)
-    if ta != tb:
+    if ta != tb:  # type: ignore[operator]  # PyTreeDef compares; JAX's stubs say not
         raise ContractError(f"{name}: pytree structures differ: {ta} vs {tb}.")
     for i, (x, y) in enumerate(zip(la, lb)):
         x, y = np.asarray(x), np.asarray(y)
@@ -128,7 +128,7 @@ def check_jit_matches_eager(learner, params, problem, pp, n_rounds=4, n_eager=2,
     with jax.disable_jit():
         state = learner.init(keys[LEARNER_INIT], params)
         for t in range(n_eager):
-            example = jax.tree.map(lambda a: a[t], examples)
+            example = jax.tree.map(lambda a, t=t: a[t], examples)
             state, rec = play_round(learner, round_keys[t], state, example, params,
                                     jnp.int32(t), lookup)
             records.append(rec)
@@ -349,8 +349,9 @@ def check_float64(learner: Learner, params: Any, problem: Problem, problem_param
     learner's own defaults in float64).
 
     Checks, in order: every float leaf of the initial state is float64 (a float32 leaf would keep
-    part of the learner in float32 when the user asked for float64); `check_state_stable`; a jitted episode of `n_rounds` traces and stays finite (`check_finite`) and within
-    its budget (`check_budget`). Returns the names of the checks that passed.
+    part of the learner in float32 when the user asked for float64); `check_state_stable`; a
+    jitted episode of `n_rounds` traces and stays finite (`check_finite`) and within its budget
+    (`check_budget`). Returns the names of the checks that passed.
     """
     def widen(tree):
         return jax.tree.map(lambda a: jnp.asarray(a, jnp.float64)

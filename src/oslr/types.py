@@ -89,7 +89,7 @@ class Learner(NamedTuple):
     init: InitFn
     step: StepFn
     family: str
-    budget: Callable[[PyTree], Array]
+    budget: Callable[[PyTree], Array | int]
     name: str = "learner"
     check: Callable[[PyTree, int], None] | None = None
     info: dict | None = None

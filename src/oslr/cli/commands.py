@@ -275,7 +275,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     print(f"wrote {sum(len(s.files) for s in steps)} files and STAMPS.json to {out} "
           f"(commit {source})")
     if out.name == "figures" and any(out.parent.glob("*.md")) and not args.quick:
-        missing: list[str] = []
+        missing = []
         # the pages' generated tables follow the new files
         changed = _doc_tables(out.parent).update(out.parent, missing)
         print(f"rewrote the generated tables of {', '.join(changed) or 'no page'}")
@@ -294,6 +294,7 @@ def _doc_tables(docs: Path):
                          f"oslr checkout they belong to, and {path} is not there; run this from "
                          "a checkout (git clone) of oslr.")
     spec = importlib.util.spec_from_file_location("doctools.tables", path)
+    assert spec is not None and spec.loader is not None  # a .py file that exists
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -31,7 +31,8 @@ def _bounds(text: str) -> tuple[float, float]:
     try:
         lo, hi = (float(p) for p in parts)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give two numbers LO,HI, e.g. -5000,5000")
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give two numbers LO,HI, e.g. -5000,5000") from None
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise argparse.ArgumentTypeError(f"{text!r}: give finite LO < HI")
     return lo, hi

@@ -191,6 +191,7 @@ def _run_locked(args, study, out, rank, problem, pp, plans, compare_to, cap) -> 
     if rank != 0:
         return 0
     _note_wstar_only(played.results, log)
+    assert played.config is not None and played.files is not None  # process 0 wrote them
     _print_summary(args, played.results, played.config["horizon"], played.compare_to)
     if not args.json:
         if played.decision is not None:

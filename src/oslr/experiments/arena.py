@@ -46,7 +46,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 import numpy as np
@@ -278,7 +278,7 @@ def run_entrant(entrant: Entrant, problem, pp, d: int, k: int, budget: int, hori
     check_runs(runs, factors)
     tune_runs = runs // len(factors)
     learner, params, observed = _entrant_learner(entrant, d, k, budget, horizon, radius)
-    common = dict(horizon=horizon, seed=seed, comparator_k=k, progress=progress)
+    common: dict[str, Any] = dict(horizon=horizon, seed=seed, comparator_k=k, progress=progress)
 
     solver_notes: list[str] = []
     tune_problem, tune_pp = tuning_stream or (problem, pp)
@@ -429,7 +429,8 @@ def _play_cell(entrant: Entrant, base: dict, problem, pp, k: int, budget: int, r
         tuning_stream)
     clear_compiled()  # each cell compiles its own programs; keep none alive
     has_bound = entrant.bound is not None and (realizable or not entrant.realizable_only)
-    bound = (entrant.bound(p_d, k, budget, ckpts, info) if has_bound
+    bound = (entrant.bound(p_d, k, budget, ckpts, info)  # type: ignore[misc]  # has_bound
+             if has_bound
              else np.full(len(ckpts), np.nan))
     mean, _, half = mean_ci(curves, axis=0)
     exponent = growth_exponent(ckpts, mean, t_min=p_horizon / 100)

@@ -165,7 +165,7 @@ def foster_hard(horizon: int = 20_000, runs: int = 20, instances: int = 3, d: in
         for inst in range(instances):
             problem, pp = make_problem("set-cover", d=d, k=k, m=m, rho=rho,
                                        satisfiable=satisfiable, instance_seed=inst)
-            n_rows = problem.info["rows"]
+            n_rows = (problem.info or {})["rows"]
             for name in names:
                 learner, params, budget = budgeted(name, d, k, k_query, horizon, **options)
                 res = simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -220,7 +220,7 @@ def ito_real(ks: Sequence[int] = (4, 8, 13), horizon: int | None = None,
     the methods play the same shuffles in run r, so they are compared on these pairs)."""
     problem, pp = make_problem("kegg")
     d = problem.d
-    horizon = horizon or problem.n_rows
+    horizon = int(horizon or problem.n_rows)  # type: ignore[arg-type]  # a dataset's rows
     gauss = projection_matrix(d, 2 * d, "gaussian", seed=0)
     zero = float(label_energy(problem, pp, seed, runs, horizon).mean())
     rows = []
@@ -335,7 +335,8 @@ def _run_table1(a: ExperimentArgs) -> pd.DataFrame:
 
 
 def _run_real(a: ExperimentArgs) -> pd.DataFrame:
-    runs, finals = a.runs or REAL_SHUFFLES, []
+    runs = a.runs or REAL_SHUFFLES
+    finals: list[Any] = []
     df = ito_real(ks=(4,) if a.quick else (4, 8, 13), horizon=5000 if a.quick else None,
                   runs=runs, seed=a.seed, progress=a.progress, finals=finals)
     write_table_and_figure(a.out, "ito-real", df, lambda path, title: plot_real(df, path, title),

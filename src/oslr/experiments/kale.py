@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -189,7 +189,7 @@ def kale_dantzig(k0s: Sequence[int] = K0S, horizon: int = 2**14, runs: int = 100
             base = {"learner": "dantzig-poslr", "design": design, "k0": k0, "budget": k0 + k,
                     "wall_s": wall, "no_lp_wall_s": no_lp,
                     "c_lambda": float(np.asarray(params.c_lambda)),
-                    "t0": learner.info["t0"]}
+                    "t0": (learner.info or {})["t0"]}
             rows += _curve_rows(base, res.ckpts, reg[g], "regret_wstar",
                                 theorem_2_order(d, k, k0, res.ckpts))
             rows += _curve_rows(base, res.ckpts, err, "l1_error")
@@ -204,9 +204,9 @@ def kale_dantzig(k0s: Sequence[int] = K0S, horizon: int = 2**14, runs: int = 100
             wall = time.perf_counter() - t_start
             reg = res.regret_curves()["regret_wstar"]
             for g in range(len(res.grid)):
-                k0 = k0s[g] if grid else np.nan
-                base = {"learner": name, "design": design, "k0": k0,
-                        "budget": k0 + k if grid else d, "wall_s": wall}
+                ref_k0 = k0s[g] if grid else np.nan
+                base = {"learner": name, "design": design, "k0": ref_k0,
+                        "budget": ref_k0 + k if grid else d, "wall_s": wall}
                 rows += _curve_rows(base, res.ckpts, reg[g], "regret_wstar")
     df = pd.DataFrame(rows)
     df["horizon"], df["runs"], df["d"], df["k"] = horizon, runs, d, k
@@ -285,7 +285,7 @@ def plot_dantzig(df: pd.DataFrame, path: str | Path | None = None, title: str = 
     import matplotlib.pyplot as plt
 
     fig, (ax, ax_b, ax2) = plt.subplots(1, 3, figsize=(17, 5))
-    colors = {}
+    colors: dict = {}
     reg = df[df["metric"] == "regret_wstar"]
     for (name, k0, design), part in reg.groupby(["learner", "k0", "design"], sort=False,
                                                 dropna=False):
@@ -387,7 +387,8 @@ def _run_dantzig(a: ExperimentArgs) -> pd.DataFrame:
 
 def _run_greedy(a: ExperimentArgs) -> pd.DataFrame:
     runs = a.runs or (10 if a.quick else 50)
-    quick = {"horizons": (1_000, 3_000), "designs": ("rademacher",)} if a.quick else {}
+    quick: dict[str, Any] = ({"horizons": (1_000, 3_000), "designs": ("rademacher",)}
+                             if a.quick else {})
     df = kale_greedy(runs=runs, seed=a.seed, progress=a.progress, **quick, **a.options)
     write_table_and_figure(a.out, "kale-greedy", df, lambda p, t: plot_greedy(df, p, t),
                            f"agnostic (10% flips): {runs} runs,")
@@ -407,6 +408,7 @@ KALE_DANTZIG = ExperimentSpec(
 KALE_GREEDY = ExperimentSpec(
     "kale-greedy", "online-greedy regret vs T (T^(2/3), Theorem 9) on agnostic streams, "
     "d = 100 (R2) and d = 20 (R1) (E4)", _run_greedy,
-    sizes="T = 1e3 ... 3e4, 50 runs, two designs; quick: T = 1,000 and 3,000, 10 runs, the RIP design",
+    sizes=("T = 1e3 ... 3e4, 50 runs, two designs; quick: T = 1,000 and 3,000, 10 runs, the RIP "
+           "design"),
     files=("kale-greedy.csv", "kale-greedy.png"), docs="docs/kale-results.md",
     learners=("online-greedy",), sets_itself=("k", "k0", "horizon"))

@@ -52,7 +52,7 @@ def kpm_tracking(campaign: str = "all", runs: int = 10, horizon: int | None = No
                  **options) -> pd.DataFrame:
     """Tracking error curves (mean and 95% interval over runs) on OBD in stream mode."""
     problem, pp = make_problem("obd", campaign=campaign, stream=True)
-    horizon = horizon or problem.n_rows
+    horizon = int(horizon or problem.n_rows)  # type: ignore[arg-type]  # a dataset's rows
     rows = []
     for name in learners:
         learner, params = make(name, d=problem.d, n_arms=problem.n_arms, horizon=horizon,
@@ -93,7 +93,7 @@ def kpm_runtime(ds: Sequence[int] = (10, 30, 100, 300, 1000), n_arms: int = 10,
                     res = simulate(learner, problem, params, pp, horizon=horizon, n_runs=runs)
                     jax.block_until_ready(res.final["reward"])
                     times.append(time.perf_counter() - t0)
-            rows.append({"learner": name, "fixed_arms": learner.info.get("fixed_arms"),
+            rows.append({"learner": name, "fixed_arms": (learner.info or {}).get("fixed_arms"),
                          "d": d, "n_arms": n_arms, "runs": runs,
                          "horizon": horizon, "ms_per_round": 1e3 * np.median(times) / horizon,
                          "device": str(jax.devices()[0])})
@@ -229,6 +229,7 @@ def plot_runtime(df: pd.DataFrame, path: str | Path | None = None, title: str = 
 
 def _run_tracking(a: ExperimentArgs) -> pd.DataFrame:
     runs = a.runs or (2 if a.quick else 10)
+    assert a.dataset is not None  # the spec's datasets: the first by default
     df = kpm_tracking(a.dataset, runs, 1000 if a.quick else None, seed=a.seed,
                       progress=a.progress, **a.options)
     write_table_and_figure(a.out, f"kpm-tracking-{a.dataset}", df,
@@ -246,6 +247,7 @@ def _run_runtime(a: ExperimentArgs) -> pd.DataFrame:
 
 
 def _run_replay(a: ExperimentArgs) -> pd.DataFrame:
+    assert a.dataset is not None  # the spec's datasets: the first by default
     df = kpm_replay(a.dataset, (0.3, 1.0) if a.quick else KAPPAS,
                     a.runs or (10 if a.quick else 20), seed=a.seed,
                     progress=a.progress, horizon=2_500 if a.quick else None, **a.options)

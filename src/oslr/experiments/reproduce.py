@@ -27,7 +27,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import pandas as pd
 
@@ -93,7 +93,7 @@ def _spec_step(name: str, files: tuple[str, ...], dataset: str | None = None,
                 _experiment(name, dataset), produced)
 
 
-_TUNED = {"eta_scale": 30.0, "c0": 0.01}
+_TUNED: dict[str, Any] = {"eta_scale": 30.0, "c0": 0.01}
 _WLL_TITLES = {"a9a": 48842, "covtype": 58100, "connect4": 61108, "mnist35": 13454}
 
 

@@ -136,6 +136,7 @@ def tune(evaluate: Callable[[tuple[float, ...]], tuple[np.ndarray, Any]],
         best = lowest(means) if finite.any() else int(order[len(order) // 2])
         side = (+1 if best == order[-1] else -1 if best == order[0] else 0) if finite.any() else 0
         if side == 0 or extended[side] >= max_extensions:
+            assert best is not None  # lowest of scores with a finite one
             return Tuned(all_f, means, best, side != 0, windows, payloads)
         extended[side] += 1
         windows.append(extension(factors, all_f[order[-1] if side > 0 else order[0]], side))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -97,7 +97,7 @@ def wll_reward_vs_k(dataset: str = "a9a", ratios: Sequence[float] = WLL_RATIOS,
       **options: learner options passed to `oslr.make` (e.g. eta_scale, n_resamples).
     """
     problem, pp = make_problem(dataset)
-    horizon = horizon or problem.n_rows
+    horizon = int(horizon or problem.n_rows)  # type: ignore[arg-type]  # a dataset's rows
     ks = sorted({max(1, int(round(r * problem.d))) for r in ratios})
     rows = [dict(row, dataset=dataset, d=problem.d, ratio=k / problem.d)
             for name in learners for k in ks
@@ -117,7 +117,7 @@ def wll_redundant(dataset: str = "a9a", rhos: Sequence[float] = WLL_RHOS, k_rati
     """
     base, _ = make_problem(dataset)
     k = max(1, int(round(k_ratio * base.d)))
-    horizon = horizon or base.n_rows
+    horizon = int(horizon or base.n_rows)  # type: ignore[arg-type]  # a dataset's rows
     rows = []
     for rho in (0.0, *rhos):
         extra = int(round(rho * base.d))
@@ -147,7 +147,7 @@ def wll_rate_sweep(dataset: str = "a9a", eta_scales: Sequence[float] = WLL_ETA_S
     point of every learner sees the same `runs` shuffles. k = k_ratio d; horizon None = one pass.
     """
     problem, pp = make_problem(dataset)
-    horizon = horizon or problem.n_rows
+    horizon = int(horizon or problem.n_rows)  # type: ignore[arg-type]  # a dataset's rows
     k = max(1, int(round(k_ratio * problem.d)))
     grid = {"eta_scale": list(eta_scales), "c0": list(c0s)}
     rows = [dict(row, dataset=dataset, d=problem.d, ratio=k / problem.d)
@@ -246,6 +246,7 @@ def _run_curve(name: str, study: str, x: str, full, quick):
     """`run(args)` of an experiment that sweeps `x` over `full` (`quick`) values with the
     function named `study` (looked up when it runs)."""
     def run(a: ExperimentArgs) -> pd.DataFrame:
+        assert a.dataset is not None  # the spec's datasets: the first by default
         runs = a.runs or WLL_SHUFFLES
         df = globals()[study](a.dataset, quick if a.quick else full, runs=runs, seed=a.seed,
                    horizon=5000 if a.quick else None, progress=a.progress, **a.options)
@@ -258,8 +259,9 @@ def _run_curve(name: str, study: str, x: str, full, quick):
 
 
 def _run_rates(a: ExperimentArgs) -> pd.DataFrame:
+    assert a.dataset is not None  # the spec's datasets: the first by default
     runs = a.runs or 100
-    grids = {"eta_scales": (1.0, 30.0), "c0s": (0.01, 1.0)} if a.quick else {}
+    grids: dict[str, Any] = {"eta_scales": (1.0, 30.0), "c0s": (0.01, 1.0)} if a.quick else {}
     df = wll_rate_sweep(a.dataset, runs=runs, seed=a.seed, horizon=1000 if a.quick else 5000,
                         progress=a.progress, **grids, **a.options)
     write_table_and_figure(a.out, f"wll-rates-{a.dataset}", df,

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -162,7 +162,7 @@ def perturbation_noise(d: int):
     return noise
 
 
-def _perturbed_draw(play, d: int, b: float, select=None):
+def _perturbed_draw(play, d: int, b: float, select=None) -> tuple[Callable, Callable]:
     """`(draw, sets)` for eq. (2) on S = s, each `f(key, s, params, shape=())` with leading dims
     `shape`, from `play(z, coin, v = eta s - z, params) -> (w (d,), q (d,) bool)` for one draw:
     `draw` gives (w, q); `sets` the selected sets of the same draws (for the resampling): as
@@ -445,7 +445,7 @@ class SubsetFtplState(NamedTuple):
 
     cum_theta: Array
     subset: Array
-    index: Array
+    index: Array  # type: ignore[assignment]  # shadows tuple.index, as a field
 
 
 def _subset_ftpl(d: int, max_k: int, b: float, oracle: bool) -> Learner:

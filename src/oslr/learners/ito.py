@@ -402,6 +402,7 @@ def ito_block_bandit(d: int, k: int = 2, block: int = 1, family=None, regressor:
         t = rnd.t
         state = lax.cond(t % block == 0, lambda s: begin(key, s, params), lambda s: s, state)
         if rows is None:
+            assert table is not None  # every k-subset: the table of them
             idx = table[state.arm]
             x = rnd.observe(jnp.zeros(d, bool).at[idx].set(True))
             z = x[idx]

@@ -8,7 +8,7 @@ E[h_i] = (1 - (1 - q_i)^M) / q_i, so theta_i h_i 1{i in Q_t} is unbiased up to t
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
@@ -87,13 +87,15 @@ def geometric_resampling(draw: Callable[[Array, tuple], Array], key: Array, n_re
         raise ValueError("TopK draws need the selected set and max_k.")
     d = selected.shape[-1]
     (slots,) = jnp.nonzero(selected, size=max_k, fill_value=0)
-    if mode == "shared":  # every slot against the same M draws
-        hits = jax.vmap(in_top_k, (0, 0, None))(sets.score, sets.k, slots)  # (M, max_k)
+    if mode == "shared":  # every slot against the same M draws (by rank: TopK draws)
+        topk = cast(TopK, sets)
+        hits = jax.vmap(in_top_k, (0, 0, None))(topk.score, topk.k, slots)  # (M, max_k)
         per_slot = first_hits(hits)
     else:  # slot j against its own M draws
         if by_rank:
             one = lambda sc, kk, i: in_top_k(sc, kk, i[None])[0]  # noqa: E731
-            hits = jax.vmap(jax.vmap(one, (0, 0, None)))(sets.score, sets.k, slots)
+            topk = cast(TopK, sets)
+            hits = jax.vmap(jax.vmap(one, (0, 0, None)))(topk.score, topk.k, slots)
         else:
             hits = jax.vmap(lambda m, i: m[:, i])(sets, slots)  # (max_k, M)
         per_slot = jax.vmap(lambda m: first_hits(m[:, None])[0])(hits)  # (max_k,)

@@ -7,6 +7,8 @@ recompiling, and both are pure functions of (A, b) that `vmap` over runs.
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax.numpy as jnp
 from jax import lax
 
@@ -74,17 +76,17 @@ def spd_solve(lhs: Array, rhs: Array) -> Array:
     Cholesky factorisation written out elementwise (no LAPACK call: under vmap it is plain
     vector work, fast for n up to about 8)."""
     n = lhs.shape[-1]
-    low = [[None] * n for _ in range(n)]
+    low: list[list[Any]] = [[None] * n for _ in range(n)]
     for j in range(n):
         diag = lhs[j, j] - sum((low[j][p] * low[j][p] for p in range(j)), 0.0)
         low[j][j] = jnp.sqrt(jnp.maximum(diag, jnp.finfo(lhs.dtype).tiny))
         for i in range(j + 1, n):
             low[i][j] = (lhs[i, j] - sum((low[i][p] * low[j][p] for p in range(j)), 0.0)
                          ) / low[j][j]
-    z = []
+    z: list[Any] = []
     for i in range(n):  # L z = rhs
         z.append((rhs[i] - sum((low[i][p] * z[p] for p in range(i)), 0.0)) / low[i][i])
-    x = [None] * n
+    x: list[Any] = [None] * n
     for i in reversed(range(n)):  # L^T x = z
         x[i] = (z[i] - sum((low[p][i] * x[p] for p in range(i + 1, n)), 0.0)) / low[i][i]
     return jnp.stack(x)

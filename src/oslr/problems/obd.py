@@ -117,7 +117,8 @@ def obd_replay(campaign: str = "all", stream: bool = False, shuffle: bool = True
         del key
         row = permute(state.keys, jnp.mod(t, n), n) if shuffle else jnp.mod(t, n)
         arms = arm_features(params.users[row], params.items, params.affinity[row])
-        logged, click = params.item[row], params.click[row]
+        logged: Array | None = params.item[row]
+        click = params.click[row]
         if stream:
             arms = jnp.broadcast_to(arms[logged], arms.shape)
             rewards = jnp.full((n_items,), click)
