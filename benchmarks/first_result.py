@@ -115,18 +115,23 @@ def measure(repeats: int = 3) -> list[dict]:
     return rows
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.first_result",
-                                     description=__doc__,
+def repeats_main(module: str, doc: str, key: str, measure_rows, argv=None) -> None:
+    """`python -m benchmarks.MODULE [--repeats N] [--out FILE]`: `measure_rows(repeats)`, and
+    with --out its rows merged into FILE under `key` (RESULTS.md beside it rewritten)."""
+    parser = argparse.ArgumentParser(prog=f"python -m benchmarks.{module}", description=doc,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=None, help="results.json to merge the rows into")
     args = parser.parse_args(argv)
-    rows = measure(args.repeats)
+    rows = measure_rows(args.repeats)
     if args.out:
         from benchmarks.suite import merge_rows
 
-        merge_rows(Path(args.out), "first_result", rows)
+        merge_rows(Path(args.out), key, rows)
+
+
+def main(argv=None) -> None:
+    repeats_main("first_result", __doc__, "first_result", measure, argv)
 
 
 if __name__ == "__main__":

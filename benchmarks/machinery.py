@@ -26,7 +26,6 @@ the source (`COSTS`). Wall time and process CPU time; nothing is asserted.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import json
 import os
@@ -37,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.first_result import _marks, _quickstart_body, _study_body, _TIMED
+from benchmarks.first_result import _TIMED, _marks, _quickstart_body, _study_body, repeats_main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -207,16 +206,7 @@ def measure(repeats: int = 3) -> list[dict]:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.machinery", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", default=None, help="results.json to merge the rows into")
-    args = parser.parse_args(argv)
-    rows = measure(args.repeats)
-    if args.out:
-        from benchmarks.suite import merge_rows
-
-        merge_rows(Path(args.out), "machinery", rows)
+    repeats_main("machinery", __doc__, "machinery", measure, argv)
 
 
 if __name__ == "__main__":

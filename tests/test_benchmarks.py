@@ -190,3 +190,37 @@ def test_first_result__the_readmes_sweep_timed_from_the_process_start(tmp_path):
     shipped = json.loads((Path(__file__).parents[1] / "benchmarks" / "results.json").read_text())
     text = to_markdown({**shipped, "first_result": rows}, None)
     assert "## Time to a first result" in text and "| quickstart | warm | 1 | 1.0 | 2.0 |" in text
+
+
+def test_first_result__the_readmes_study_to_its_folder_read_back():
+    from benchmarks import first_result
+
+    body = first_result._study_body()
+    assert "oslr.Study(" in body and "study.run()" in body
+    assert body.rstrip().endswith('print("MARK result", time.time())')
+
+
+def test_machinery__costs_counted_from_the_source_and_the_gain_as_measured(monkeypatch):
+    from benchmarks import machinery
+    from benchmarks.suite import to_markdown
+
+    costs = machinery.costs()
+    assert set(costs) == {"store", "threefry", "one-pass counting", "option probes"}
+    assert all(c["lines"] > 10 and c["jax_apis"] for c in costs.values())
+    monkeypatch.setattr(machinery, "first_results", lambda settings, repeats: {
+        case: {"store": 2.0, "no store": 3.0, "rolled": 2.5}
+        for case in ("sweep, 100 runs", "Study", "oslr run")})
+    monkeypatch.setattr(machinery, "headline", lambda name, runs, horizon, settings, repeats: {
+        label: {"cpu_rate": 200.0 if i == 0 else 100.0, "wall_rate": 1.0}
+        for i, label in enumerate(settings)})
+    monkeypatch.setattr(machinery, "probe_seconds", lambda repeats: 0.5)
+    rows = machinery.measure(repeats=1)
+    by = {(r["piece"], r["study"]): r for r in rows}
+    assert by[("store", "Study")]["gain_pct"] == 50.0  # 3 s without, 2 s with
+    assert by[("threefry", "sweep, 100 runs")]["gain_pct"] == 25.0
+    assert by[("threefry", "ogd-full, 256 runs x 2000")]["gain_pct"] == 100.0  # twice the rate
+    assert by[("one-pass counting", "ftpsl, 256 runs x 800, one core")]["gain_pct"] == 100.0
+    assert by[("option probes", "sweep, 100 runs")]["gain_pct"] == -25.0  # 0.5 s of 2 s
+    shipped = json.loads((Path(__file__).parents[1] / "benchmarks" / "results.json").read_text())
+    assert "## What each piece of JAX-internals machinery pays" in to_markdown(shipped, None)
+    assert {r["piece"] for r in shipped["machinery"]} == set(costs)
