@@ -98,3 +98,30 @@ def test_plot__out_naming_a_studys_own_file_however_written_is_refused(tmp_path,
         assert err.startswith(f"oslr: error: {target} is a file the study wrote;"), err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert np.all([p.is_file() for p in out.iterdir()])
+
+
+@pytest.mark.parametrize("flag,items,said", [
+    ("--grid", ["eta=0.1", "eta=0.2"], "--grid eta=0.1 and --grid eta=0.2 name eta twice; give "
+     "it once with every value (--grid eta=A,B)."),
+    ("--set", ["eta=0.1", "eta=0.2"], "--set eta=0.1 and --set eta=0.2 name eta twice; give it "
+     "once."),
+    ("--set", ["k=3", " k=4"], "--set k=3 and --set  k=4 name k twice; give it once.")])
+def test_run__a_name_given_twice_to_grid_or_set_is_refused(tmp_path, capsys, flag, items, said):
+    argv = ["run", "--learners", "ogd-random-subset", "--horizon", "10", "--runs", "2",
+            "--out", str(tmp_path / "a")]
+    for item in items:
+        argv += [flag, item]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"oslr: error: {said}\n"
+    assert not (tmp_path / "a").exists()
+
+
+def test_merge__the_merged_folders_config_names_its_own_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for seed in ("0", "1"):
+        assert main(["run", "--learners", "ogd-full", "--horizon", "10", "--runs", "2",
+                     "--seed", seed, "--no-progress", "--no-plot", "--json",
+                     "--out", f"s{seed}"]) == 0
+    assert main(["merge", "s0", "s1", "--out", "m"]) == 0
+    config = oslr.load("m").config
+    assert config["out"] == "m" and config["merged_from"] == ["s0", "s1"]

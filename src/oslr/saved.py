@@ -519,6 +519,8 @@ def merge(paths, out: str | Path) -> SavedStudy:
                   "runs": int(runs_df.groupby(["learner", "params", "metric"]).size().min()),
                   "merged_from": [str(s.path) for s in studies]}
         config.pop("command", None)
+        if "out" in config:  # the merged folder's own, not its first input's
+            config["out"] = str(target)
         if studies[0].summary is not None:  # the grid labels (param_ columns), not the stats
             keep = [c for c in studies[0].summary if c in ("learner", "problem", "params")
                     or c.startswith("param_")]

@@ -27,11 +27,21 @@ def _parse_value(text: str) -> Any:
 
 
 def _parse_assignments(items: list[str] | None, multi: bool) -> dict[str, Any]:
+    """--grid (`multi`) or --set NAME=VALUE items as {NAME: values or value}; a name given twice
+    is refused (one --grid lists all of a name's values)."""
+    flag = "--grid" if multi else "--set"
     out: dict[str, Any] = {}
+    first: dict[str, str] = {}
     for item in items or []:
         if "=" not in item:
             raise UsageError(f"expected name=value, got {item!r}.")
         name, _, value = item.partition("=")
+        if name.strip() in first:
+            raise UsageError(f"{flag} {first[name.strip()]} and {flag} {item} name "
+                             f"{name.strip()} twice; give it once"
+                             + (f" with every value ({flag} {name.strip()}=A,B)." if multi
+                                else "."))
+        first[name.strip()] = item
         values = [_parse_value(v) for v in value.split(",") if v != ""]
         if not values:
             raise UsageError(f"no value given for {name!r}.")
