@@ -125,3 +125,53 @@ def test_merge__the_merged_folders_config_names_its_own_folder(tmp_path, monkeyp
     assert main(["merge", "s0", "s1", "--out", "m"]) == 0
     config = oslr.load("m").config
     assert config["out"] == "m" and config["merged_from"] == ["s0", "s1"]
+
+
+# ------------------------------------------- oslr.Study: every field checked, in Python's names
+
+@pytest.mark.parametrize("fields,said", [
+    ({"learners": "ogd-full"}, "learners='ogd-full' must be a list of learner names, e.g. "
+     "learners=[\"ogd-full\"]."),
+    ({"learners": ["ogd-full", 3]}, "learners[1]=3 must be a learner's name"),
+    ({"grid": {"eta": 0.1}}, "grid['eta']=0.1 must be a non-empty list of values, e.g. "
+     "grid={'eta': [0.1]}."),
+    ({"grid": {"eta": []}}, "grid['eta']=[] must be a non-empty list of values"),
+    ({"params": {"eta": 0.1}, "grid": {"eta": [0.2]}}, "['eta'] both in params (one value) and "
+     "in grid (swept)"),
+    ({"until": "separate"}, "until='separate': choose one of ['separated']."),
+    ({"horizon": 10.0}, "horizon=10.0 must be a positive integer"),
+    ({"runs": True}, "runs=True must be a positive integer"),
+    ({"runs": 0}, "runs=0 must be a positive integer."),
+    ({"seed": "0"}, "seed='0' must be an integer"),
+    ({"problem_options": [16]}, "problem_options=[16] must be a dict"),
+    ({"normal": 1}, "normal=1 must be True or False"),
+    ({"max_runs": 2.5}, "max_runs=2.5 must be an integer or None")])
+def test_study__a_field_of_the_wrong_kind_is_one_line_in_pythons_names(fields, said):
+    with pytest.raises(UsageError) as err:
+        oslr.Study(**fields)
+    assert str(err.value).startswith(said) and "--" not in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_study__run_refuses_progress_and_axes_before_any_folder(tmp_path):
+    study = oslr.Study(learners=["ogd-full"], horizon=10, runs=2, out=str(tmp_path / "a"))
+    with pytest.raises(UsageError, match=r"^progress='bogus': choose one of \['bar', 'jsonl', "
+                       r"'none'\]\.$"):
+        study.run(progress="bogus")
+    with pytest.raises(UsageError, match=r"^axes='semilogy': choose one of \['loglog', "
+                       r"'linear', 'logx'\]\.$"):
+        study.run(progress="none", axes="semilogy")
+    assert not (tmp_path / "a").exists()
+    study.learners = "ogd-full"  # changed after it was made: checked again
+    with pytest.raises(UsageError, match=r"^learners='ogd-full' must be a list"):
+        study.run(progress="none")
+
+
+def test_study__another_problem_starts_from_its_own_options(tmp_path):
+    study = oslr.Study(problem="linear-bandit", learners=["linucb"], horizon=10, runs=2,
+                       out=tmp_path / "b")
+    assert study.problem_options == {} and study.out == str(tmp_path / "b")
+    assert oslr.Study().problem_options == {"d": 16, "k": 3, "sigma": 0.1,
+                                            "design": "gaussian"}
+    saved = study.run(progress="none", plot=False)
+    assert saved.config["problem"] == "linear-bandit"

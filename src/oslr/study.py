@@ -638,6 +638,60 @@ def play(study: dict, out: Path, problem, pp, plans, compare_to: str | None, cap
     return Played(results, decision, looks, files, config, compare_to)
 
 
+#: `Study.run`'s progress modes (`StudyProgress`)
+PROGRESS_MODES = ("bar", "jsonl", "none")
+
+
+def _one_of(name: str, value, choices: tuple) -> None:
+    if value not in choices:
+        raise UsageError(f"{name}={value!r}: choose one of {list(choices)}.")
+
+
+def _kind(name: str, value, kinds, want: str, example: str) -> None:
+    if isinstance(value, bool) and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)):
+        raise UsageError(f"{name}={value!r} must be {want}, e.g. {example}.")
+    if not isinstance(value, kinds):
+        raise UsageError(f"{name}={value!r} must be {want}, e.g. {example}.")
+
+
+def check_fields(study: Study) -> None:
+    """One line naming the field, as Python wrote it, for a `Study` value of the wrong kind:
+    before anything is traced or written."""
+    _kind("problem", study.problem, str, "a problem's name", 'problem="sparse-linear"')
+    _kind("problem_options", study.problem_options, dict, "a dict of the problem's options",
+          'problem_options={"d": 16}')
+    learners = study.learners
+    _kind("learners", learners, (list, tuple), "a list of learner names",
+          'learners=["ogd-full"]')
+    for i, name in enumerate(learners):
+        _kind(f"learners[{i}]", name, str, "a learner's name", '"ogd-full"')
+    for key in ("horizon", "runs", "chunk"):
+        _kind(key, getattr(study, key), int, "a positive integer", f"{key}=100")
+        if getattr(study, key) < 1:
+            raise UsageError(f"{key}={getattr(study, key)!r} must be a positive integer.")
+    _kind("seed", study.seed, int, "an integer", "seed=0")
+    _kind("grid", study.grid, dict, "a dict of name -> list of values", 'grid={"eta": [0.1]}')
+    for key, values in study.grid.items():
+        if not isinstance(values, (list, tuple)) or not values:
+            raise UsageError(f"grid[{key!r}]={values!r} must be a non-empty list of values, e.g. "
+                             f"grid={{{key!r}: [{values!r}]}}.")
+    _kind("params", study.params, dict, "a dict of name -> value", 'params={"k": 4}')
+    both = sorted(set(study.params) & set(study.grid))
+    if both:
+        raise UsageError(f"{both} both in params (one value) and in grid (swept); give each "
+                         "parameter one or the other.")
+    for key in ("comparator_k", "max_runs"):
+        if getattr(study, key) is not None:
+            _kind(key, getattr(study, key), int, "an integer or None", f"{key}=10")
+    for key in ("out", "compare_to"):
+        if getattr(study, key) is not None:
+            _kind(key, getattr(study, key), (str, os.PathLike), "a string or None",
+                  f'{key}="..."')
+    if study.until is not None:
+        _one_of("until", study.until, ("separated",))
+    _kind("normal", study.normal, bool, "True or False", "normal=True")
+
+
 @dataclasses.dataclass
 class Study:
     """A Monte-Carlo regret study, as `oslr run` runs it: `problem` with its options, the
@@ -652,8 +706,7 @@ class Study:
     traced or written."""
 
     problem: str = DEFAULT_STUDY["problem"]
-    problem_options: dict = dataclasses.field(
-        default_factory=lambda: dict(DEFAULT_STUDY["problem_options"]))
+    problem_options: dict | None = None  # None: the default study's for its problem, else {}
     learners: list = dataclasses.field(default_factory=lambda: list(DEFAULT_STUDY["learners"]))
     horizon: int = DEFAULT_STUDY["horizon"]
     runs: int = DEFAULT_STUDY["runs"]
@@ -670,6 +723,14 @@ class Study:
     bounds: tuple | None = None
     variance: float | None = None
     normal: bool = False
+
+    def __post_init__(self) -> None:
+        if self.problem_options is None:  # the problem's own defaults (the default study's)
+            self.problem_options = (dict(DEFAULT_STUDY["problem_options"])
+                                    if self.problem == DEFAULT_STUDY["problem"] else {})
+        if isinstance(self.out, os.PathLike):
+            self.out = os.fspath(self.out)
+        check_fields(self)
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike, **changes) -> Study:
@@ -697,8 +758,12 @@ class Study:
         the same settings and `out`; a finished folder is never overwritten."""
         from oslr import atomic, folder
         from oslr.compile_cache import use_compile_cache
+        from oslr.report import AXES
         from oslr.saved import load
 
+        check_fields(self)  # changed since it was made
+        _one_of("progress", progress, PROGRESS_MODES)
+        _one_of("axes", axes, AXES)
         log = sys.stderr if log is None else log
         study = self.to_dict()
         for key in ("horizon", "runs", "chunk"):
