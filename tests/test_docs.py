@@ -53,3 +53,14 @@ def test_algorithms_guide__no_source_or_page_cites_a_file_outside_the_repository
     for path in paths:
         text = path.read_text()
         assert "ALGORITHMS.md" not in text and "STYLE.md" not in text, path
+
+
+def test_docs__name_no_issue_of_the_tracker():
+    import re
+    from pathlib import Path
+
+    docs = Path(__file__).parents[1] / "docs"
+    said = [f"{page.name}:{i}" for page in sorted(docs.glob("*.md"))
+            for i, line in enumerate(page.read_text().splitlines(), 1)
+            if re.search(r"\bissues? \d+", line, flags=re.I)]
+    assert said == []

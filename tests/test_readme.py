@@ -145,3 +145,37 @@ def test_readme__every_command_runs_and_the_loading_example_runs_on_its_study(
     exec(compile(block, "README.md", "exec"), namespace)
     table = namespace["study"].compare("ogd-full [eta=0.05]")
     assert (table["verdict"] == "reference").sum() == 1 and len(table) == 8
+
+
+def _papers(text: str) -> list[str]:
+    """The bullet entries of the five papers in `text`, each joined onto one line."""
+    entries, current = [], None
+    for line in text.splitlines():
+        if line.startswith("* [") and line[3:].split("]")[0] in ("WLL", "KPM", "ITO", "KKLP",
+                                                                   "FKK"):
+            current = [line[2:]]
+            entries.append(current)
+        elif current is not None and line.startswith("  ") and line.strip():
+            current.append(line.strip())
+        else:
+            current = None
+    return [" ".join(e) for e in entries]
+
+
+def test_readme__cites_the_papers_as_docs_algorithms_lists_them():
+    root = Path(__file__).parents[1]
+    readme = _papers((root / "README.md").read_text())
+    listed = _papers((root / "docs" / "algorithms.md").read_text())
+    assert [e.split("]")[0] for e in listed] == ["[WLL", "[KPM", "[ITO", "[KKLP", "[FKK"]
+    assert readme == listed
+    titles = {e.split("]")[0][1:]: e.split("*")[1] for e in listed}
+    assert titles == {  # the titles as the papers print them
+        "WLL": "Online Linear Optimization with Sparsity Constraints",
+        "KPM": "Fast Gradient Descent for Drifting Least Squares Regression, with Application "
+               "to Bandits",
+        "ITO": "Online Regression with Partial Information: Generalization and Linear "
+               "Projection",
+        "KKLP": "Adaptive Feature Selection: Computationally Efficient Online Sparse Linear "
+                "Regression under RIP",
+        "FKK": "Online Sparse Linear Regression"}
+    assert all(e.endswith(").") and "(" in e.split("*")[-1] for e in listed)
