@@ -82,6 +82,9 @@ def test_prepare__a_dataset_horizon_of_all_its_rows_is_taken_one_more_refused():
 
 def test_plot__out_naming_a_studys_own_file_however_written_is_refused(tmp_path, capsys,
                                                                        monkeypatch):
+    import matplotlib.pyplot as plt
+
+    plt.close("all")  # figures other tests of this worker left open (pyplot warns past 20)
     out = tmp_path / "s"
     assert main(["run", "--learners", "ogd-full", "--horizon", "10", "--runs", "2",
                  "--no-progress", "--json", "--out", str(out)]) == 0

@@ -48,9 +48,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
     study = load(args.folder)
     out = Path(args.out) if args.out else study.path / _plot_name(args)
     if args.against:
-        study.plot_final(args.against, out, metric=args.metric)
+        fig = study.plot_final(args.against, out, metric=args.metric)
     else:
-        study.plot(out, metric=args.metric, axes=args.axes, band=args.band)
+        fig = study.plot(out, metric=args.metric, axes=args.axes, band=args.band)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)  # written: kept open it would pile up where the command is called in-process
     print(f"wrote {out}")
     return 0
 
