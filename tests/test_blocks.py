@@ -329,3 +329,13 @@ def test_blocks__rows_cut_on_disk_under_a_running_study_stop_it_in_one_line(need
     with pytest.raises(spill.SpillError, match=r"^the per-run results of runs 0-\d+, kept in a "
                        r"temporary file in .* changed on disk before they were read back"):
         _run(max_memory=need(22) // 4)
+
+
+def test_blocks__another_studys_finished_block_under_another_index_is_refused(tmp_path, need):
+    cap = need(22) // 4
+    _run(max_memory=cap, checkpoint_path=tmp_path / "mine")
+    _run(max_memory=cap, checkpoint_path=tmp_path / "theirs", seed=1)
+    (mine,), (theirs,) = (tmp_path / "mine").iterdir(), (tmp_path / "theirs").iterdir()
+    (mine / "block-000001.npz").write_bytes((theirs / "block-000000.npz").read_bytes())
+    with pytest.raises(ValueError, match=r"block-000001\.npz belongs to a different study"):
+        _run(max_memory=cap, checkpoint_path=tmp_path / "mine")

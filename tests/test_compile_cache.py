@@ -245,10 +245,10 @@ def test_key__changes_with_what_changes_a_program(store, monkeypatch):
         from oslr import cpus
         m.setattr(cpus, "count", lambda n=cpus.count() + 1: n)
         assert compile_cache._key(("p",), devices) != base
-    setting = "jax_persistent_cache_min_entry_size_bytes"  # a JAX setting outside the trace
-    was = jax.config.values[setting]  # context
+    setting = "jax_numpy_rank_promotion"  # a JAX setting outside the trace context
+    was = jax.config.values[setting]
     try:
-        jax.config.update(setting, was + 1)
+        jax.config.update(setting, "warn" if was != "warn" else "allow")
         assert compile_cache._key(("p",), devices) != base
     finally:
         jax.config.update(setting, was)
@@ -808,6 +808,12 @@ def test_key__where_the_store_is_and_whether_it_is_used_leave_it(monkeypatch, tm
     monkeypatch.setenv("OSLR_COMPILE_CACHE", str(tmp_path / "two"))  # a store moved elsewhere
     monkeypatch.delenv("OSLR_PROGRAM_STORE")
     assert compile_cache._key(("p",), devices) == base
+    was = jax.config.values["jax_compilation_cache_dir"]  # and JAX's cache with it
+    try:
+        jax.config.update("jax_compilation_cache_dir", str(tmp_path / "two"))
+        assert compile_cache._key(("p",), devices) == base
+    finally:
+        jax.config.update("jax_compilation_cache_dir", was)
 
 
 def test_key__each_jax_setting_changes_it(monkeypatch):
@@ -826,7 +832,12 @@ def test_key__each_jax_setting_changes_it(monkeypatch):
 
     for name in values:
         monkeypatch.setattr(jax, "config", Config({**values, name: ("changed", values[name])}))
-        assert compile_cache._key(("p",), devices) != base, name
+        if name in compile_cache.JAX_NOT_IN_KEY:  # the persistent cache's own settings
+            assert compile_cache._key(("p",), devices) == base, name
+        else:
+            assert compile_cache._key(("p",), devices) != base, name
+    assert "jax_compilation_cache_dir" in compile_cache.JAX_NOT_IN_KEY
+    assert "jax_enable_x64" not in compile_cache.JAX_NOT_IN_KEY
     monkeypatch.setattr(jax, "config", Config(values))
     assert compile_cache._key(("p",), devices) == base
 

@@ -43,7 +43,8 @@ def test_finish__the_manifest_then_config_json_then_the_folder_flushed(tmp_path,
                   "sha256": hashlib.sha256(b"a,b\n1,2\n3,4\n").hexdigest()}}}
     config = json.loads((out / "config.json").read_text())
     seal = {"manifest_sha256": folder.sha256(out / "manifest.json")}
-    seal["config_sha256"] = hashlib.sha256(b'{"problem": "p"}').hexdigest()
+    seal["config_sha256"] = hashlib.sha256(  # the settings and the manifest's digest
+        json.dumps([{"problem": "p"}, seal["manifest_sha256"]]).encode()).hexdigest()
     assert config == {"problem": "p", "sealed": seal}
     assert folder.unseal(out, config) == {"problem": "p"}
     assert folder.verify(out) == manifest["files"]

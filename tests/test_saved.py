@@ -660,6 +660,10 @@ def test_load__a_sealed_config_needs_its_manifest_and_itself_unchanged(tmp_path)
         oslr.load(out)
     (out / "manifest.json").write_bytes(manifest)
     assert oslr.load(out).config == saved.config
+    edited = {**config, SEAL: {**config[SEAL], "manifest_sha256": "0" * 64}}
+    (out / "config.json").write_text(json.dumps(edited))  # the manifest's record alone changed
+    with pytest.raises(LoadError, match=r"config\.json does not match its own SHA-256"):
+        oslr.load(out)
     for seal in ({"manifest_sha256": config[SEAL]["manifest_sha256"]}, {}, None, "x"):
         edited = {**config, "runs": 5, SEAL: seal}  # the seal's own record taken out with it
         (out / "config.json").write_text(json.dumps(edited))

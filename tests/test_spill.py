@@ -126,3 +126,11 @@ def test_spill__rows_written_twice_are_checked_as_last_written():
     spill.write(2, _tree(10, 2))  # a block played again over the same rows
     got = spill.read()
     np.testing.assert_array_equal(got["final"]["regret"], np.array([0, 1, 10, 11]) * 1.5)
+
+
+def test_spill_error__the_command_prints_its_sentence_as_it_is():
+    from oslr.cli import _one_line
+    from oslr.spill import SpillError
+
+    said = "the per-run results of runs 0-3, kept in a temporary file in /x, changed on disk."
+    assert _one_line(SpillError(said)) == said

@@ -148,7 +148,9 @@ def test_merge__the_merged_folders_config_names_its_own_folder(tmp_path, monkeyp
     ({"seed": "0"}, "seed='0' must be an integer"),
     ({"problem_options": [16]}, "problem_options=[16] must be a dict"),
     ({"normal": 1}, "normal=1 must be True or False"),
-    ({"max_runs": 2.5}, "max_runs=2.5 must be an integer or None")])
+    ({"max_runs": 2.5}, "max_runs=2.5 must be an integer or None"),
+    ({"compare_to": __import__("pathlib").Path("ogd-full")}, "compare_to=PosixPath('ogd-full') "
+     "must be a learner's name, 'best' or None")])
 def test_study__a_field_of_the_wrong_kind_is_one_line_in_pythons_names(fields, said):
     with pytest.raises(UsageError) as err:
         oslr.Study(**fields)
@@ -165,6 +167,10 @@ def test_study__run_refuses_progress_and_axes_before_any_folder(tmp_path):
                        r"'linear', 'logx'\]\.$"):
         study.run(progress="none", axes="semilogy")
     assert not (tmp_path / "a").exists()
+    study.out = tmp_path / "later"  # a path set after it was made: taken as its string
+    with pytest.raises(UsageError, match=r"^progress='bogus'"):
+        study.run(progress="bogus")
+    assert study.out == str(tmp_path / "later") and study.to_dict()["out"] == study.out
     study.learners = "ogd-full"  # changed after it was made: checked again
     with pytest.raises(UsageError, match=r"^learners='ogd-full' must be a list"):
         study.run(progress="none")

@@ -160,7 +160,7 @@ def play_block(play: Play, block: Block, params: PyTree, ids, pidx, root, finger
     folder = checkpoint.blocks_folder(root, block.size) if several and root else None
     block_fp = checkpoint.fingerprint(fingerprint, "block", block.b, block.size)
     if folder is not None:
-        done = checkpoint.load_block(folder, block.b, like, block_fp)
+        done = checkpoint.load_block(folder, block.b, like, block_fp, fingerprint)
         if done is not None:
             if report_done is not None:
                 report_done(play.horizon * block.share)
@@ -191,7 +191,7 @@ def play_block(play: Play, block: Block, params: PyTree, ids, pidx, root, finger
     _, _, metric_state = carry  # (learner state, problem state, metrics), `program`
     ms = jax.tree.map(lambda a: a[:block.count], to_host(metric_state))
     if folder is not None:
-        checkpoint.save_block(folder, block.b, ms, block_fp)
+        checkpoint.save_block(folder, block.b, ms, block_fp, fingerprint)
         shutil.rmtree(checkpoint.process_dir(ckpt_dir), ignore_errors=True)
     return ms
 

@@ -331,16 +331,18 @@ def block_file(folder: Path, b: int) -> Path:
     return process_dir(folder) / f"block-{b:06d}.npz"
 
 
-def save_block(folder: Path, b: int, metrics: PyTree, fingerprint: str) -> None:
+def save_block(folder: Path, b: int, metrics: PyTree, fingerprint: str,
+               study: str | None = None) -> None:
     """Save finished block `b`'s metrics (host arrays, every run of the block) as one
-    crash-safe file with their SHA-256 and the block's fingerprint."""
+    crash-safe file with their SHA-256, the block's fingerprint and the `study`'s."""
     arrays = {str(i): np.asarray(a) for i, a in enumerate(jax.tree.leaves(metrics))}
     file = block_file(folder, b)
     file.parent.mkdir(parents=True, exist_ok=True)
-    _write(file, arrays, {"block": b, "fingerprint": fingerprint})
+    _write(file, arrays, {"block": b, "fingerprint": fingerprint, "study": study})
 
 
-def load_block(folder: Path, b: int, like: PyTree, fingerprint: str) -> PyTree | None:
+def load_block(folder: Path, b: int, like: PyTree, fingerprint: str,
+               study: str | None = None) -> PyTree | None:
     """Finished block `b`'s metrics with `like`'s tree structure; None when not saved or
     damaged or another block's (with a warning: the block is played again). ValueError for
     another study's."""
@@ -353,13 +355,16 @@ def load_block(folder: Path, b: int, like: PyTree, fingerprint: str) -> PyTree |
         warnings.warn(f"finished block {file} is damaged ({e}); playing it again.",
                       RuntimeWarning, stacklevel=5)  # blocks.play_block, play_blocks, simulate
         return None
-    if meta.get("block") != b:  # whole, but another block's (moved or copied over)
+    other = ValueError(f"{file} belongs to a different study (settings changed, or an older "
+                       f"oslr); delete {folder} or choose another checkpoint path.")
+    if meta.get("format") != FORMAT or meta.get("study") not in (None, study):
+        raise other  # (a block saved by an oslr that did not record its study: its fingerprint)
+    if meta.get("block") != b:  # whole, but another block's of this study (moved or copied)
         warnings.warn(f"finished block {file} holds block {meta.get('block')}'s results, not "
                       f"block {b}'s; playing it again.", RuntimeWarning, stacklevel=5)
         return None
-    if meta.get("fingerprint") != fingerprint or meta.get("format") != FORMAT:
-        raise ValueError(f"{file} belongs to a different study (settings changed, or an older "
-                         f"oslr); delete {folder} or choose another checkpoint path.")
+    if meta.get("fingerprint") != fingerprint:
+        raise other
     treedef = jax.tree.structure(like)
     n_leaves = len(jax.tree.leaves(like))
     return jax.tree.unflatten(treedef, [arrays[str(i)] for i in range(n_leaves)])

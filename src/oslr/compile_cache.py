@@ -207,6 +207,13 @@ def _filled(cell) -> bool:
 #: a store copied or synced to another folder (another home) still serves
 NOT_IN_KEY = ("OSLR_COMPILE_CACHE", "OSLR_PROGRAM_STORE")
 
+#: JAX's settings of its persistent cache (where, what it keeps, how it reports): no program
+#: changes with them (`use_persistent_cache` sets the first two to the store's own folder)
+JAX_NOT_IN_KEY = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
+                  "jax_persistent_cache_min_entry_size_bytes", "jax_compilation_cache_max_size",
+                  "jax_enable_compilation_cache", "jax_explain_cache_misses",
+                  "jax_raise_persistent_cache_errors")
+
 
 def _key_text(parts: tuple, devices: list) -> str:
     """The whole of the store's key of a program, as text: `parts` (the caller's: what the
@@ -227,7 +234,8 @@ def _key_text(parts: tuple, devices: list) -> str:
     setting = (code_digest(), jax.__version__, jaxlib.__version__, np.__version__,
                optax_version, sorted((k, v) for k, v in os.environ.items()
                                      if k.startswith(("OSLR_", "XLA_")) and k not in NOT_IN_KEY),
-               sorted((k, repr(v)) for k, v in jax.config.values.items()),
+               sorted((k, repr(v)) for k, v in jax.config.values.items()
+                      if k not in JAX_NOT_IN_KEY),
                repr(jax_config.trace_context()),
                [(d.platform, d.device_kind, d.id, d.client.platform_version) for d in devices],
                cpus.count(), parts)  # programs for one core differ (topk.in_top_k)
@@ -352,7 +360,10 @@ def _load(file: Path, text: str, args: tuple, options: dict):
     out_tree = _tree_from_data(head["out_tree"])
     _check_signature(exported, out_tree, args)
     compiled = _compile(exported, out_tree, args, options)
-    os.utime(file)  # recently used: the last to go (`_trim`)
+    try:
+        os.utime(file)  # recently used: the last to go (`_trim`)
+    except OSError:  # trimmed by another process meanwhile: the program loaded is good
+        pass
     return compiled
 
 
@@ -485,6 +496,6 @@ def _trim(where: Path, limit: int) -> None:
             f.unlink(missing_ok=True)
 
 
-__all__ = ["ENTRY_FORMAT", "NOT_IN_KEY", "STORE_BYTES", "TRUSTED_MODULES", "StoreWarning",
-           "clear_loaded", "code_digest", "load_or_compile", "store_dir", "use_compile_cache",
-           "use_persistent_cache", "value_digest"]
+__all__ = ["ENTRY_FORMAT", "JAX_NOT_IN_KEY", "NOT_IN_KEY", "STORE_BYTES", "TRUSTED_MODULES",
+           "StoreWarning", "clear_loaded", "code_digest", "load_or_compile", "store_dir",
+           "use_compile_cache", "use_persistent_cache", "value_digest"]

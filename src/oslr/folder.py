@@ -120,9 +120,12 @@ SEAL = "sealed"
 
 
 def _config_digest(config: dict) -> str:
-    """The SHA-256 of a study's settings other than the seal, as canonical JSON."""
+    """The SHA-256 of a study's settings and of the manifest's digest its seal records, as
+    canonical JSON (all of config.json but the digest itself)."""
     rest = {k: v for k, v in config.items() if k != SEAL}
-    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode()).hexdigest()
+    seal = config.get(SEAL)
+    manifest = seal.get("manifest_sha256") if isinstance(seal, dict) else None
+    return hashlib.sha256(json.dumps([rest, manifest], sort_keys=True).encode()).hexdigest()
 
 
 def unseal(folder: Path, config: dict) -> dict:
@@ -158,8 +161,8 @@ def finish(folder: str | Path, names: Iterable[str], config: dict,
     manifest = {"format": MANIFEST_FORMAT, "files": files}
     atomic.write_json_atomic(folder / MANIFEST, manifest, indent=1, sort_keys=True)
     sealed = json.loads(json.dumps(config, default=str))  # as it reads back
-    sealed[SEAL] = {"manifest_sha256": sha256(folder / MANIFEST),
-                    "config_sha256": _config_digest(sealed)}
+    sealed[SEAL] = {"manifest_sha256": sha256(folder / MANIFEST)}
+    sealed[SEAL]["config_sha256"] = _config_digest(sealed)
     atomic.write_json_atomic(folder / CONFIG, sealed, indent=1)
     atomic.fsync_dir(folder)
 

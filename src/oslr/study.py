@@ -683,10 +683,11 @@ def check_fields(study: Study) -> None:
     for key in ("comparator_k", "max_runs"):
         if getattr(study, key) is not None:
             _kind(key, getattr(study, key), int, "an integer or None", f"{key}=10")
-    for key in ("out", "compare_to"):
-        if getattr(study, key) is not None:
-            _kind(key, getattr(study, key), (str, os.PathLike), "a string or None",
-                  f'{key}="..."')
+    if study.out is not None:
+        _kind("out", study.out, (str, os.PathLike), "a folder's path or None", 'out="results/"')
+    if study.compare_to is not None:
+        _kind("compare_to", study.compare_to, str, "a learner's name, 'best' or None",
+              'compare_to="best"')
     if study.until is not None:
         _one_of("until", study.until, ("separated",))
     _kind("normal", study.normal, bool, "True or False", "normal=True")
@@ -762,6 +763,8 @@ class Study:
         from oslr.saved import load
 
         check_fields(self)  # changed since it was made
+        if isinstance(self.out, os.PathLike):
+            self.out = os.fspath(self.out)
         _one_of("progress", progress, PROGRESS_MODES)
         _one_of("axes", axes, AXES)
         log = sys.stderr if log is None else log

@@ -61,6 +61,8 @@ def _one_line(err: BaseException) -> str:
 
     if isinstance(err, AtomicWriteError):
         return err.strerror or str(err)
+    if isinstance(err, OSError) and err.errno is None and err.filename is None:
+        return str(err)  # oslr's own sentence (e.g. `oslr.spill.SpillError`)
     if isinstance(err, OSError):
         where = err.filename if err.filename is not None else "a file"
         return os_error_message(err, where, verb="use")

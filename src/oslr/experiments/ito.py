@@ -220,7 +220,7 @@ def ito_real(ks: Sequence[int] = (4, 8, 13), horizon: int | None = None,
     the methods play the same shuffles in run r, so they are compared on these pairs)."""
     problem, pp = make_problem("kegg")
     d = problem.d
-    horizon = int(horizon or problem.n_rows)  # type: ignore[arg-type]  # a dataset's rows
+    horizon = horizon or int(problem.n_rows)  # type: ignore[arg-type]  # a dataset's rows
     gauss = projection_matrix(d, 2 * d, "gaussian", seed=0)
     zero = float(label_energy(problem, pp, seed, runs, horizon).mean())
     rows = []

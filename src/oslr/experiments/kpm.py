@@ -52,7 +52,7 @@ def kpm_tracking(campaign: str = "all", runs: int = 10, horizon: int | None = No
                  **options) -> pd.DataFrame:
     """Tracking error curves (mean and 95% interval over runs) on OBD in stream mode."""
     problem, pp = make_problem("obd", campaign=campaign, stream=True)
-    horizon = int(horizon or problem.n_rows)  # type: ignore[arg-type]  # a dataset's rows
+    horizon = horizon or int(problem.n_rows)  # type: ignore[arg-type]  # a dataset's rows
     rows = []
     for name in learners:
         learner, params = make(name, d=problem.d, n_arms=problem.n_arms, horizon=horizon,

@@ -97,7 +97,7 @@ def wll_reward_vs_k(dataset: str = "a9a", ratios: Sequence[float] = WLL_RATIOS,
       **options: learner options passed to `oslr.make` (e.g. eta_scale, n_resamples).
     """
     problem, pp = make_problem(dataset)
-    horizon = int(horizon or problem.n_rows)  # type: ignore[arg-type]  # a dataset's rows
+    horizon = horizon or int(problem.n_rows)  # type: ignore[arg-type]  # a dataset's rows
     ks = sorted({max(1, int(round(r * problem.d))) for r in ratios})
     rows = [dict(row, dataset=dataset, d=problem.d, ratio=k / problem.d)
             for name in learners for k in ks
@@ -117,7 +117,7 @@ def wll_redundant(dataset: str = "a9a", rhos: Sequence[float] = WLL_RHOS, k_rati
     """
     base, _ = make_problem(dataset)
     k = max(1, int(round(k_ratio * base.d)))
-    horizon = int(horizon or base.n_rows)  # type: ignore[arg-type]  # a dataset's rows
+    horizon = horizon or int(base.n_rows)  # type: ignore[arg-type]  # a dataset's rows
     rows = []
     for rho in (0.0, *rhos):
         extra = int(round(rho * base.d))
@@ -147,7 +147,7 @@ def wll_rate_sweep(dataset: str = "a9a", eta_scales: Sequence[float] = WLL_ETA_S
     point of every learner sees the same `runs` shuffles. k = k_ratio d; horizon None = one pass.
     """
     problem, pp = make_problem(dataset)
-    horizon = int(horizon or problem.n_rows)  # type: ignore[arg-type]  # a dataset's rows
+    horizon = horizon or int(problem.n_rows)  # type: ignore[arg-type]  # a dataset's rows
     k = max(1, int(round(k_ratio * problem.d)))
     grid = {"eta_scale": list(eta_scales), "c0": list(c0s)}
     rows = [dict(row, dataset=dataset, d=problem.d, ratio=k / problem.d)
