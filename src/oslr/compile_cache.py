@@ -244,7 +244,11 @@ def _key_text(parts: tuple, devices: list) -> str:
 
 def _key(parts: tuple, devices: list) -> str:
     """The name of a program's entry in the store: the SHA-256 of its key (`_key_text`)."""
-    return hashlib.sha256(_key_text(parts, devices).encode()).hexdigest()
+    return _name(_key_text(parts, devices))
+
+
+def _name(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _storable(devices: list) -> bool:
@@ -265,7 +269,7 @@ def load_or_compile(parts: tuple | None, fn: Any, args: tuple, statics: tuple,
     if where is None:
         return fn.lower(*args, *statics).compile()
     text = _key_text((parts, sorted(options.items())), devices)
-    key = hashlib.sha256(text.encode()).hexdigest()
+    key = _name(text)
     if key not in _LOADED:
         _LOADED[key] = _load_or_export(where / f"{key}.bin", text, fn, args, statics, options)
     return _LOADED[key]

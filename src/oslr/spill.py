@@ -54,19 +54,17 @@ class Spill:
         if treedef != self._treedef:
             raise ValueError(f"Spill.write: a block's tree {treedef} is not the first's "
                              f"{self._treedef}.")
-        for like, a in zip(self._like, leaves):
-            a = np.ascontiguousarray(a, dtype=like.dtype)
+        arrays = [np.ascontiguousarray(a, dtype=like.dtype) for like, a in zip(self._like, leaves)]
+        for like, a in zip(self._like, arrays):
             if a.shape[1:] != like.shape[1:] or start + len(a) > self.n_rows:
                 raise ValueError(f"Spill.write: rows {start}..{start + len(a) - 1} of shape "
                                  f"{a.shape[1:]} do not fit {self.n_rows} rows of shape "
                                  f"{like.shape[1:]}.")
-        digests = []
-        for f, like, a in zip(self._files, self._like, leaves):
-            a = np.ascontiguousarray(a, dtype=like.dtype)
+        for f, a in zip(self._files, arrays):
             f.seek(start * a[:1].nbytes)
             a.tofile(f)
-            digests.append(hashlib.sha256(a.tobytes()).hexdigest())
-        n = len(leaves[0]) if leaves else 0
+        digests = [hashlib.sha256(a.data).hexdigest() for a in arrays]  # the buffers: no copy
+        n = len(arrays[0]) if arrays else 0
         # rows written again (a block played again) are checked as last written
         self._written = [(s, m, d) for s, m, d in self._written
                          if s + m <= start or start + n <= s]
@@ -91,10 +89,11 @@ class Spill:
 
     def _check(self) -> None:
         """Every block's rows, read back from the files, against their SHA-256 (`write`)."""
+        for f in self._files or []:
+            f.flush()
         for start, n, digests in self._written:
             for f, like, digest in zip(self._files or [], self._like, digests):
                 row = like.dtype.itemsize * int(np.prod(like.shape[1:]))
-                f.flush()
                 f.seek(start * row)
                 if hashlib.sha256(f.read(n * row)).hexdigest() != digest:
                     where = self.where or tempfile.gettempdir()

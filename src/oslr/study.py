@@ -648,9 +648,10 @@ def _one_of(name: str, value, choices: tuple) -> None:
 
 
 def _kind(name: str, value, kinds, want: str, example: str) -> None:
-    if isinstance(value, bool) and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)):
-        raise UsageError(f"{name}={value!r} must be {want}, e.g. {example}.")
-    if not isinstance(value, kinds):
+    """One line unless `value` is of `kinds` (a bool counts as an int only where bool is
+    named)."""
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
         raise UsageError(f"{name}={value!r} must be {want}, e.g. {example}.")
 
 
@@ -729,6 +730,10 @@ class Study:
         if self.problem_options is None:  # the problem's own defaults (the default study's)
             self.problem_options = (dict(DEFAULT_STUDY["problem_options"])
                                     if self.problem == DEFAULT_STUDY["problem"] else {})
+        self._check()
+
+    def _check(self) -> None:
+        """`check_fields`, with a path given as `out` kept as its string (the record's)."""
         if isinstance(self.out, os.PathLike):
             self.out = os.fspath(self.out)
         check_fields(self)
@@ -762,16 +767,11 @@ class Study:
         from oslr.report import AXES
         from oslr.saved import load
 
-        check_fields(self)  # changed since it was made
-        if isinstance(self.out, os.PathLike):
-            self.out = os.fspath(self.out)
+        self._check()  # changed since it was made
         _one_of("progress", progress, PROGRESS_MODES)
         _one_of("axes", axes, AXES)
         log = sys.stderr if log is None else log
         study = self.to_dict()
-        for key in ("horizon", "runs", "chunk"):
-            if isinstance(study[key], bool) or not isinstance(study[key], int) or study[key] < 1:
-                raise UsageError(f"{key}={study[key]!r} must be a positive integer.")
         check_sizes(study)
         out = self.folder()
         folder.refuse_finished(out, "out")
