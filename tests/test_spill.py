@@ -134,3 +134,31 @@ def test_spill_error__the_command_prints_its_sentence_as_it_is():
 
     said = "the per-run results of runs 0-3, kept in a temporary file in /x, changed on disk."
     assert _one_line(SpillError(said)) == said
+
+
+def test_spill__a_block_just_before_an_earlier_one_keeps_its_check_and_nested_folders(tmp_path):
+    from oslr.spill import SpillError
+
+    spill = Spill(8, tmp_path / "a" / "b")  # made with its parents
+    spill.write(4, _tree(4, 4))
+    spill.write(0, _tree(0, 4))  # ends where the first begins: both checked
+    f = next(f for f, like in zip(spill._files, spill._like) if like.ndim == 1)
+    f.seek(5 * 8)
+    f.write(np.float64(-1).tobytes())
+    with pytest.raises(SpillError, match=r"^the per-run results of runs 4-7, "):
+        spill.read()
+    spill.close()
+
+
+def test_spill__keeps_no_block_alive_once_written():
+    import gc
+    import weakref
+
+    spill = Spill(4)
+    rows = np.ones((4, 2))  # owns its memory (a view's would be its base's)
+    kept = weakref.ref(rows)
+    spill.write(0, {"x": rows})
+    del rows
+    gc.collect()
+    assert kept() is None  # only the dtype and trailing shape are kept, not the first block
+    spill.close()

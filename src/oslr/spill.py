@@ -49,7 +49,9 @@ class Spill:
             if self.where is not None:
                 self.where.mkdir(parents=True, exist_ok=True)
             self._treedef = treedef
-            self._like = [np.asarray(a)[:0] for a in leaves]
+            # each array's dtype and trailing shape, in arrays of their own: a view of the first
+            # block would keep its rows in memory for the whole study
+            self._like = [np.empty((0,) + np.shape(a)[1:], np.asarray(a).dtype) for a in leaves]
             self._files = [tempfile.TemporaryFile(dir=self.where) for _ in leaves]
         if treedef != self._treedef:
             raise ValueError(f"Spill.write: a block's tree {treedef} is not the first's "
@@ -89,9 +91,7 @@ class Spill:
 
     def _check(self) -> None:
         """Every block's rows, read back from the files, against their SHA-256 (`write`)."""
-        for f in self._files or []:
-            f.flush()
-        for start, n, digests in self._written:
+        for start, n, digests in self._written:  # (read through the files' own buffers)
             for f, like, digest in zip(self._files or [], self._like, digests):
                 row = like.dtype.itemsize * int(np.prod(like.shape[1:]))
                 f.seek(start * row)
