@@ -955,6 +955,7 @@ def test_study_entry_points__ask_for_the_cache_before_anything_compiles(monkeypa
     import oslr
     import oslr.cli as cli
     from oslr import compile_cache, study
+    from oslr.study import driver
 
     asked = []
     monkeypatch.setattr(compile_cache, "use_compile_cache", lambda: asked.append("cache"))
@@ -963,7 +964,7 @@ def test_study_entry_points__ask_for_the_cache_before_anything_compiles(monkeypa
         asked.append("plan")
         raise study.UsageError("stopped here")
 
-    monkeypatch.setattr(study, "plan", stop)
+    monkeypatch.setattr(driver, "prepare", stop)
     with pytest.raises(study.UsageError, match="stopped here"):
         oslr.Study(problem="sparse-linear", learners=["ogd-full"], out="nowhere").run()
     assert asked == ["cache", "plan"]

@@ -70,7 +70,8 @@ def test_register_and_list__specs_and_entries_refused_otherwise(monkeypatch):
     registry.register_learner("lazy-ogd", "oslr.learners.ogd:OGD_FULL")
     from oslr.spec import ProblemSpec
 
-    mine = ProblemSpec("my-stream", "stream", "a copy", registry.PROBLEMS["agnostic"].factory)
+    agnostic = registry.PROBLEMS["agnostic"]
+    mine = ProblemSpec("my-stream", "stream", "a copy", agnostic.factory, agnostic.options)
     registry.register_problem(mine)
     assert registry.PROBLEMS["my-stream"] is mine
     assert registry.LEARNERS._entries["lazy-ogd"] == "oslr.learners.ogd:OGD_FULL"
@@ -82,7 +83,9 @@ def test_register_and_list__specs_and_entries_refused_otherwise(monkeypatch):
     problems = {p["name"]: p for p in registry.list_problems()}
     assert set(problems["sparse-linear"]) == {"name", "kind", "description", "options"}
     assert problems["linear-bandit"]["kind"] == "bandit"
-    assert problems["linear-bandit"]["options"]["n_arms"] == 10
+    n_arms = {o["name"]: o for o in problems["linear-bandit"]["options"]}["n_arms"]
+    assert n_arms == {"name": "n_arms", "default": 10, "doc": "arms per round K", "type": "int",
+                      "range": "[2, inf)"}
     assert registry.spec("ogd-full") is registry.LEARNERS["ogd-full"]
     assert oslr.list_problems() == registry.list_problems()
 
@@ -101,8 +104,9 @@ def test_register__a_built_in_name_is_refused_unless_replaced_on_purpose(monkeyp
     assert registry.LEARNERS["ogd-full"] is builtin  # untouched
     from oslr.spec import ProblemSpec
 
-    problem = ProblemSpec("sparse-linear", "stream", "a copy",
-                          registry.PROBLEMS["agnostic"].factory)
+    agnostic = registry.PROBLEMS["agnostic"]
+    problem = ProblemSpec("sparse-linear", "stream", "a copy", agnostic.factory,
+                          agnostic.options)
     with pytest.raises(ValueError, match=r"^problem 'sparse-linear' is built into oslr"):
         registry.register_problem(problem)
     with pytest.raises(ValueError, match=r"^experiment 'arena' is built into oslr"):

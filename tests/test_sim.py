@@ -231,8 +231,8 @@ def test_make_problem__sigma_beyond_float32_losses_is_refused(sigma, ok):
     if ok:
         oslr.make_problem("sparse-linear", d=4, k=2, sigma=sigma)
         return
-    with pytest.raises(ValueError, match=r"noise sigma=.* must lie in \[0, 1e\+06\] \(larger "
-                                         r"squared losses overflow float32"):
+    with pytest.raises(ValueError, match=r"option sigma=.* is out of range \[0, 1e\+06\] \(label "
+                                         r"noise .*squared losses .* overflow float32"):
         oslr.make_problem("sparse-linear", d=4, k=2, sigma=sigma)
 
 

@@ -67,21 +67,21 @@ EXTRA_TESTS = {
     "oslr.blocks": ["tests/test_sim.py", "tests/test_checkpoint.py",
                     "tests/test_compile_cache.py"],
     "oslr.spill": ["tests/test_blocks.py"],
-    "oslr.checkpoint": ["tests/test_sim.py", "tests/test_cli.py", "tests/test_blocks.py"],
+    "oslr.checkpoint": ["tests/test_sim.py", "tests/cli/", "tests/test_blocks.py"],
     "oslr.program": ["tests/test_sim.py", "tests/test_checkpoint.py", "tests/test_rollout.py",
                      "tests/test_metrics.py", "tests/test_compile_cache.py"],
-    "oslr.memory": ["tests/test_sim.py", "tests/test_cli.py", "tests/test_blocks.py"],
-    "oslr.validation": ["tests/test_sim.py", "tests/test_cli.py"],
+    "oslr.memory": ["tests/test_sim.py", "tests/cli/", "tests/test_blocks.py"],
+    "oslr.validation": ["tests/test_sim.py", "tests/cli/"],
     "oslr.prng": ["tests/test_rollout.py"],
     "oslr.spec": ["tests/test_extension.py"],
     "oslr.registry": ["tests/test_extension.py", "tests/test_spec.py",
                       "tests/test_cpus.py"],  # make applies OSLR_CPUS before JAX starts
-    "oslr.report": ["tests/test_result.py", "tests/test_cli.py", "tests/test_saved.py"],
+    "oslr.report": ["tests/test_result.py", "tests/cli/", "tests/test_saved.py"],
     "oslr.frames": ["tests/test_report.py", "tests/test_result.py", "tests/test_saved.py"],
-    "oslr.provenance": ["tests/test_cli.py"],
+    "oslr.provenance": ["tests/cli/"],
     "oslr.cli": ["tests/test_readme.py", "tests/experiments/test_doc_tables.py"],
     # the commands that compile ask for the compile cache first
-    "oslr.cli.__init__": ["tests/test_compile_cache.py::"
+    "oslr.cli.__init__": ["tests/cli/test_main.py", "tests/test_compile_cache.py::"
                           "test_study_entry_points__ask_for_the_cache_before_anything_compiles"],
     "oslr.cli.commands": ["tests/test_saved.py", "tests/test_extension.py",
                           "tests/experiments/test_doc_tables.py",
@@ -100,11 +100,17 @@ EXTRA_TESTS = {
         "test_ftpsl__matches_the_reference_under_the_optimised_build_users_get"],
     "oslr.experiments.__init__": ["tests/test_extension.py", "tests/experiments/test_reproduce.py"],
     # the folder's rules as the commands and load meet them
-    "oslr.folder": ["tests/test_saved.py", "tests/test_cli.py", "tests/test_report.py"],
-    "oslr.saved": ["tests/test_cli.py"],
+    "oslr.folder": ["tests/test_saved.py", "tests/cli/", "tests/test_report.py"],
+    "oslr.saved": ["tests/cli/"],
     "oslr.atomic": ["tests/test_folder.py"],
-    "oslr.study": ["tests/test_cli.py", "tests/test_compile_cache.py::"
-                   "test_study_entry_points__ask_for_the_cache_before_anything_compiles"],
+    "oslr.study.__init__": ["tests/study/", "tests/cli/test_run.py"],
+    # a study's rooms: each promise is kept by the study as Python and the command run it
+    **{f"oslr.study.{room}": ["tests/study/", "tests/cli/test_run.py"]
+       for room in ("settings", "checks", "prepare", "resume", "until")},
+    "oslr.study.driver": ["tests/study/", "tests/cli/test_run.py", "tests/test_compile_cache.py::"
+                          "test_study_entry_points__ask_for_the_cache_before_anything_compiles"],
+    "oslr.cli.parser": ["tests/cli/test_main.py", "tests/cli/test_run.py"],
+    "oslr.cli.run": ["tests/study/"],
     # its tests (the mirror) run the CLI, Study.run and the building blocks in new processes
     "oslr.compile_cache": ["tests/test_blocks.py"],
 }

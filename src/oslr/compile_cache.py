@@ -148,8 +148,9 @@ def _feed(h, value: Any, seen: dict) -> None:
         h.update(f"array:{a.dtype}:{a.shape};".encode())
         h.update(a.tobytes())
     elif isinstance(value, (np.dtype, type)):
-        if isinstance(value, type) and not _trusted(value.__module__):
-            raise _Opaque(value)
+        if isinstance(value, type) and not (_trusted(value.__module__)
+                                            or value.__module__ == "builtins"):
+            raise _Opaque(value)  # a builtin type (an option's declared int) is its name
         h.update(f"type:{value!r};".encode())
     elif isinstance(value, functools.partial):
         h.update(b"partial;")

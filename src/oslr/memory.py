@@ -174,8 +174,8 @@ def check_fits(learner: Learner, problem: Problem, params: PyTree, problem_param
     Returns the comparator's k (default: the problem's k for a prediction learner) and
     whether the comparator's Gram statistics are kept (`track_stats`; default: when small)."""
     gram = families.family(learner.family).gram_stats  # the comparator's statistics apply
-    if comparator_k is None and gram and hasattr(problem_params, "k"):
-        comparator_k = int(np.asarray(problem_params.k))
+    if comparator_k is None and gram:
+        comparator_k = problem.comparator_sparsity(problem_params)
     n_ckpt = len(metrics.checkpoint_rounds(horizon, n_checkpoints))
     leaves = jax.tree.leaves(params)  # stacked over the grid: (G, ...) each
     n_total = (np.shape(leaves[0])[0] if leaves else 1) * n_runs

@@ -193,7 +193,10 @@ def register_experiment(spec: ExperimentSpec | str, entry: str | None = None, *,
 
 
 def register_problem(spec: ProblemSpec, *, replace: bool = False) -> None:
-    """Register a problem spec under its name (a built-in problem's only with `replace=True`)."""
+    """Register a problem spec under its name (a built-in problem's only with `replace=True`).
+    The spec checked its kind and its factory's options when it was made."""
+    if not isinstance(spec, ProblemSpec):
+        raise TypeError(f"register_problem takes a ProblemSpec, got {type(spec).__name__}.")
     PROBLEMS.add(spec.name, spec, replace)  # type: ignore[attr-defined]
 
 
@@ -223,16 +226,12 @@ def spec(name: str) -> LearnerSpec:
 
 
 def make_problem(name: str, **options) -> tuple[Problem, Any]:
-    """Build problem `name` and its default params (`oslr list` shows each problem's options)."""
+    """Build problem `name` and its default params (`oslr list` shows each problem's options,
+    with their types and ranges; each value given is checked against its declaration)."""
     if name not in PROBLEMS:
         raise ValueError(unknown_name("problem", name, PROBLEMS))
-    p = PROBLEMS[name]
-    bad = set(options) - set(p.options)
-    if bad:
-        raise ValueError(f"problem {name!r} does not take option(s) {sorted(bad)}; it takes "
-                         f"{list(p.options)}.")
     cpus.from_env()
-    return p.factory(**options)
+    return PROBLEMS[name].make(**options)
 
 
 def list_learners(d: int | None = None) -> list[dict]:
@@ -242,6 +241,6 @@ def list_learners(d: int | None = None) -> list[dict]:
 
 
 def list_problems() -> list[dict]:
-    """Registered problems as dicts (name, kind, description, options with defaults)."""
-    return [{"name": p.name, "kind": p.kind, "description": p.description,
-             "options": dict(p.options)} for p in (PROBLEMS[n] for n in PROBLEMS)]
+    """Registered problems as dicts: name, kind, description and options (each with its
+    default, type, range and doc)."""
+    return [PROBLEMS[n].describe() for n in PROBLEMS]

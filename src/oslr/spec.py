@@ -36,7 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from oslr.checks import check_integral, check_positive_int, check_range
-from oslr.types import Learner, float_dtype, on_device
+from oslr.types import FAMILIES, KINDS, Family, Kind, Learner, float_dtype, on_device
 
 #: The horizon used by horizon-dependent defaults when `make` is given none.
 DEFAULT_HORIZON = 10_000
@@ -204,21 +204,157 @@ def range_text(p: Param, ctx: Ctx | None = None) -> str:
     return f"{left}{show(p.lo, '-inf')}, {show(p.hi, 'inf')}{right}"
 
 
+#: what the harness fills a learner's static option with (`Option.fill`)
+FILLS = {
+    "max_k": "the largest k the study sets or sweeps (a static bound on the traced k)",
+    "k": "the study's k (params k, else the problem's k): a static sparsity",
+    "max_delay": "the problem's largest feedback delay",
+    "n_arms": "the problem's arm count",
+}
+
+#: the types an option's value may be declared to have
+OPTION_TYPES = (int, float, bool, str)
+
+
 @dataclass(frozen=True)
 class Option:
-    """A static option of a learner factory (fixes shapes or control flow; not swept).
+    """A static option of a learner or problem factory (fixes shapes or control flow, or a
+    problem's stream; not swept).
 
     Attributes:
       name: keyword of the factory.
       default: a value, or `default(ctx) -> value` (e.g. a history capacity from the horizon).
       doc: one line for `oslr list`.
       choices: allowed values (None: any).
+      type: int, float, bool or str: the type a value must have (a text value from the command
+        line is read as it; an int is taken where a float is declared); None: any.
+      lo, hi: inclusive bounds of a number: a number, or the name of another option (or "d")
+        resolved when the options are known; None: unbounded.
+      fill: what the harness sets it to when a study builds the learner (`FILLS`): "max_k",
+        "k", "max_delay" or "n_arms"; None: the option's default or the user's value.
     """
 
     name: str
     default: Any = None
     doc: str = ""
     choices: tuple | None = None
+    type: type | None = None
+    lo: Any = None
+    hi: Any = None
+    fill: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.fill is not None and self.fill not in FILLS:
+            raise ValueError(f"Option {self.name!r}: fill={self.fill!r} is not one of "
+                             f"{list(FILLS)}.")
+        if self.type is not None and self.type not in OPTION_TYPES:
+            raise ValueError(f"Option {self.name!r}: type={self.type!r} is not one of int, "
+                             "float, bool, str.")
+
+    def range_text(self, values: Mapping[str, Any] | None = None) -> str:
+        """'[1, d]' style text of the declared range ('' when none), bounds named by another
+        option shown with their value where `values` holds it."""
+        if self.lo is None and self.hi is None:
+            return ""
+
+        def show(bound, inf):
+            if bound is None:
+                return inf
+            if isinstance(bound, str):
+                return f"{bound}={values[bound]}" if values and bound in values else bound
+            return f"{bound:g}"
+
+        return (f"{'(' if self.lo is None else '['}{show(self.lo, '-inf')}, "
+                f"{show(self.hi, 'inf')}{')' if self.hi is None else ']'}")
+
+    def check(self, value: Any, values: Mapping[str, Any], owner: str) -> Any:
+        """`value` as declared (an int taken as a float where a float is declared); ValueError
+        naming `owner`, the option, the value and what it must be. `values`: every option's
+        value, for bounds named by another option."""
+        if self.type is not None:
+            value = self._as_type(value, owner)
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(f"{owner}: option {self.name}={value!r} is not one of "
+                             f"{list(self.choices)}.")
+        lo = values.get(self.lo) if isinstance(self.lo, str) else self.lo
+        hi = values.get(self.hi) if isinstance(self.hi, str) else self.hi
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and (
+                (lo is not None and not value >= lo) or (hi is not None and not value <= hi)):
+            raise ValueError(f"{owner}: option {self.name}={value!r} is out of range "
+                             f"{self.range_text(values)} ({self.doc or self.name}).")
+        return value
+
+    def _as_type(self, value: Any, owner: str) -> Any:
+        """`value` as the declared type: a NumPy number as Python's, an integer as a float
+        where a float is declared; ValueError for anything else (a bool is no number)."""
+        import numbers
+
+        kind = self.type
+        assert kind is not None  # called where a type is declared
+        number = not isinstance(value, (bool, np.bool_))
+        if kind is int and number and isinstance(value, numbers.Integral):
+            return int(value)
+        if kind is float and number and isinstance(value, numbers.Real):
+            return float(value)
+        if kind is bool and isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        if kind is str and isinstance(value, str):
+            return value
+        raise ValueError(f"{owner}: option {self.name}={value!r} must be of type "
+                         f"{kind.__name__} ({self.doc or self.name}).")
+
+    def parse(self, text: str) -> Any:
+        """A command-line text as the declared type (ValueError saying which type)."""
+        kind = self.type or type(self.default) if not callable(self.default) else self.type
+        if kind is bool:
+            if text.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(f"option {self.name}={text!r} must be true or false.")
+            return text.lower() in ("true", "1")
+        if kind in (int, float):
+            try:
+                number = float(text)
+            except ValueError:
+                raise ValueError(f"option {self.name}={text!r} must be a number.") from None
+            if kind is int:
+                if not number.is_integer():
+                    raise ValueError(f"option {self.name}={text!r} must be a whole number.")
+                return int(number)
+            return number
+        return text
+
+    def describe(self, value: Any = None) -> dict:
+        """A JSON-ready row for `oslr list` (`value`: the default to show)."""
+        shown = self.default if value is None else value
+        return {"name": self.name, "default": "derived" if callable(shown) else shown,
+                "doc": self.doc, **({"choices": list(self.choices)} if self.choices else {}),
+                **({"type": self.type.__name__} if self.type else {}),
+                **({"range": self.range_text()} if self.range_text() else {}),
+                **({"fill": self.fill} if self.fill else {})}
+
+
+def check_factory(owner: str, factory: Callable[..., Any], names: tuple[str, ...],
+                  leading: tuple[str, ...] = (), strict: bool = True) -> None:
+    """TypeError unless `factory` takes `leading` positional arguments and a keyword argument
+    for each declared option (a `**kwargs` factory takes any), and declares every keyword it
+    takes (a keyword no declaration names could never be set from a study)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return  # a builtin or C callable: nothing to read
+    params = sig.parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    missing = [n for n in (*leading, *names) if n not in params]
+    if missing:
+        raise TypeError(f"{owner}: its factory does not take the declared option(s) "
+                        f"{missing}; it takes {list(params)}.")
+    undeclared = [n for n, p in params.items() if strict and n not in names
+                  and n not in leading and p.kind is not p.VAR_POSITIONAL]
+    if undeclared:
+        raise TypeError(f"{owner}: its factory takes {undeclared}, which no Option declares; "
+                        "declare each (options=(Option(...), ...)) so a study can set it.")
 
 
 @dataclass(frozen=True)
@@ -241,7 +377,7 @@ class LearnerSpec:
     """
 
     name: str
-    family: str
+    family: Family
     description: str
     factory: Callable[..., Learner]
     params: type
@@ -252,9 +388,22 @@ class LearnerSpec:
     reference: str = ""
     prepare: Callable[..., Any] | None = None
 
+    def __post_init__(self) -> None:
+        """Refuse, when declared, a family oslr does not know and a factory that does not
+        take `d` and the declared options."""
+        if self.family not in FAMILIES:
+            raise ValueError(f"learner {self.name!r}: family {self.family!r} is not one of "
+                             f"{list(FAMILIES)}.")
+        check_factory(f"learner {self.name!r}", self.factory, self.option_names, ("d",),
+                      strict=False)
+
     @property
     def option_names(self) -> tuple[str, ...]:
         return tuple(o.name for o in self.options)
+
+    def filled(self, fill: str) -> str | None:
+        """The static option the harness sets to `fill` (`Option.fill`), or None."""
+        return next((o.name for o in self.options if o.fill == fill), None)
 
     @property
     def param_names(self) -> tuple[str, ...]:
@@ -325,7 +474,7 @@ class LearnerSpec:
             if own is not None:
                 own(values, d_problem)
 
-        return learner._replace(check=check, options=dict(ctx.options)), params
+        return learner._replace(check=check, options=dict(ctx.options), d=ctx.d), params
 
     def describe(self, d: int | None = None) -> dict:
         """A JSON-ready description: family, params (default, range, sweepable), options."""
@@ -354,19 +503,63 @@ class LearnerSpec:
                 "reference": self.reference, "params": rows, "options": opts}
 
 
+@dataclass(frozen=True)
 class ProblemSpec:
     """A registered problem: `factory(**options) -> (Problem, params)`.
 
     Attributes:
-      name, kind ("stream" or "bandit"), description; options: the factory's keyword options
-      (name -> default), shown by `oslr list` and checked by `make_problem`.
+      name, kind ("stream" or "bandit"), description: for the registry and `oslr list`.
+      factory: takes a keyword argument for each declared option, and no other.
+      options: the factory's `Option`s (type, default, range, doc): `oslr list` shows them,
+        `make` checks every value against them, and a study sets any of them
+        (`problem_options`, `oslr run --problem-option NAME=VALUE`).
     """
 
-    def __init__(self, name: str, kind: str, description: str, factory: Callable[..., Any]):
-        import inspect
+    name: str
+    kind: Kind
+    description: str
+    factory: Callable[..., Any]
+    options: tuple[Option, ...] = ()
 
-        self.name, self.kind, self.description, self.factory = name, kind, description, factory
-        self.options = {n: p.default for n, p in inspect.signature(factory).parameters.items()}
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"problem {self.name!r}: kind {self.kind!r} is not one of "
+                             f"{list(KINDS)}.")
+        check_factory(f"problem {self.name!r}", self.factory, self.option_names)
+
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.options)
+
+    def option(self, name: str) -> Option:
+        """The declared option `name` (ValueError naming the options there are)."""
+        for o in self.options:
+            if o.name == name:
+                return o
+        raise ValueError(f"problem {self.name!r} does not take option {name!r}; it takes "
+                         f"{list(self.option_names) or 'none'}.")
+
+    def defaults(self) -> dict[str, Any]:
+        """Each option's default value."""
+        return {o.name: o.default for o in self.options}
+
+    def make(self, **options) -> tuple[Any, Any]:
+        """`(problem, params)` for `options` (the rest at their defaults), each value checked
+        against its declaration first."""
+        bad = sorted(set(options) - set(self.option_names))
+        if bad:
+            raise ValueError(f"problem {self.name!r} does not take option(s) {bad}; it takes "
+                             f"{list(self.option_names)}.")
+        values = {**self.defaults(), **options}
+        for o in self.options:
+            if o.name in options and options[o.name] is not None:
+                options[o.name] = o.check(options[o.name], values, f"problem {self.name!r}")
+        return self.factory(**options)
+
+    def describe(self) -> dict:
+        """A JSON-ready description: kind, description, each option (default, type, range)."""
+        return {"name": self.name, "kind": self.kind, "description": self.description,
+                "options": [o.describe() for o in self.options]}
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ numbers).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple, Protocol
+from typing import Any, Callable, Final, Literal, NamedTuple, Protocol
 
 import jax
 import numpy as np
@@ -43,10 +43,28 @@ def float_dtype() -> Any:
 
 
 #: The three protocols (see docs/algorithms.md section 1).
-PREDICTION = "prediction"  # F1: query <= budget features, predict, then see y (square loss)
-LINEAR = "linear"  # F2: play a k-sparse w, see theta = -y x on its support (linear loss)
-BANDIT = "bandit"  # F3: see arm features, pull one arm, see its reward
+PREDICTION: Final = "prediction"  # F1: query <= budget features, predict, then see y (square loss)
+LINEAR: Final = "linear"  # F2: play a k-sparse w, see theta = -y x on its support (linear loss)
+BANDIT: Final = "bandit"  # F3: see arm features, pull one arm, see its reward
 FAMILIES = (PREDICTION, LINEAR, BANDIT)
+#: A learner's protocol family.
+Family = Literal["prediction", "linear", "bandit"]
+#: What a problem serves: "stream" (examples, for prediction and linear learners) or "bandit".
+KINDS = ("stream", "bandit")
+Kind = Literal["stream", "bandit"]
+
+
+class Round(Protocol):
+    """What a learner's `step` receives each round: its family's round object
+    (`oslr.protocol`: PredictionRound, LinearRound or BanditRound), each with the round's
+    index `t` and its family's calls (observe / predict, play, pull)."""
+
+    t: Array
+
+
+def serves(kind: str, family: str) -> bool:
+    """Whether a problem of `kind` serves a learner of `family`."""
+    return family == BANDIT if kind == "bandit" else family in (PREDICTION, LINEAR)
 
 
 class InitFn(Protocol):
@@ -54,7 +72,7 @@ class InitFn(Protocol):
 
 
 class StepFn(Protocol):
-    def __call__(self, key: Array, state: PyTree, rnd: Any, params: PyTree) -> PyTree: ...
+    def __call__(self, key: Array, state: PyTree, rnd: Round, params: PyTree) -> PyTree: ...
 
 
 class Learner(NamedTuple):
@@ -84,11 +102,13 @@ class Learner(NamedTuple):
       warn_if_nonzero: diagnostic name -> what it counts: `simulate` warns (RuntimeWarning) when
         one is non-zero at the horizon in some run (e.g. LP solves that failed); every name is a
         key of `diagnostics`.
+      d: the feature dimension it was built for (`LearnerSpec.make` fills it in; None: not
+        declared), checked against the problem's before tracing.
     """
 
     init: InitFn
     step: StepFn
-    family: str
+    family: Family
     budget: Callable[[PyTree], Array | int]
     name: str = "learner"
     check: Callable[[PyTree, int], None] | None = None
@@ -97,6 +117,7 @@ class Learner(NamedTuple):
     requires: "Requirements | None" = None
     options: dict | None = None
     warn_if_nonzero: dict[str, str] | None = None
+    d: int | None = None
 
 
 class StreamExample(NamedTuple):
@@ -156,8 +177,9 @@ class Problem(NamedTuple):
       n_rows: rows of a replayed dataset (None for synthetic streams).
       realizable: whether `y_clean` is the noise-free label of a known w*.
       n_arms: arms per round for bandit problems (0 otherwise).
-      sparsity: sparsity of the comparator class (k of the best k-sparse predictor), if fixed by
-        the problem.
+      sparsity: the comparator's sparsity (k of the best k-sparse predictor in hindsight) the
+        problem declares: an int, or the name of its params field that holds it (e.g. "k", a
+        traced value); None: none (a study of a prediction learner then needs comparator_k).
       cycle: whether a replayed dataset may be cycled past its length.
       info: extra labels recorded in result files (scale factors, design, ...).
       features: optional `features(params, ids) -> (..., d)`, the arm features of global arm ids
@@ -171,13 +193,13 @@ class Problem(NamedTuple):
 
     init: Callable[[Array, PyTree], PyTree]
     sample: Callable[[Array, PyTree, Array, PyTree], tuple[PyTree, Any]]
-    kind: str
+    kind: Kind
     d: int
     name: str = "problem"
     n_rows: int | None = None
     realizable: bool = False
     n_arms: int = 0
-    sparsity: int | None = None
+    sparsity: int | str | None = None
     cycle: bool = False
     info: dict | None = None
     features: Callable | None = None
@@ -186,11 +208,16 @@ class Problem(NamedTuple):
     changing_arms: bool = False
     continuous_actions: bool = False
 
+    def comparator_sparsity(self, params: PyTree) -> int | None:
+        """The comparator's sparsity the problem declares (`sparsity`: an int, or the name of
+        its params field holding it) for its `params`, or None."""
+        if isinstance(self.sparsity, str):
+            return int(np.asarray(getattr(params, self.sparsity)))
+        return self.sparsity
+
     def supports(self, family: str) -> bool:
         """Whether a learner of `family` can run on this problem."""
-        if self.kind == "bandit":
-            return family == BANDIT
-        return family in (PREDICTION, LINEAR)
+        return serves(self.kind, family)
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,22 @@ def check_types(learner, problem, params, problem_params) -> None:
                         f"problem_params, {{{f.name!r}: [...]}}, ...).")
 
 
+def check_comparator(learner: Learner, problem: Problem, problem_params: PyTree,
+                     comparator_k: int | None, how: str = "comparator_k=5") -> None:
+    """A study of a prediction learner reports a regret, which needs a comparator: the
+    problem's noise-free labels (a realizable stream), its declared sparsity, or
+    `comparator_k`; refused before any work where it has none (`oslr.simulate` itself runs
+    such a learner, for its losses) (`how`: how the caller gives one, for the message)."""
+    from oslr import families
+
+    if (families.family(learner.family).gram_stats and comparator_k is None
+            and not problem.realizable and problem.comparator_sparsity(problem_params) is None):
+        raise ValueError(f"problem {problem.name!r} declares no sparsity for the best-in-hindsight "
+                         f"comparator and has no noise-free labels, so {learner.name!r} would "
+                         f"have no regret to report; give the comparator's sparsity (e.g. "
+                         f"{how}).")
+
+
 def validate(learner: Learner, problem: Problem, params: PyTree, problem_params: PyTree,
              horizon: int, n_runs: int, seed: int = 0, comparator_k: int | None = None) -> None:
     """Raise ValueError with a clear message for bad input, before any tracing."""
@@ -71,6 +87,10 @@ def validate(learner: Learner, problem: Problem, params: PyTree, problem_params:
             f"learner {learner.name!r} ({learner.family} family) cannot run on problem "
             f"{problem.name!r} (a {problem.kind} problem)."
         )
+    if learner.d is not None and learner.d != problem.d:
+        raise ValueError(f"learner {learner.name!r} was built for d={learner.d}, problem "
+                         f"{problem.name!r} has d={problem.d}; build it for the problem's "
+                         f"(oslr.make(name, d={problem.d}, ...)).")
     if problem.n_rows is not None and horizon > problem.n_rows and not problem.cycle:
         raise ValueError(
             f"horizon {horizon} exceeds the {problem.n_rows} rows of dataset {problem.name!r}; "

@@ -47,15 +47,21 @@ def test_sphere_bandit__basis_arms_theta_of_the_given_norm_and_noise_in_the_rewa
 
 
 def test_bandit_factories__refuse_bad_settings_in_one_line():
-    for kw, message in [(dict(n_arms=1), r"^a bandit needs n_arms >= 2, got 1\.$"),
-                        (dict(noise=1.5), r"^noise half-width 1\.5 must lie in \[0, 1\]"),
-                        (dict(noise=-0.1), r"^noise half-width -0\.1 must lie"),
-                        (dict(d=0), r"^d must be a positive integer, got 0\.$")]:
-        with pytest.raises(ValueError, match=message):
+    # each value checked against the problem's declaration, naming it and its range
+    bandit = "^problem 'linear-bandit': option "
+    for kw, message in [(dict(n_arms=1), r"n_arms=1 is out of range \[2, inf\) \(arms per "
+                                         r"round K\)\.$"),
+                        (dict(noise=1.5), r"noise=1\.5 is out of range \[0, 1\] \(half-width "),
+                        (dict(noise=-0.1), r"noise=-0\.1 is out of range \[0, 1\]"),
+                        (dict(d=0), r"d=0 is out of range \[1, inf\) \(feature dimension\)\.$"),
+                        (dict(n_arms=2.0), r"n_arms=2\.0 must be of type int"),
+                        (dict(changing="yes"), r"changing='yes' must be of type bool")]:
+        with pytest.raises(ValueError, match=bandit + message):
             oslr.make_problem("linear-bandit", **kw)
-    with pytest.raises(ValueError, match=r"^norm=0 of theta\* must be > 0\.$"):
+    # and the factory's own checks behind them
+    with pytest.raises(ValueError, match=r"^norm=0\.0 of theta\* must be > 0\.$"):
         oslr.make_problem("sphere-bandit", norm=0)
-    with pytest.raises(ValueError, match=r"^d must be a positive integer, got 0\.$"):
+    with pytest.raises(ValueError, match=r"^problem 'sphere-bandit': option d=0 is out of range"):
         oslr.make_problem("sphere-bandit", d=0)
     # the edges are accepted: two arms, noise 0 and 1
     oslr.make_problem("linear-bandit", n_arms=2, noise=0.0)

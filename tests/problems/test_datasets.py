@@ -65,8 +65,11 @@ def test_dataset__tune_and_eval_halves_are_disjoint_equal_and_on_one_scale():
     assert sorted(rows.tolist()) == list(range(n // 2))
     _, ex = problem.sample(jax.random.key(0), state, jnp.asarray(5), pp)
     np.testing.assert_array_equal(np.asarray(ex.x), x[ev][rows[5]])
-    with pytest.raises(ValueError, match="part='test' is not one of all, tune, eval"):
+    with pytest.raises(ValueError, match=r"option part='test' is not one of \['all', 'tune', "
+                                         r"'eval'\]"):
         oslr.make_problem("a9a", part="test")
+    with pytest.raises(ValueError, match="part='test' is not one of all, tune, eval"):
+        datasets.dataset_params("a9a", part="test")  # the builder's own check behind it
 
 
 def test_dataset__class_counts_match_the_sources():

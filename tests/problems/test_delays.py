@@ -20,8 +20,14 @@ def test_delays__range_and_total_match_the_schedule(schedule):
 
 
 def test_delays__unknown_schedule_is_refused():
-    with pytest.raises(ValueError, match="unknown delay schedule"):
+    with pytest.raises(ValueError, match=r"^problem 'sparse-linear': option delays='sometimes' is "
+                                         r"not one of \['fixed', 'random', 'batched'\]\.$"):
         oslr.make_problem("sparse-linear", d=4, k=1, delays="sometimes", max_delay=3)
+    from oslr.problems.delays import with_delays  # and the builder's own check behind it
+
+    problem, _ = oslr.make_problem("sparse-linear", d=4, k=1)
+    with pytest.raises(ValueError, match="unknown delay schedule 'sometimes'"):
+        with_delays(problem, "sometimes", 3)
 
 
 def test_expected_total_delay__hand_computed_totals():

@@ -74,8 +74,11 @@ def test_set_cover__bad_options_are_refused():
         oslr.make_problem("set-cover", d=8, k=5, m=4)
     with pytest.raises(ValueError, match="rho"):
         oslr.make_problem("set-cover", rho=1.5)
-    with pytest.raises(ValueError, match="^m must be a positive integer, got 0"):
+    with pytest.raises(ValueError, match=r"^problem 'set-cover': option m=0 is out of range "
+                                         r"\[1, inf\) \(elements\)\.$"):
         oslr.make_problem("set-cover", m=0)
+    with pytest.raises(ValueError, match=r"option satisfiable=1 must be of type bool"):
+        oslr.make_problem("set-cover", satisfiable=1)
 
 
 def test_set_cover__defaults_and_labels():

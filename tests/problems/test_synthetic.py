@@ -221,15 +221,25 @@ def test_factory__bounds_on_d_and_k_pinned():
     # mutants never reach) and the registry's
     from oslr.problems.synthetic import _factory, sparse_linear
 
-    for make in (_factory(sparse_linear), lambda **kw: oslr.make_problem("sparse-linear", **kw)):
-        with pytest.raises(ValueError, match=r"^d must be a positive integer, got 0\.$"):
-            make(d=0, k=1)
-        for k in (1, 6):
+    make = _factory(sparse_linear)
+    with pytest.raises(ValueError, match=r"^d must be a positive integer, got 0\.$"):
+        make(d=0, k=1)
+    for k in (1, 6):
+        make(d=6, k=k)
+    for k in (0, 7):
+        with pytest.raises(ValueError, match=rf"sparsity k={k} must satisfy 1 <= k <= d=6\."):
             make(d=6, k=k)
-        for k in (0, 7):
-            with pytest.raises(ValueError, match=rf"sparsity k={k} must satisfy 1 <= k <= "
-                               rf"d=6\."):
-                make(d=6, k=k)
+    # the registry's checks each value against the declaration first, the same edges
+    with pytest.raises(ValueError, match=r"^problem 'sparse-linear': option d=0 is out of range "
+                                         r"\[1, inf\) \(feature dimension\)\.$"):
+        oslr.make_problem("sparse-linear", d=0, k=1)
+    for k in (1, 6):
+        oslr.make_problem("sparse-linear", d=6, k=k)
+    for k in (0, 7):
+        with pytest.raises(ValueError, match=rf"^problem 'sparse-linear': option k={k} is out of "
+                                             r"range \[1, d=6\] \(sparsity of w\* and of the "
+                                             r"comparator\)\.$"):
+            oslr.make_problem("sparse-linear", d=6, k=k)
 
 
 def test_streams__names_kinds_modes_and_defaults():

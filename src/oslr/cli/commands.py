@@ -35,8 +35,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     print("Problems:")
     for item in data["problems"]:
         print(f"  {item['name']:<20} [{item['kind']}] {item['description']}")
-        opts = ", ".join(f"{k}={_show(v)}" for k, v in item["options"].items())
-        print(f"  {'':<22}options: {opts}")
+        for o in item["options"]:
+            shown = f"{o['name']:<12} = {_show(o['default']):<10}"
+            where = f" in {o['range']}" if "range" in o else (
+                f" one of {o['choices']}" if "choices" in o else "")
+            print(f"  {'':<22}{shown}{where:<16} {o['doc']}")
     return 0
 
 
@@ -154,7 +157,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     check_seed(args.seed)  # before any folder is made or anything compiled
     dataset = spec.check_dataset(args.dataset)
     out = Path(args.out) if args.out else _experiment_default_out(args.name, dataset)
-    options = _parse_assignments(args.set, multi=False)
+    options = _parse_assignments(args.set, "--set", multi=False)
     if args.hold_rates:
         if "hold_rates" not in spec.extra_options:
             raise UsageError(f"--hold-rates does not apply to {args.name}.")

@@ -3,50 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import math
 import textwrap
 from collections.abc import Callable
 
 from oslr.cli import commands, run
-
-
-def _whole(text: str) -> int:
-    """An argparse type for counts: an integer, also written as an integral float ("1e6")."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value.is_integer():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
-    return int(value)
-
-
-def _bounds(text: str) -> tuple[float, float]:
-    """--bounds LO,HI: two finite numbers, LO < HI."""
-    parts = text.split(",")
-    try:
-        lo, hi = (float(p) for p in parts)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: give two numbers LO,HI, e.g. -5000,5000") from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise argparse.ArgumentTypeError(f"{text!r}: give finite LO < HI")
-    return lo, hi
-
-
-def _positive_float(text: str) -> float:
-    """--variance V: a finite number > 0."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a number, e.g. 2500") from None
-    if not (math.isfinite(v) and v > 0):
-        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number > 0")
-    return v
+from oslr.study.settings import add_flags
+from oslr.study.settings import whole as _whole
 
 
 class _Parser(argparse.ArgumentParser):
@@ -148,35 +110,7 @@ def _add_run(sub) -> None:
     p_run.add_argument("--config", help="TOML study file (flags override it)")
     p_run.add_argument("--import", dest="imports", action="append", metavar="MODULE",
                        help="import a module that registers learners (oslr.register_learner)")
-    p_run.add_argument("--problem", help="problem name (oslr list)")
-    p_run.add_argument("--learners", help="comma-separated learner names")
-    p_run.add_argument("--horizon", type=_whole, help="rounds T")
-    p_run.add_argument("--runs", type=_whole, help="independent runs per grid point")
-    p_run.add_argument("--seed", type=_whole, help="root seed")
-    p_run.add_argument("--grid", action="append", metavar="NAME=V1,V2",
-                       help="sweep a learner parameter (repeatable; cartesian product)")
-    p_run.add_argument("--set", action="append", metavar="NAME=V",
-                       help="fix a learner parameter (repeatable)")
-    p_run.add_argument("--d", type=_whole, help="feature dimension (synthetic problems)")
-    p_run.add_argument("--k", type=_whole, help="sparsity of w* and of the comparator")
-    p_run.add_argument("--sigma", type=float, help="label noise (synthetic problems)")
-    p_run.add_argument("--design", help="gaussian, rademacher, sphere, hadamard or correlated "
-                                        "(synthetic problems)")
-    p_run.add_argument("--n-redundant", dest="n_redundant", type=_whole,
-                       help="append this many standard-normal features")
-    p_run.add_argument("--n-arms", dest="n_arms", type=_whole, help="arms (bandit problems)")
-    p_run.add_argument("--delays", help="feedback delay schedule: fixed, random or batched")
-    p_run.add_argument("--max-delay", dest="max_delay", type=_whole, help="largest delay D_t")
-    p_run.add_argument("--cycle", action="store_true",
-                       help="allow horizons longer than a dataset (rows repeat)")
-    p_run.add_argument("--comparator-k", dest="comparator_k", type=_whole,
-                       help="sparsity of the best-in-hindsight comparator (prediction family)")
-    p_run.add_argument("--chunk", type=_whole, help="rounds per jitted chunk")
-    p_run.add_argument("--max-memory", dest="max_memory", metavar="SIZE",
-                       help="memory the study may use (e.g. 4G; default 80%% of what is "
-                            "available): beyond it the runs are played in blocks that fit, with "
-                            "the same results")
-    p_run.add_argument("--out", help="output folder (default oslr-results/run-<time>)")
+    add_flags(p_run)  # every study setting's flag, from its one declaration
     p_run.add_argument("--json", action="store_true", help="print the summary as JSON")
     p_run.add_argument("--no-plot", action="store_true", help="skip the regret plot")
     p_run.add_argument("--axes", choices=("loglog", "linear", "logx"), default="loglog",
@@ -186,29 +120,6 @@ def _add_run(sub) -> None:
                        help="bar: one bar and time left for the whole study (default); jsonl: "
                             "one JSON line per finished chunk on stderr, for a cluster job's "
                             "log (done, total, fraction, eta_s)")
-    p_run.add_argument("--compare-to", dest="compare_to", metavar="NAME|best",
-                       help="paired comparison of every learner (and grid point) with NAME or "
-                            "the best, on the same runs (Holm-corrected): printed and compare.csv")
-    p_run.add_argument("--until", choices=("separated",),
-                       help="add batches of --runs runs until every comparison with the "
-                            "reference (--compare-to, default best) is decided by an "
-                            "anytime-valid 95%% interval, or --max-runs is reached; needs one "
-                            "of --bounds, --variance, --normal (what the interval assumes)")
-    p_run.add_argument("--max-runs", dest="max_runs", type=_whole,
-                       help="--until's cap on the runs (default 10 x --runs)")
-    p_run.add_argument("--bounds", type=_bounds, metavar="LO,HI",
-                       help="--until: bounds every run's difference of final regrets respects "
-                            "(e.g. --bounds=-T,T for losses in [0, 1]); the intervals are then "
-                            "distribution-free (a betting confidence sequence)")
-    p_run.add_argument("--variance", type=_positive_float, metavar="V",
-                       help="--until: an upper bound on the variance of a run's difference of "
-                            "final regrets, for unbounded (e.g. heavy-tailed) ones; the "
-                            "intervals are then distribution-free (a Catoni-style confidence "
-                            "sequence); a bound below the true variance voids them")
-    p_run.add_argument("--normal", action="store_true",
-                       help="--until: assume normal differences of final regrets (t intervals "
-                            "spent over looks): the narrowest, and not valid for skewed or "
-                            "heavy-tailed regrets, where they cover the mean far less often")
     _add_distributed(p_run)
     p_run.set_defaults(func=run.cmd_run)
 

@@ -1,21 +1,20 @@
-"""`oslr run`: the flags and the TOML file merged into a study's settings (`build_study`), the
-study checked, locked, played and written (`oslr.study`), and its results printed."""
+"""`oslr run`: an `oslr.Study` made from the TOML file and the flags (`study_of`, each read
+from the settings' one declaration), prepared, played and written by the study itself, and its
+results printed."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from oslr import study as study_module
-from oslr.study import DEFAULT_STUDY, UsageError, check_sizes, load_config
+from oslr.study import CHECKPOINTS, Names, Study, UsageError, declared, load_config, naming
+from oslr.study.settings import DEFAULT_PROBLEM, OPTION_FLAGS, flag, merged
 
 
 def _parse_value(text: str) -> Any:
+    """A --set or --grid value: an int, else a float, else true/false, else the text."""
     for cast in (int, float):
         try:
             return cast(text)
@@ -26,98 +25,82 @@ def _parse_value(text: str) -> Any:
     return text
 
 
-def _parse_assignments(items: list[str] | None, multi: bool) -> dict[str, Any]:
-    """--grid (`multi`) or --set NAME=VALUE items as {NAME: values or value}; a name given twice
-    is refused (one --grid lists all of a name's values)."""
-    flag = "--grid" if multi else "--set"
+def _parse_assignments(items: list[str] | None, option: str, multi: bool,
+                       parse=lambda name, text: _parse_value(text)) -> dict[str, Any]:
+    """The NAME=VALUE items of flag `option` (`multi`: NAME=V1,V2) as {NAME: value or
+    values}; a name given twice is refused (one --grid lists all of a name's values)."""
     out: dict[str, Any] = {}
     first: dict[str, str] = {}
     for item in items or []:
         if "=" not in item:
-            raise UsageError(f"expected name=value, got {item!r}.")
+            raise UsageError(f"{option} {item}: expected name=value.")
         name, _, value = item.partition("=")
-        if name.strip() in first:
-            raise UsageError(f"{flag} {first[name.strip()]} and {flag} {item} name "
-                             f"{name.strip()} twice; give it once"
-                             + (f" with every value ({flag} {name.strip()}=A,B)." if multi
-                                else "."))
-        first[name.strip()] = item
-        values = [_parse_value(v) for v in value.split(",") if v != ""]
+        name = name.strip()
+        if name in first:
+            raise UsageError(f"{option} {first[name]} and {option} {item} name {name} twice; "
+                             "give it once" + (f" with every value ({option} {name}=A,B)."
+                                               if multi else "."))
+        first[name] = item
+        if not multi and "," in value:
+            raise UsageError(f"{option} {item} gives {value.count(',') + 1} values; {option} "
+                             f"takes one (to sweep them, use --grid {item}).")
+        values = [parse(name, v) for v in (value.split(",") if multi else [value]) if v != ""]
         if not values:
-            raise UsageError(f"no value given for {name!r}.")
-        if not multi and len(values) > 1:
-            raise UsageError(f"--set {item} gives {len(values)} values; --set takes one (to sweep "
-                             f"them, use --grid {item}).")
-        out[name.strip()] = values if multi else values[0]
+            raise UsageError(f"{option} {item}: no value given for {name!r}.")
+        out[name] = values if multi else values[0]
     return out
 
 
-def build_study(args: argparse.Namespace) -> dict[str, Any]:
-    """Merge the default study, the TOML config and the flags (flags win)."""
-    study = json.loads(json.dumps(DEFAULT_STUDY))
-    cfg: dict[str, Any] = {}
-    if args.config or args.problem or args.learners:
-        # the default study's learner settings belong to the default study only: a study the
-        # user describes starts from the learners' own defaults
-        study["params"] = {}
-    if args.config:
-        cfg = load_config(args.config)
-        unknown = set(cfg) - set(study) - {"out", "comparator_k", "comparator_radius"}
-        if unknown:
-            raise UsageError(f"unknown config keys {sorted(unknown)}; known: {sorted(study)}.")
-        if "problem" in cfg and cfg["problem"] != study["problem"]:
-            study["problem_options"] = {}  # (params were emptied above)
-        study.update({k: v for k, v in cfg.items() if k not in ("problem_options",)})
-        study["problem_options"].update(cfg.get("problem_options", {}))
-    if args.problem:
-        if args.problem != study["problem"]:
-            study["problem_options"] = {}
-            study["params"] = {}
-        study["problem"] = args.problem
-    for flag in ("d", "k", "sigma", "design", "n_redundant", "n_arms", "delays", "max_delay"):
-        value = getattr(args, flag, None)
-        if value is not None:
-            study["problem_options"][flag] = value
-    if args.cycle:
-        study["problem_options"]["cycle"] = True
-    if args.learners:
-        study["learners"] = [s.strip() for s in args.learners.split(",") if s.strip()]
-    elif study["learners"] == DEFAULT_STUDY["learners"]:
-        # prepare says so if they cannot run on the problem
-        study["_default_learners"] = args.config or "--problem"
-    for key in ("horizon", "runs", "seed", "chunk", "out", "comparator_k", "max_memory"):
-        value = getattr(args, key, None)
-        if value is not None:
-            study[key] = value
-    for key in ("horizon", "runs", "chunk"):
-        value = study.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or value < 1):
-            flag = {"runs": "--runs", "horizon": "--horizon", "chunk": "--chunk"}[key]
-            raise UsageError(f"{flag} (or {key} in the config) must be a positive integer, "
-                             f"got {value!r}.")
-    check_sizes(study)
-    from oslr.checks import parse_bytes  # numpy: not before a command needs it
+def _entry_parser(table: str, problem: str):
+    """How a NAME=VALUE entry's value is read: as `problem` declares the option NAME
+    ("options"), else as `_parse_value` reads it."""
+    from oslr.registry import PROBLEMS
 
-    try:
-        parse_bytes("--max-memory", study.get("max_memory"))
-    except ValueError as err:
-        raise UsageError(str(err)) from None
-    # the default study's sparsities fit a small d (a k the user gives is checked, not changed)
-    d, opts = study["problem_options"].get("d"), study["problem_options"]
-    if isinstance(d, int) and d >= 1:
-        if args.k is None and opts.get("k") == DEFAULT_STUDY["problem_options"]["k"]:
-            opts["k"] = min(opts["k"], d)
-        if study["params"].get("k") == DEFAULT_STUDY["params"]["k"]:
-            study["params"]["k"] = min(study["params"]["k"], d)
-    study["grid"] = {**study["grid"], **_parse_assignments(args.grid, multi=True)}
-    given = _parse_assignments(args.set, multi=False)
-    study["params"] = {**study.get("params", {}), **given}
-    both = sorted((set(given) | set(cfg.get("params", {}))) & set(study["grid"]))
-    if both:
-        raise UsageError(f"{both} both set to one value (--set or [params]) and swept (--grid or "
-                         f"[grid]); give each parameter one or the other.")
-    return study
+    def parse(name: str, text: str) -> Any:
+        if table != "options" or problem not in PROBLEMS:
+            return _parse_value(text)  # an unknown problem is refused by name later
+        try:
+            return PROBLEMS[problem].option(name).parse(text)
+        except ValueError as err:
+            raise UsageError(f"--problem-option {name}={text}: {err}") from None
+
+    return parse
+
+
+def _flags(args: argparse.Namespace, problem: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """Each study setting the flags give (from the declaration: a table's NAME=VALUE entries
+    parsed), and where each came from ("flag", or "short" for a problem option's own flag)."""
+    flags: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for name, s in declared().items():
+        value = getattr(args, name, None)
+        if value is None or value is False:
+            continue
+        if s.table:
+            value = _parse_assignments(value, flag(name), s.table == "values",
+                                       _entry_parser(s.table, problem))
+            sources.update({f"{name}.{k}": "flag" for k in value})
+        else:
+            sources[name] = "flag"
+        flags[name] = value
+    short = {n: getattr(args, n) for n in OPTION_FLAGS if getattr(args, n, None) is not None}
+    for name in set(short) & set(flags.get("problem_options", {})):
+        raise UsageError(f"--{name.replace('_', '-')} and --problem-option {name}= both given; "
+                         "give it once.")
+    if short:
+        flags["problem_options"] = {**flags.get("problem_options", {}), **short}
+        sources.update({f"problem_options.{k}": "short" for k in short})
+    return flags, sources
+
+
+def study_of(args: argparse.Namespace) -> Study:
+    """The study the TOML file (`--config`) and the flags describe, flags winning: each setting
+    from its one declaration (`oslr.study.settings`), refused in one line naming the flag or the
+    file's key it came from."""
+    config = load_config(args.config) if args.config else {}
+    flags, sources = _flags(args, args.problem or config.get("problem", DEFAULT_PROBLEM))
+    with naming(Names("flag", {**dict.fromkeys(config, args.config), **sources})):
+        return Study(**merged(config, flags))
 
 
 #: what the interrupt message says about resuming (`cmd_run` names its folder)
@@ -149,25 +132,39 @@ def _start_distributed(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    study = build_study(args)
-    if args.distributed and not study.get("out"):
+    study = study_of(args)
+    if args.distributed and not study.out:
         raise UsageError("--distributed needs --out: every process must name the same folder "
                          "(without it each would pick its own oslr-results/run-<time>).")
-    out = Path(study.get("out") or study_module.unfinished_default(study)
-               or study_module.DEFAULT_OUT / time.strftime("run-%Y%m%d-%H%M%S"))
     from oslr import folder
 
-    folder.refuse_finished(out)  # at once; decided again under the lock below
+    folder.refuse_finished(study.folder(), "--out")  # at once; decided again under the lock
     rank = _start_distributed(args)
-    # every check happens here, before tracing
-    problem, pp, plans, compare_to, cap = study_module.plan(study, args, out)
-    from oslr import atomic
-
-    # one writer per --out (process 0 of a distributed study writes for all), and what is
-    # there decided under its lock (`check_same_study`): a study that finished while this
-    # one was being prepared is refused, never overwritten
-    with atomic.FolderLock(out, "--out") if rank == 0 else contextlib.nullcontext():
-        return _run_locked(args, study, out, rank, problem, pp, plans, compare_to, cap)
+    ready = study.prepare()  # every check happens here, before tracing
+    log = sys.stderr if rank == 0 else _Silent()
+    saved = ready.out / CHECKPOINTS
+    same = "same --out" if study.out else f"it finds {ready.out}, or add --out {ready.out}"
+    _RESUME["note"] = (f"every finished chunk is saved in {saved}: run the same command again "
+                       f"({same}) to resume.")
+    t0 = time.perf_counter()
+    mode = "none" if args.no_progress or rank != 0 else args.progress
+    try:
+        played = study.play(ready, mode, log, rank, command=args.command_line,
+                            plot=not args.no_plot, axes=args.axes)
+    except KeyboardInterrupt:
+        print(f"\noslr: interrupted; {_RESUME['note']}", file=log)
+        return 130
+    if rank != 0:
+        return 0
+    _note_wstar_only(played.results, log)
+    assert played.config is not None and played.files is not None  # process 0 wrote them
+    _print_summary(args, played.results, played.config["horizon"], played.compare_to)
+    if not args.json:
+        if played.decision is not None and ready.cap is not None:
+            _print_until(played.decision, played.looks, study.runs, ready.cap)
+        print(f"\nwrote {', '.join(sorted(played.files))} to {ready.out} "
+              f"({time.perf_counter() - t0:.1f} s)")
+    return 0
 
 
 class _Silent:
@@ -178,37 +175,6 @@ class _Silent:
 
     def flush(self) -> None:
         pass
-
-
-def _run_locked(args, study, out, rank, problem, pp, plans, compare_to, cap) -> int:
-    log = sys.stderr if rank == 0 else _Silent()
-    saved = out / study_module.CHECKPOINTS
-    print(f"oslr run: {problem.name} (d={problem.d}), {len(plans)} learner(s), "
-          f"T={study['horizon']}, {study['runs']} runs, seed {study['seed']}", file=log)
-    same = "same --out" if study.get("out") else f"it finds {out}, or add --out {out}"
-    _RESUME["note"] = (f"every finished chunk is saved in {saved}: run the same command again "
-                       f"({same}) to resume.")
-    t0 = time.perf_counter()
-    mode = "none" if args.no_progress or rank != 0 else args.progress
-    try:
-        played = study_module.play(
-            study, out, problem, pp, plans, compare_to, cap, study_module.interval_of(args),
-            study_module.StudyProgress(mode), log, rank, command=args.command_line,
-            plot=not args.no_plot, axes=args.axes)
-    except KeyboardInterrupt:
-        print(f"\noslr: interrupted; {_RESUME['note']}", file=log)
-        return 130
-    if rank != 0:
-        return 0
-    _note_wstar_only(played.results, log)
-    assert played.config is not None and played.files is not None  # process 0 wrote them
-    _print_summary(args, played.results, played.config["horizon"], played.compare_to)
-    if not args.json:
-        if played.decision is not None:
-            _print_until(played.decision, played.looks, study["runs"], cap)
-        print(f"\nwrote {', '.join(sorted(played.files))} to {out} "
-              f"({time.perf_counter() - t0:.1f} s)")
-    return 0
 
 
 #: the columns of a printed comparison (compare.csv and --json keep every column)

@@ -198,7 +198,8 @@ DANTZIG_POSLR = LearnerSpec(
     factory=dantzig_poslr,
     params=DantzigParams,
     options=(
-        Option("k", lambda c: max(1, min(5, c.d // 4)), "sparsity of the committed predictor"),
+        Option("k", lambda c: max(1, min(5, c.d // 4)), "sparsity of the committed predictor",
+               type=int, fill="k"),
         Option("max_k0", lambda c: c.d, "static bound on the traced k0"),
         Option("gram_mode", "unbiased", "off-diagonal correction of the Gram estimate",
                choices=GRAM_MODES),

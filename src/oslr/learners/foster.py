@@ -217,7 +217,8 @@ FOSTER_HEDGE = LearnerSpec(
     params=FosterParams,
     options=(
         Option("k", lambda c: 2 if c.d >= 4 else 1,
-               "sparsity of the comparator (static: C(d, k) subsets are enumerated)"),
+               "sparsity of the comparator (static: C(d, k) subsets are enumerated)", type=int,
+               fill="k"),
         Option("max_k_query", lambda c: c.d,
                "static bound on the traced k' (smaller draws fewer random numbers)"),
         Option("memory_limit_gb", 4.0, "refuse subset tables whose per-run state exceeds this"),

@@ -499,7 +499,8 @@ def ftpl_oracle_subset(d: int, max_k: int | None = None, b: float = 2.0) -> Lear
 
 # --------------------------------------------------------------------------- specs
 
-_MAX_K = Option("max_k", lambda c: c.d, "static bound on the traced k (smaller is faster)")
+_MAX_K = Option("max_k", lambda c: c.d, "static bound on the traced k (smaller is faster)",
+                type=int, fill="max_k")
 _B = Option("b", 2.0, "norm exponent of K_{k,b}, in [1, inf]")
 _M = Option("n_resamples", 10, "M, the geometric-resampling cap (the paper's experiments: 10)")
 _GR = Option("gr_mode", "shared", "geometric resampling: shared or independent draws",
@@ -535,7 +536,8 @@ FTPSL_DELAYED = LearnerSpec(
                 "horizon = D, the total delay",
     factory=_ftpsl_delayed_factory,
     params=FtpslParams,
-    options=(Option("max_delay", 64, "ring-buffer length (>= every delay D_t of the problem)"),
+    options=(Option("max_delay", 64, "ring-buffer length (>= every delay D_t of the problem)",
+                    type=int, fill="max_delay"),
              _MAX_K, _B, _M, _GR),
     defaults={"c0": 2.0},
     alt={"k": _half, "horizon": 900.0, "eta_scale": 3.0, "c0": 1.0},

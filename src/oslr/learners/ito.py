@@ -126,7 +126,8 @@ ITO_DUAL_AVERAGING = LearnerSpec(
                 "gradient ([ITO] Alg. 2, budget k)",
     factory=ito_dual_averaging,
     params=DualAveragingParams,
-    options=(Option("max_k", lambda c: c.d, "static bound on the traced k"),),
+    options=(Option("max_k", lambda c: c.d, "static bound on the traced k", type=int,
+                    fill="max_k"),),
     alt={"k": lambda c: min(c.d, 3), "radius": 2.0, "lam_scale": 0.5},
     reference="[ITO] Algorithm 2, Theorem 4",
 )
@@ -432,7 +433,8 @@ ITO_BLOCK_BANDIT = LearnerSpec(
     factory=ito_block_bandit,
     params=BlockParams,
     options=(
-        Option("k", lambda c: max(1, min(2, c.d)), "observations per round (size of each f)"),
+        Option("k", lambda c: max(1, min(2, c.d)), "observations per round (size of each f)",
+               type=int, fill="k"),
         Option("family", None, "None (all k-subsets) or a (K, k, d) table of observation rows"),
         Option("regressor", "vaw", "inner learner on the observed values", choices=REGRESSORS),
         Option("bandit", "exp3", "bandit over the observation functions", choices=BANDITS),

@@ -299,7 +299,8 @@ def _spec(variant: str, description: str, reference: str) -> LearnerSpec:
         factory=factory,
         params=LinUcbParams,
         options=(
-            Option("n_arms", 10, "arms per round K (must match the problem)"),
+            Option("n_arms", 10, "arms per round K (must match the problem)", type=int,
+                   fill="n_arms"),
             Option("horizon", lambda c: c.horizon, "history capacity (rounds)"),
             Option("history", "arm", "stored past arms: arm indices, global ids or vectors",
                    HISTORIES),

@@ -103,7 +103,8 @@ def ogd_random_subset(d: int, max_k: int | None = None) -> Learner:
     return _ogd(d, d if max_k is None else max_k, full=False, name="ogd-random-subset")
 
 
-_MAX_K = Option("max_k", lambda c: c.d, "static bound on the traced k (smaller is faster)")
+_MAX_K = Option("max_k", lambda c: c.d, "static bound on the traced k (smaller is faster)",
+                type=int, fill="max_k")
 
 OGD_FULL = LearnerSpec(
     name="ogd-full",

@@ -211,7 +211,7 @@ ONLINE_GREEDY = LearnerSpec(
     params=GreedyParams,
     options=(
         Option("k", lambda c: max(1, min(5, c.d // 4)),
-               "comparator sparsity (sets the defaults of k1 and batch)"),
+               "comparator sparsity (sets the defaults of k1 and batch)", type=int, fill="k"),
         Option("k0", lambda c: min(c.d, 2 * c.options["k"]), "features queried per round"),
         Option("k1", default_k1, "BEXP instances (most features a prediction uses)"),
         Option("batch", default_batch, "mini-batch length B"),

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from oslr.checks import check_positive_int
-from oslr.spec import ProblemSpec
+from oslr.spec import Option, ProblemSpec
 from oslr.types import Array, BanditExample, Problem, on_device
 
 
@@ -132,8 +132,17 @@ def _sphere(d: int = 10, noise: float = 1.0, norm: float = 1.0):
 LINEAR_BANDIT = ProblemSpec(
     "linear-bandit", "bandit",
     "linear bandit, unit-norm theta* and K unit-norm arms (fixed or changing), uniform noise",
-    _linear)
+    _linear,
+    (Option("d", 10, "feature dimension", type=int, lo=1),
+     Option("n_arms", 10, "arms per round K", type=int, lo=2),
+     Option("changing", False, "a fresh arm set every round", type=bool),
+     Option("noise", 0.5, "half-width of the uniform reward noise", type=float, lo=0.0,
+            hi=1.0)))
 SPHERE_BANDIT = ProblemSpec(
     "sphere-bandit", "bandit",
     "linear bandit on the unit sphere (play any unit x; basis e_1..e_d known), U[-1, 1] noise",
-    _sphere)
+    _sphere,
+    (Option("d", 10, "feature dimension", type=int, lo=1),
+     Option("noise", 1.0, "half-width of the uniform reward noise", type=float, lo=0.0,
+            hi=1.0),
+     Option("norm", 1.0, "||theta*|| (> 0)", type=float, lo=0.0)))

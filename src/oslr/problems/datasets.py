@@ -31,9 +31,9 @@ import numpy as np
 
 from oslr.checks import unknown_name
 from oslr.primitives.permutation import permutation_keys, permute
-from oslr.problems.delays import maybe_delayed
+from oslr.problems.delays import DELAY_OPTIONS, maybe_delayed
 from oslr.problems.synthetic import add_redundant_features
-from oslr.spec import ProblemSpec
+from oslr.spec import Option, ProblemSpec
 from oslr.types import Array, Problem, StreamExample
 
 # file -> sha256 (see src/oslr/data/PROVENANCE.md)
@@ -270,7 +270,12 @@ def _spec(name: str) -> ProblemSpec:
                                          n_redundant)
         return maybe_delayed(problem, delays, max_delay), dataset_params(name, scale, part)
 
-    return ProblemSpec(name, "stream", f"replay of {_DATASET_TEXT[name]}", factory)
+    return ProblemSpec(name, "stream", f"replay of {_DATASET_TEXT[name]}", factory, (
+        Option("cycle", False, "allow horizons longer than the data (rows repeat)", type=bool),
+        Option("n_redundant", 0, "standard-normal features appended", type=int, lo=0),
+        *DELAY_OPTIONS,
+        Option("scale", "default", "the features' scale", SCALES, str),
+        Option("part", "all", "all rows, or the tune or eval half", PARTS, str)))
 
 
 A9A, CONNECT4, COVTYPE, MNIST35, KEGG = (_spec(n) for n in DATASETS)

@@ -16,8 +16,15 @@ import jax.numpy as jnp
 
 from oslr.checks import check_positive_int
 from oslr.types import Problem
+from oslr.spec import Option
 
 SCHEDULES = ("fixed", "random", "batched")
+
+#: the options of a stream that may be delayed (`maybe_delayed`)
+DELAY_OPTIONS = (
+    Option("delays", None, "feedback delay schedule (None: feedback at once)", SCHEDULES, str),
+    Option("max_delay", 1, "largest feedback delay D_t", type=int, lo=1),
+)
 _DELAY_STREAM = 0xDE1A
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from oslr.primitives.permutation import permutation_keys, permute
 from oslr.problems.datasets import data_path
-from oslr.spec import ProblemSpec
+from oslr.spec import Option, ProblemSpec
 from oslr.types import Array, BanditExample, Problem
 
 CAMPAIGNS = ("all", "men", "women")
@@ -157,4 +157,8 @@ OBD = ProblemSpec(
     "obd", "bandit",
     "Open Bandit Dataset uniform-random logs (ZOZOTOWN), replay by rejection sampling; "
     "campaign all (K=80, d=1177) / men / women",
-    _factory)
+    _factory,
+    (Option("campaign", "all", "the campaign's log", CAMPAIGNS, str),
+     Option("stream", False, "every logged event a round (False: replay by rejection)",
+            type=bool),
+     Option("shuffle", True, "events in a random order per run", type=bool)))

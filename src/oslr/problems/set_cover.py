@@ -25,7 +25,7 @@ import numpy as np
 
 from oslr.checks import check_positive_int
 from oslr.prng import rademacher
-from oslr.spec import ProblemSpec
+from oslr.spec import Option, ProblemSpec
 from oslr.types import Array, Problem, StreamExample, on_device
 
 
@@ -80,7 +80,8 @@ def set_cover(d: int, n_rows: int) -> Problem:
         y = sign / jnp.sqrt(jnp.float32(d) * params.k.astype(jnp.float32))
         return state, StreamExample(x=x, y=y, y_clean=jnp.dot(params.w_star, x))
 
-    return Problem(init=init, sample=sample, kind="stream", d=d, name="set-cover")
+    return Problem(init=init, sample=sample, kind="stream", d=d, name="set-cover",
+                   sparsity="k")  # the planted cover's size, params.k
 
 
 def decision_threshold(horizon, n_rows: int, d: int, k: int):
@@ -112,4 +113,12 @@ def _factory(d: int = 8, k: int = 2, m: int = 12, rho: float = 0.3, satisfiable:
 SET_COVER = ProblemSpec(
     "set-cover", "stream",
     "[FKK] Alg. 2 hard stream from a planted set-cover matrix (yes: exact k-cover; no: + an "
-    "uncovered element)", _factory)
+    "uncovered element)", _factory,
+    (Option("d", 8, "sets (features)", type=int, lo=1),
+     Option("k", 2, "size of the planted cover (the comparator's sparsity)", type=int, lo=1,
+            hi="d"),
+     Option("m", 12, "elements", type=int, lo=1),
+     Option("rho", 0.3, "decoy density", type=float, lo=0.0, hi=1.0),
+     Option("satisfiable", True, "an exact k-cover exists (False: one element uncovered)",
+            type=bool),
+     Option("instance_seed", 0, "seed of the planted instance", type=int)))

@@ -36,9 +36,9 @@ from jax import lax
 
 from oslr.checks import check_positive_int
 from oslr.primitives import random_subset_mask, tree_select
-from oslr.problems.delays import maybe_delayed
+from oslr.problems.delays import DELAY_OPTIONS, maybe_delayed
 from oslr.prng import rademacher
-from oslr.spec import ProblemSpec
+from oslr.spec import Option, ProblemSpec
 from oslr.types import Array, Problem, StreamExample, on_device
 
 DESIGNS = ("gaussian", "rademacher", "sphere", "hadamard", "correlated")
@@ -168,6 +168,7 @@ def _stream(d: int, design: str, mode: str, name: str, norm: str = "l1",
         d=d,
         name=name,
         realizable=mode != "agnostic",
+        sparsity="k",  # the comparator's: w*'s sparsity, the traced params.k
         info={"design": design, "mode": mode, "unit_x": bool(unit_x)},
     )
 
@@ -259,20 +260,40 @@ def _factory(builder):
     return factory
 
 
+def _options(design: str) -> tuple[Option, ...]:
+    """The options of the synthetic streams (`_factory`), `design`: the stream's own default."""
+    return (
+        Option("d", 16, "feature dimension", type=int, lo=1),
+        Option("k", 3, "sparsity of w* and of the comparator", type=int, lo=1, hi="d"),
+        Option("sigma", 0.1, "label noise standard deviation (larger squared losses than "
+               "its bound's overflow float32)", type=float, lo=0.0, hi=SIGMA_MAX),
+        Option("design", None, f"design of x (None: {design})", DESIGNS, str),
+        Option("drift", 0.01, "per-round random-walk scale of w* (drifting)", type=float,
+               lo=0.0),
+        Option("flip", 0.1, "label flip probability (agnostic)", type=float, lo=0.0, hi=1.0),
+        Option("period", 1000, "rounds between fresh w* (switching)", type=int, lo=1),
+        Option("n_redundant", 0, "standard-normal features appended", type=int, lo=0),
+        *DELAY_OPTIONS,
+        Option("clip_y", False, "clip the labels to [-1, 1]", type=bool),
+        Option("w_norm", "l1", "norm of w* set to 1", ("l1", "l2"), str),
+        Option("unit_x", False, "divide every x by its norm", type=bool),
+    )
+
+
 SPARSE_LINEAR = ProblemSpec(
     "sparse-linear", "stream",
     "realizable k-sparse linear model (designs: gaussian, rademacher, sphere, hadamard, "
     "correlated), Gaussian noise",
-    _factory(sparse_linear))
+    _factory(sparse_linear), _options("gaussian"))
 AGNOSTIC = ProblemSpec(
     "agnostic", "stream", "sign labels of a sparse linear model with random flips (misspecified)",
-    _factory(agnostic))
+    _factory(agnostic), _options("rademacher"))
 DRIFTING = ProblemSpec(
     "drifting", "stream", "realizable stream whose sparse w* random-walks on its support",
-    _factory(drifting))
+    _factory(drifting), _options("gaussian"))
 SWITCHING = ProblemSpec(
     "switching", "stream", "oblivious adversary: a fresh sparse w* every `period` rounds",
-    _factory(switching))
+    _factory(switching), _options("gaussian"))
 
 
 def _ito_synthetic(d: int = 10, k: int = 4, sigma: float = 0.1, normalise: bool = True,
@@ -293,4 +314,9 @@ def _ito_synthetic(d: int = 10, k: int = 4, sigma: float = 0.1, normalise: bool 
 ITO_SYNTHETIC = ProblemSpec(
     "ito-synthetic", "stream",
     "[ITO] E3: x on the unit sphere, k-sparse w* with ||w*||_2 = 1, y clipped to [-1, 1]",
-    _ito_synthetic)
+    _ito_synthetic,
+    (Option("d", 10, "feature dimension", type=int, lo=1),
+     Option("k", 4, "sparsity of w* and of the comparator", type=int, lo=1, hi="d"),
+     Option("sigma", 0.1, "label noise standard deviation", type=float, lo=0.0, hi=SIGMA_MAX),
+     Option("normalise", True, "x on the unit sphere (False: x ~ N(0, I) as drawn)", type=bool),
+     Option("clip", True, "labels clipped to [-1, 1]", type=bool)))

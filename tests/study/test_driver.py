@@ -12,7 +12,7 @@ from oslr.cli import main
 from oslr.study import UsageError
 from tests.helpers import interrupt_after_saves
 
-#: the test suite's small study (tests/test_cli.py's `_small` shape: its programs are shared)
+#: the test suite's small study (tests/cli/helpers.py's `_small` shape: its programs are shared)
 SMALL = {"learners": ["ogd-full"], "runs": 3, "horizon": 60, "chunk": 20}
 
 
@@ -67,14 +67,15 @@ def test_study__compare_to_and_until_separated_as_the_command_writes_them(tmp_pa
 
 def test_study__bad_values_are_refused_before_anything_is_made(tmp_path):
     out = tmp_path / "o"
-    for changes, message in (({"runs": 0}, r"^runs=0 must be a positive integer\.$"),
+    for changes, message in (({"runs": 0}, r"^runs=0 must be a positive integer, e\.g\. "
+                                           r"runs=100\.$"),
                              ({"learners": ["nope"]}, r"unknown learner 'nope'"),
-                             ({"horizon": 2**40}, r"^--horizon 1099511627776 \(or horizon in "),
+                             ({"horizon": 2**40}, r"^horizon=1099511627776 is beyond "),
                              ({"learners": ["ogd-full", "ogd-random-subset"],
                                "compare_to": "zzz"}, r"learner to compare with 'zzz'"),
                              ({"learners": ["ogd-full"], "grid": {"eta": [0.1, 0.2]},
                                "compare_to": "ogd-full"},
-                              r"^--compare-to 'ogd-full' names none of the entries "
+                              r"^compare_to='ogd-full' names none of the entries "
                               r"\['ogd-full \[eta=0.1\]', 'ogd-full \[eta=0.2\]'\] \(a learner "
                               r"with several grid points is one entry per point\); give one of "
                               r"them or 'best'\.$")):
@@ -94,7 +95,8 @@ def test_study__from_a_toml_file_with_changes(tmp_path):
                                      'chunk = 20\n[problem_options]\nd = 16\n')
     study = oslr.Study.from_toml(tmp_path / "s.toml", seed=4)
     assert (study.learners, study.horizon, study.runs, study.seed) == (["ogd-full"], 60, 3, 4)
-    assert study.problem_options == {"d": 16}
+    # the default problem's options, those the file gives laid over them
+    assert study.problem_options == {"d": 16, "k": 3, "sigma": 0.1, "design": "gaussian"}
     assert json.loads(json.dumps(study.to_dict()))["seed"] == 4
     assert "out" not in study.to_dict() and "comparator_k" not in study.to_dict()
 
@@ -163,41 +165,42 @@ def test_study__until_separated_with_t_intervals_spends_alpha_over_looks(tmp_pat
 def test_prepare__a_set_k_sizes_max_k_and_the_learners_own_prepare_sees_the_problem():
     from oslr.study import prepare
 
-    study = {"problem": "sparse-linear", "problem_options": {"d": 8, "k": 2},
-             "learners": ["ogd-random-subset"], "horizon": 60, "runs": 3, "seed": 0,
-             "grid": {}, "params": {"k": 5}, "chunk": 20}
+    study = oslr.Study(problem_options={"d": 8, "k": 2}, learners=["ogd-random-subset"],
+                       horizon=60, runs=3, params={"k": 5}, chunk=20)
     _, _, plans = prepare(study)
     assert plans[0][0].options["max_k"] == 5
     with pytest.raises(ValueError, match=r"ftpl-oracle-subset needs a dataset problem .*problem "
                                          r"'sparse-linear' is synthetic"):
-        prepare({**study, "learners": ["ftpl-oracle-subset"], "params": {}})
+        prepare(oslr.Study(problem_options={"d": 8, "k": 2}, learners=["ftpl-oracle-subset"],
+                           horizon=60, runs=3, params={}))
 
 
 def test_check_compare__a_name_with_words_after_the_learner_is_unknown():
     from oslr.study import check_compare, prepare
 
-    study = {"problem": "sparse-linear", "problem_options": {"d": 8, "k": 2},
-             "learners": ["ogd-full", "ogd-random-subset"], "horizon": 60, "runs": 3,
-             "seed": 0, "grid": {}, "params": {}, "chunk": 20}
+    study = oslr.Study(problem_options={"d": 8, "k": 2}, learners=["ogd-full", "ogd-random-subset"],
+                       horizon=60, runs=3, params={}, chunk=20, compare_to="ogd-full extra")
     _, _, plans = prepare(study)
-    how = oslr.Study(compare_to="ogd-full extra")
     with pytest.raises(UsageError, match=r"unknown learner to compare with 'ogd-full extra'"):
-        check_compare(how, study, plans)
+        check_compare(study, plans)
 
 
 def test_prepare__the_memory_check_counts_the_statistics_a_given_comparator_k_keeps(monkeypatch):
     # a9a has no k of its own: with comparator_k the exact comparator's d x d statistics are
-    # kept, and a study they do not fit in is refused while it is being prepared
+    # kept, and a study they do not fit in is refused while it is being prepared; without one
+    # a prediction learner has no regret to report, refused naming comparator_k
     from oslr import memory
     from oslr.study import prepare
 
-    study = {"problem": "a9a", "problem_options": {}, "learners": ["ogd-full"], "horizon": 100,
-             "runs": 2, "seed": 0, "grid": {}, "params": {}}
+    study = oslr.Study(problem="a9a", learners=["ogd-full"], horizon=100, runs=2)
     monkeypatch.setattr(memory, "_available_bytes", lambda device: 10**6)  # the plain state fits
-    prepare(study)
+    with pytest.raises(UsageError, match=r"^problem 'a9a' declares no sparsity .* give the "
+                                         r"comparator's sparsity \(e\.g\. comparator_k=5\)\.$"):
+        prepare(study)
+    study.comparator_k = 3
     with pytest.raises(UsageError, match=r"^one run of this study needs about 8\.1 MiB on each "
                                          r"device"):
-        prepare({**study, "comparator_k": 3})
+        prepare(study)
 
 
 UNTIL = ("--until separated needs one assumption about the runs' differences of final regrets: "
@@ -208,35 +211,38 @@ UNTIL = ("--until separated needs one assumption about the runs' differences of 
 def test_check_compare__each_refusal_in_full_and_the_largest_cap():
     from types import SimpleNamespace
 
-    from oslr.study import check_compare
+    from oslr.study import FLAGS, PYTHON, StudySettings, check_compare
 
     plans = [(SimpleNamespace(name="a"), [{}], None), (SimpleNamespace(name="b"), [{}], None)]
 
-    def args(**given):
-        return SimpleNamespace(**{"compare_to": None, "until": None, "max_runs": None,
-                                  "bounds": None, "variance": None, "normal": False, **given})
+    def study(**given):
+        return StudySettings(**{"runs": 10, **given})
 
     for given, message in [
         ({"compare_to": "zz"}, "unknown learner to compare with 'zz'; available: a, b, best."),
         ({"until": "separated", "bounds": (-1, 5), "variance": 2.0},
-         "give --bounds or --variance, not both: --bounds (a betting sequence) is the tighter "
+         "give --bounds or --variance, not both: bounds (a betting sequence) are the tighter "
          "where every difference is bounded."),
-        ({"until": "separated", "bounds": (5, 1)},
-         "--bounds 5,1: give two finite numbers LO < HI that every run's difference of final "
-         "regrets respects."),
         ({"until": "separated", "bounds": (-1, 5)},
          "--bounds -1,5 with the best as reference: its pairs are taken either way round, so "
-         "give symmetric bounds (e.g. --bounds=-5,5) or name a reference with --compare-to."),
+         "give symmetric bounds (-5, 5) or name a reference with --compare-to."),
         ({"until": "separated"}, UNTIL),
         ({"until": "separated", "max_runs": 2**31 + 1, "normal": True},
-         "--max-runs 2147483649 is beyond 2^31 runs (run ids are int32); lower it (or --runs, "
+         "--max-runs 2147483649 is beyond 2^31 runs (run ids are int32); lower it (or the runs, "
          "whose 10 batches it defaults to)."),
         ({"until": "separated", "variance": 2.0, "normal": True}, UNTIL),
+        ({"until": "separated", "runs": 1, "normal": True}, "--runs 1: until separated adds "
+         "batches of this many runs; give 2 or more (10 is a good batch)."),
+        ({"max_runs": 20}, "--max-runs caps --until separated; add --until separated or drop "
+         "it."),
         ({"normal": True}, "--normal sets --until separated's intervals; add --until separated "
          "or drop it.")]:
         with pytest.raises(UsageError) as err:
-            check_compare(args(**given), {"runs": 10}, plans)
+            check_compare(study(**given), plans, FLAGS)
         assert str(err.value) == message
-    assert check_compare(args(until="separated", max_runs=2**31, normal=True), {"runs": 10},
-                         plans) == (
-        None, 2**31)  # run ids 0 .. 2^31 - 1
+    with pytest.raises(UsageError) as err:  # from Python, in Python's names
+        check_compare(study(normal=True), plans, PYTHON)
+    assert str(err.value) == ("normal sets until separated's intervals; add until='separated' "
+                              "or drop it.")
+    assert check_compare(study(until="separated", max_runs=2**31, normal=True), plans,
+                         FLAGS) == 2**31  # run ids 0 .. 2^31 - 1
