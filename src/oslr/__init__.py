@@ -10,7 +10,8 @@ Public API:
   Study                                               a regret study, as `oslr run` runs it
   simulate, sweep, grid_params, stack_params, SimResult   simulator
   load, merge, SavedStudy                             a finished study's folder, read back
-  Learner, Problem, Requirements                      contracts (see oslr.types, oslr.protocol)
+  Learner, Problem, Requirements,                     contracts (see oslr.types, oslr.protocol)
+    StreamExample, BanditExample
 
 `import oslr` is light (no JAX): each name is imported from its module on first use (PEP 562),
 so the `oslr` command installs its signal handlers before anything heavy loads.
@@ -34,8 +35,8 @@ _EXPORTS = {
     **dict.fromkeys(["grid_params", "simulate", "stack_params", "sweep"], "oslr.sim"),
     **dict.fromkeys(["ExperimentArgs", "ExperimentSpec", "LearnerSpec", "Option", "ProblemSpec",
                      "build_params", "param", "register_params"], "oslr.spec"),
-    **dict.fromkeys(["BANDIT", "LINEAR", "PREDICTION", "Learner", "Problem", "Requirements"],
-                    "oslr.types"),
+    **dict.fromkeys(["BANDIT", "LINEAR", "PREDICTION", "BanditExample", "Learner", "Problem",
+                     "Requirements", "StreamExample"], "oslr.types"),
 }
 
 if TYPE_CHECKING:  # what type checkers and IDEs see
@@ -52,7 +53,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
         ExperimentArgs, ExperimentSpec, LearnerSpec, Option, ProblemSpec, build_params, param,
         register_params)
     from oslr.types import (  # noqa: F401
-        BANDIT, LINEAR, PREDICTION, Learner, Problem, Requirements)
+        BANDIT, LINEAR, PREDICTION, BanditExample, Learner, Problem, Requirements, StreamExample)
 
 
 def __getattr__(name: str):
@@ -78,6 +79,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BANDIT",
+    "BanditExample",
     "ExperimentArgs",
     "ExperimentSpec",
     "LINEAR",
@@ -91,6 +93,7 @@ __all__ = [
     "ProtocolError",
     "SavedStudy",
     "SimResult",
+    "StreamExample",
     "Study",
     "build_params",
     "grid_params",

@@ -1,6 +1,7 @@
 """A study's settings as `oslr run` reads them from its flags and a TOML file (oslr.study.settings, oslr.cli.run.study_of)."""
 
 import json
+from pathlib import Path
 
 from oslr.cli import main
 from tests.cli.helpers import _study, _small
@@ -65,3 +66,75 @@ def test_study_of__the_default_sparsities_fit_a_small_d_and_config_keys_are_chec
     # --json: one JSON record per row, indented by one space
     assert main([*_small(), "--out", str(tmp_path / "j")]) == 0
     assert capsys.readouterr().out.startswith('[\n {\n  "learner":"ogd-full",')
+
+
+def _docs_key_table(text: str | None = None) -> str:
+    """docs/extending.md's generated table of a study's keys (`text`: replace it)."""
+    import re
+
+    guide = Path(__file__).parents[2] / "docs" / "extending.md"
+    pattern = r"(<!-- study-keys:start -->\n)(.*?)(\n<!-- study-keys:end -->)"
+    if text is not None:
+        guide.write_text(re.sub(pattern, lambda m: m.group(1) + text + m.group(3),
+                                guide.read_text(), flags=re.S))
+    return re.search(pattern, guide.read_text(), flags=re.S).group(2)
+
+
+def test_key_table__the_docs_table_is_the_declarations():
+    # regenerate with `python -m tests.study.test_settings`
+    from oslr.study import key_table
+
+    assert _docs_key_table() == key_table()
+
+
+def test_declaration__every_flag_is_a_toml_key_and_a_study_field_and_the_reverse(tmp_path):
+    import dataclasses
+
+    import oslr
+    from oslr.cli import make_parser
+    from oslr.study import declared, load_config
+    from oslr.study.settings import OPTION_FLAGS, flag
+
+    names = list(declared())
+    assert [f.name for f in dataclasses.fields(oslr.Study)] == names  # the Study's fields
+    sub = next(a for a in make_parser()._actions if a.dest == "command").choices["run"]
+    by_dest = {a.dest: a for a in sub._actions}
+    for name in names:  # each setting's flag, with its doc as help
+        assert by_dest[name].option_strings == [flag(name)]
+        assert " ".join(by_dest[name].help.split()).startswith(declared()[name].doc[:20])
+    own = {"help", "config", "imports", "json", "no_plot", "axes", "no_progress", "progress",
+           "distributed", "coordinator", "num_processes", "process_id"}
+    assert set(by_dest) == set(names) | set(OPTION_FLAGS) | own  # and the reverse
+    # each is a TOML key a file may give (a table where the setting is one)
+    lines = []
+    for name, s in declared().items():
+        value = {"problem": '"sparse-linear"', "learners": '["ogd-full"]', "out": '"o"',
+                 "compare_to": '"best"', "until": '"separated"', "max_memory": '"4G"',
+                 "bounds": "[-1.0, 1.0]", "normal": "true", "variance": "2.0",
+                 "comparator_radius": "1.5"}.get(name, "3")
+        lines.append(f"[{name}]\nx = 1" if s.table else f"{name} = {value}")
+    lines.sort(key=lambda line: line.startswith("["))  # the tables last
+    (tmp_path / "all.toml").write_text("\n".join(lines) + "\n")
+    assert set(load_config(tmp_path / "all.toml")) == set(names)
+
+
+def test_cli_run__holds_no_list_of_study_keys():
+    # oslr run's module reads every setting from the declaration: no literal tuple, list, set
+    # or dict in it names two settings
+    import ast
+
+    from oslr.cli import run
+    from oslr.study import declared
+
+    names = set(declared())
+    for node in ast.walk(ast.parse(Path(run.__file__).read_text())):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)):
+            items = node.keys if isinstance(node, ast.Dict) else node.elts
+            said = {i.value for i in items if isinstance(i, ast.Constant)} & names
+            assert len(said) < 2, ast.unparse(node)
+
+
+if __name__ == "__main__":  # regenerate docs/extending.md's table of a study's keys
+    from oslr.study import key_table
+
+    _docs_key_table(key_table())

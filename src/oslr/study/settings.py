@@ -228,8 +228,8 @@ class StudySettings:
         check=_optional(_table), table="options",
         cli={"action": "append", "metavar": "NAME=VALUE", "flag": "--problem-option"})
     learners: list | None = setting(
-        doc="the learners' names (`oslr list`)", check=_optional(_names),
-        cli={"metavar": "A,B", "type": _names_text, "help": "comma-separated learner names"})
+        doc="the learners' names (`oslr list`; comma-separated on the command line)",
+        check=_optional(_names), cli={"metavar": "A,B", "type": _names_text})
     horizon: int = setting(2000, doc="rounds T of every run", check=_positive_int,
                            cli={"type": whole})
     runs: int = setting(100, doc="independent runs per grid point", check=_positive_int,
@@ -407,8 +407,7 @@ def key_table() -> str:
              "|---|---|---|---|"]
     for name, s in declared().items():
         value = getattr(defaults, name)
-        shown = "the default study's" if value is None and (
-            s.table or name == "learners") else repr(value)
+        shown = "none" if value is None else f"`{value!r}`"
         form = f"`[{name}]` table" if s.table else f"`{name}`"
         lines.append(f"| {form} | `{flag(name)}` | {shown} | {s.doc} |")
     return "\n".join(lines)
