@@ -187,3 +187,75 @@ def test_build_params__a_fractional_count_is_refused_naming_the_field():
     with pytest.raises(ValueError, match=r"k=2\.5 must be a whole number"):
         build_params(OgdParams, 6, {}, k=2.5)
     assert int(build_params(OgdParams, 6, {}, k=2).k) == 2
+
+
+# ------------------------------------------------- a declared option of a learner or a problem
+
+def test_option_check__types_and_ranges_at_their_edges():
+    number = Option("x", 0.5, "a share", type=float, lo=0.0, hi=1.0)
+    assert number.check(1, {}, "p") == 1.0 and type(number.check(1, {}, "p")) is float
+    assert number.check(np.float32(0.25), {}, "p") == 0.25  # a NumPy number as Python's
+    for edge in (0.0, 1.0):  # the bounds themselves are in range
+        assert number.check(edge, {}, "p") == edge
+    for bad in (float("nan"), -1e-9, 1.0 + 1e-9, float("inf")):
+        with pytest.raises(ValueError, match=r"^p: option x=.* is out of range \[0, 1\] "
+                                             r"\(a share\)\.$"):
+            number.check(bad, {}, "p")
+    count = Option("n", 2, "a count", type=int, lo=1, hi="d")
+    assert count.check(np.int64(3), {"d": 3}, "p") == 3
+    with pytest.raises(ValueError, match=r"option n=4 is out of range \[1, d=3\]"):
+        count.check(4, {"d": 3}, "p")  # a bound named by another option: its value
+    for flag in (True, False, np.bool_(True)):  # a bool is no number
+        for option in (number, count):
+            with pytest.raises(ValueError, match=r"must be of type (float|int)"):
+                option.check(flag, {"d": 3}, "p")
+    with pytest.raises(ValueError, match=r"option n=2\.0 must be of type int"):
+        count.check(2.0, {"d": 3}, "p")
+    switch = Option("on", False, "a switch", type=bool)
+    assert switch.check(np.bool_(True), {}, "p") is True
+    with pytest.raises(ValueError, match=r"option on=1 must be of type bool"):
+        switch.check(1, {}, "p")
+    choice = Option("mode", "a", "a mode", ("a", "b"), str)
+    with pytest.raises(ValueError, match=r"^p: option mode='c' is not one of \['a', 'b'\]\.$"):
+        choice.check("c", {}, "p")
+
+
+@pytest.mark.parametrize("text,value", [("true", True), ("TRUE", True), ("1", True),
+                                        ("false", False), ("False", False), ("0", False)])
+def test_option_parse__a_bool_from_its_text(text, value):
+    assert Option("on", False, type=bool).parse(text) is value
+
+
+def test_option_parse__each_declared_type_and_a_refusal():
+    assert Option("on", False, type=bool).parse("1") is True
+    with pytest.raises(ValueError, match=r"option on='yes' must be true or false"):
+        Option("on", False, type=bool).parse("yes")
+    assert Option("n", 2, type=int).parse("1e3") == 1000
+    assert type(Option("x", 0.5, type=float).parse("2")) is float
+    assert Option("s", "a", type=str).parse("0") == "0"
+    assert Option("n", 2).parse("7") == 7  # no type: the default's
+    with pytest.raises(ValueError, match=r"option n='2\.5' must be a whole number"):
+        Option("n", 2, type=int).parse("2.5")
+
+
+def test_problem_spec_make__a_bound_named_by_another_option_reads_the_given_value():
+    problem, pp = oslr.make_problem("sparse-linear", d=20, k=18)  # k <= the given d, not 16
+    assert problem.d == 20 and int(pp.k) == 18
+    with pytest.raises(ValueError, match=r"option k=18 is out of range \[1, d=16\]"):
+        oslr.make_problem("sparse-linear", k=18)  # the default d where none is given
+
+
+def test_problems__declared_ranges_of_their_sparsities_and_comparators():
+    from oslr.registry import PROBLEMS
+
+    ranges = {(n, o.name): o.range_text() for n in ("sparse-linear", "set-cover", "ito-synthetic")
+              for o in PROBLEMS[n].options if o.name == "k"}
+    assert set(ranges.values()) == {"[1, d]"}
+    # set-cover: k up to d by its declaration; the factory's own check asks k <= m too
+    with pytest.raises(ValueError, match=r"^cover size k=15 must satisfy 1 <= k <= min\(d=20, "
+                                         r"m=12\)"):
+        oslr.make_problem("set-cover", d=20, k=15, m=12)
+    # each synthetic stream's comparator is w*'s own sparsity, the params' k
+    for name in ("sparse-linear", "agnostic", "drifting", "switching", "ito-synthetic"):
+        problem, pp = oslr.make_problem(name, d=12, k=3)
+        assert problem.sparsity == "k" and problem.comparator_sparsity(pp) == 3

@@ -51,3 +51,20 @@ def test_check_types__swapped_only_when_both_are_swapped():
         check_types(problem, problem, params, pp)
     with pytest.raises(ValueError, match=r"^the second argument must be a Problem"):
         check_types(learner, learner, params, pp)
+
+
+def test_check_comparator__a_prediction_study_needs_labels_a_sparsity_or_comparator_k():
+    from oslr.validation import check_comparator
+
+    learner, _ = oslr.make("ogd-full", d=6)
+    problem, pp = oslr.make_problem("sparse-linear", d=6, k=2)
+    bare = problem._replace(sparsity=None)
+    check_comparator(learner, problem, pp, None)  # a declared sparsity
+    check_comparator(learner, bare, pp, None)  # realizable: regret against w*
+    check_comparator(learner, bare._replace(realizable=False), pp, 3)  # comparator_k given
+    with pytest.raises(ValueError, match=r"^problem 'sparse-linear' declares no sparsity .* "
+                                         r"\(e\.g\. --comparator-k 5\)\.$"):
+        check_comparator(learner, bare._replace(realizable=False), pp, None,
+                         "--comparator-k 5")
+    bandit, _ = oslr.make("linucb", d=6, n_arms=4)  # a bandit's regret needs no comparator
+    check_comparator(bandit, bare._replace(realizable=False), pp, None)

@@ -71,10 +71,14 @@ EXTRA_TESTS = {
     "oslr.program": ["tests/test_sim.py", "tests/test_checkpoint.py", "tests/test_rollout.py",
                      "tests/test_metrics.py", "tests/test_compile_cache.py"],
     "oslr.memory": ["tests/test_sim.py", "tests/cli/", "tests/test_blocks.py"],
-    "oslr.validation": ["tests/test_sim.py", "tests/cli/"],
+    "oslr.validation": ["tests/test_sim.py", "tests/cli/", "tests/test_extension_problems.py"],
     "oslr.prng": ["tests/test_rollout.py"],
-    "oslr.spec": ["tests/test_extension.py"],
+    "oslr.spec": ["tests/test_extension.py", "tests/test_extension_problems.py"],
+    # each problem's declared options and comparator, checked with every problem's
+    **{f"oslr.problems.{m}": ["tests/test_spec.py", "tests/test_extension_problems.py"]
+       for m in ("synthetic", "bandits", "datasets", "set_cover", "obd", "delays")},
     "oslr.registry": ["tests/test_extension.py", "tests/test_spec.py",
+                      "tests/test_extension_problems.py",
                       "tests/test_cpus.py"],  # make applies OSLR_CPUS before JAX starts
     "oslr.report": ["tests/test_result.py", "tests/cli/", "tests/test_saved.py"],
     "oslr.frames": ["tests/test_report.py", "tests/test_result.py", "tests/test_saved.py"],
@@ -93,7 +97,8 @@ EXTRA_TESTS = {
     "oslr.primitives.subsets": ["tests/test_primitives.py", "tests/test_regret.py",
                                 "tests/learners/test_foster.py"],
     "oslr.primitives.history": ["tests/learners/test_least_squares.py"],
-    "oslr.types": ["tests/test_contract.py", "tests/test_protocol.py"],
+    "oslr.types": ["tests/test_contract.py", "tests/test_protocol.py", "tests/test_spec.py",
+                   "tests/test_extension_problems.py"],
     # the one test of the optimised build users get (a bug only that build showed, 2026-12-01)
     "oslr.primitives.topk": [
         "tests/learners/test_ftpsl.py::"

@@ -82,3 +82,35 @@ def test_prepare__a_grid_of_k_1_alone_sets_max_k_1_and_an_empty_study_reports_do
     out = io.StringIO()
     StudyProgress("jsonl", out).for_learner("a")(0)  # nothing to do: done
     assert json.loads(out.getvalue())["fraction"] == 1.0
+
+
+@pytest.fixture
+def small_max_k(monkeypatch):
+    """ogd-random-subset again, under another name, with a static bound max_k whose default is
+    1 (the harness must set it from the study's k)."""
+    import dataclasses
+
+    from oslr import registry
+    from oslr.learners.ogd import OGD_RANDOM_SUBSET
+    from oslr.spec import Option
+
+    monkeypatch.setattr(registry.LEARNERS, "_entries", dict(registry.LEARNERS._entries))
+    spec = dataclasses.replace(OGD_RANDOM_SUBSET, name="ogd-max-k-1", options=(
+        Option("max_k", 1, "static bound on the traced k", type=int, fill="max_k"),))
+    registry.register_learner(spec)
+    return spec
+
+
+@pytest.mark.parametrize("k,max_k", [(8, 8), (3, 3), (9, None)])
+def test_prepare__max_k_filled_from_the_study_up_to_d_itself(small_max_k, k, max_k):
+    import oslr
+    from oslr.study import UsageError, prepare
+
+    study = oslr.Study(problem_options={"d": 8, "k": 2}, learners=["ogd-max-k-1"],
+                       params={"k": k}, horizon=10, runs=2)
+    if max_k is None:  # beyond d: no bound set, and the learner's own range refuses k
+        with pytest.raises(UsageError, match=r"parameter k=\[9\] is out of range \[1, 1\]"):
+            prepare(study)
+        return
+    _, _, plans = prepare(study)
+    assert plans[0][0].options["max_k"] == max_k

@@ -138,3 +138,31 @@ if __name__ == "__main__":  # regenerate docs/extending.md's table of a study's 
     from oslr.study import key_table
 
     _docs_key_table(key_table())
+
+
+def test_study_of__a_flag_wins_over_the_files_entry_of_the_same_name(tmp_path):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('learners = ["ogd-full"]\n[problem_options]\nd = 7\n[params]\neta = 0.5\n'
+                   "[grid]\nk = [2]\n")
+    study = _study("--config", str(cfg), "--set", "eta=0.1", "--d", "9", "--grid", "k=3,4",
+                   "--learners", "ogd-random-subset")
+    assert study.params == {"eta": 0.1} and study.problem_options["d"] == 9
+    assert study.grid == {"k": [3, 4]}
+    # the file's other entries stay
+    study = _study("--config", str(cfg), "--set", "zeta=1")
+    assert study.params == {"eta": 0.5, "zeta": 1} and study.grid == {"k": [2]}
+
+
+def test_study_of__an_entry_is_named_where_it_was_given(tmp_path, capsys):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('learners = ["ogd-full"]\n[params]\neta = 0.5\n')
+    out = tmp_path / "o"
+    assert main(["run", "--config", str(cfg), "--set", "zzz=1", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == ("oslr: error: --set zzz: 'zzz' is not a parameter of any "
+                                       "chosen learner (ogd-full); see `oslr list`.\n")
+    cfg.write_text('learners = ["ogd-full"]\n[params]\nzzz = 0.5\n')
+    assert main(["run", "--config", str(cfg), "--set", "eta=0.1", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (f"oslr: error: {cfg}: [params] zzz: 'zzz' is not a "
+                                       "parameter of any chosen learner (ogd-full); see `oslr "
+                                       "list`.\n")
+    assert not out.exists()
