@@ -608,3 +608,23 @@ def test_keep_studies__none_inside_turns_it_off_and_outside_nothing_is_kept(tmp_
         checkpoint.forget_studies()  # nothing kept: no error
     np.testing.assert_array_equal(first.final["loss"], again.final["loss"])
     assert other.horizon == 30 and checkpoint.study_path("x") is None
+
+
+def test_identity__its_digest_reads_the_fields_in_the_formats_order():
+    # the order is the checkpoint format: a study saved before the record existed resumes
+    from oslr.checkpoint import Identity, fingerprint
+
+    assert Identity._fields == (
+        "learner", "learner_info", "options", "problem", "d", "horizon", "seed", "run_offset",
+        "n_total", "stats", "n_checkpoints", "unroll", "params", "problem_params",
+        "problem_info", "carry")
+    parts = ("ogd-full", "None", {"max_k": 3}, "sparse-linear", 8, 100, 0, 0, 6, True, 50, 1,
+             {"eta": np.float32([0.1, 0.2])}, {"k": np.int32(2)}, "{'design': 'x'}",
+             (((6, 8), "float32"),))
+    identity = Identity(*parts)
+    assert identity.digest() == fingerprint(*parts)
+    for i, name in enumerate(Identity._fields):  # every field is read
+        other = list(parts)
+        other[i] = {"eta": np.float32([0.1, 0.3])} if name == "params" else (
+            {"k": np.int32(3)} if name == "problem_params" else ("changed", 1))
+        assert Identity(*other).digest() != identity.digest(), name

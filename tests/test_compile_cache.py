@@ -402,8 +402,8 @@ def test_identity__of_the_learner_the_problem_and_the_stats_simulate_plays(store
                                                                             False)
     plays = []
     real = blocks.play_blocks
-    monkeypatch.setattr(blocks, "play_blocks", lambda play, *a: plays.append(play)
-                        or real(play, *a))
+    monkeypatch.setattr(blocks, "play_blocks", lambda **kw: plays.append(kw["play"])
+                        or real(**kw))
     res = oslr.simulate(learner, problem, params, pp, horizon=12, n_runs=2, track_stats=True)
     want = program.identity(learner, problem, len(res.ckpts), True)
     assert want is not None and plays[0].ident == want

@@ -208,7 +208,7 @@ def resume(ckpt_dir: Path | None, fingerprint: str, carry, shard, name: str,
     return loaded
 
 
-def play_blocks(play: Play, params: PyTree, layout: tuple, size: int, root, fingerprint: str,
+def play_blocks(*, play: Play, params: PyTree, layout: tuple, size: int, root, fingerprint: str,
                 like: PyTree, report_done, name: str, own_path: bool,
                 reduce: Callable[[PyTree], PyTree]) -> PyTree:
     """Every block of `size` elements of the flat batch `layout` (run ids, grid-point index),

@@ -27,7 +27,7 @@ import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -37,6 +37,34 @@ from jax.sharding import NamedSharding
 from oslr import atomic
 from oslr.provenance import runtime
 from oslr.types import PyTree
+
+
+class Identity(NamedTuple):
+    """What a study's checkpoints must match to be resumed: the learner (name, info, static
+    options), the problem (name, d, info), the rounds, seed, runs, the comparator's statistics,
+    the checkpoints, the unroll, the params and the carry's layout. Its digest reads the
+    fields in this order: the order is the checkpoint format (a change needs a format bump)."""
+
+    learner: str
+    learner_info: str
+    options: dict
+    problem: str
+    d: int
+    horizon: int
+    seed: int
+    run_offset: int
+    n_total: int
+    stats: bool
+    n_checkpoints: int
+    unroll: int
+    params: Any
+    problem_params: Any
+    problem_info: str
+    carry: Any
+
+    def digest(self) -> str:
+        """The fingerprint of a study's checkpoints (`fingerprint` of the fields in order)."""
+        return fingerprint(*self)
 
 
 def fingerprint(*parts: Any) -> str:
@@ -274,7 +302,8 @@ def load(path: Path, like: PyTree, fingerprint: str,
     if damaged:
         warnings.warn(f"checkpoint {damaged[0]}; resuming from round {t} instead "
                       f"(the rounds after it are played again).", RuntimeWarning,
-                      stacklevel=6)  # load, blocks.resume, play_block, play_blocks, simulate
+                      stacklevel=7)  # load, blocks.resume, play_block, play_blocks, _simulate,
+    # simulate
     t_done = t
     if meta.get("fingerprint") != fingerprint:
         raise ValueError(f"checkpoint in {root} belongs to a different study (settings "
@@ -285,7 +314,7 @@ def load(path: Path, like: PyTree, fingerprint: str,
                          if saved_rt.get(k) != now_rt.get(k))
         warnings.warn(f"checkpoint in {root} was saved by another runtime ({what}): the resumed "
                       "study equals an uninterrupted one only to float rounding, not bit for "
-                      "bit.", RuntimeWarning, stacklevel=6)
+                      "bit.", RuntimeWarning, stacklevel=7)
     for t in saved_rounds(folder):  # rounds past the resumed one are played again
         if t > t_done:
             file_of(folder, t).unlink(missing_ok=True)
@@ -353,7 +382,7 @@ def load_block(folder: Path, b: int, like: PyTree, fingerprint: str,
         meta, arrays = read(file)
     except ValueError as e:
         warnings.warn(f"finished block {file} is damaged ({e}); playing it again.",
-                      RuntimeWarning, stacklevel=5)  # blocks.play_block, play_blocks, simulate
+                      RuntimeWarning, stacklevel=6)  # play_block, play_blocks, _simulate, simulate
         return None
     other = ValueError(f"{file} belongs to a different study (settings changed, or an older "
                        f"oslr); delete {folder} or choose another checkpoint path.")
@@ -361,7 +390,7 @@ def load_block(folder: Path, b: int, like: PyTree, fingerprint: str,
         raise other  # (a block saved by an oslr that did not record its study: its fingerprint)
     if meta.get("block") != b:  # whole, but another block's of this study (moved or copied)
         warnings.warn(f"finished block {file} holds block {meta.get('block')}'s results, not "
-                      f"block {b}'s; playing it again.", RuntimeWarning, stacklevel=5)
+                      f"block {b}'s; playing it again.", RuntimeWarning, stacklevel=6)
         return None
     if meta.get("fingerprint") != fingerprint:
         raise other

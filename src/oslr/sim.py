@@ -32,7 +32,7 @@ import itertools
 import os
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import jax
 import numpy as np
@@ -160,62 +160,114 @@ def simulate(learner: Learner, problem: Problem, params: PyTree, problem_params:
     if grid is None:
         grid = [{}]
         params = stack_params([params])
-    horizon, n_runs, chunk_size, unroll = _check_call(
-        learner, problem, params, problem_params, grid, horizon, n_runs, seed, comparator_k,
-        run_offset, chunk_size, unroll)
-    max_memory = parse_bytes("max_memory", max_memory)
-    ckpts = metrics.checkpoint_rounds(horizon, n_checkpoints)
-    devices = list(devices) if devices is not None else jax.devices()
+    what = _checked(Simulated(learner, problem, params, problem_params, horizon, n_runs, seed,
+                              list(grid), n_checkpoints, comparator_k, comparator_radius,
+                              track_stats, run_offset))
+    return _simulate(what, _execution(what, chunk_size, unroll, devices, max_memory,
+                                      checkpoint_path, progress))
+
+
+class Simulated(NamedTuple):
+    """What `simulate` simulates (the learner on the problem, with which params, how long, how
+    many runs from which seed, which regret quantities): `simulate`'s arguments of these
+    names, params stacked over the `grid`'s points."""
+
+    learner: Learner
+    problem: Problem
+    params: PyTree
+    problem_params: PyTree
+    horizon: int
+    n_runs: int
+    seed: int
+    grid: list[dict]
+    n_checkpoints: int
+    comparator_k: int | None
+    comparator_radius: float | None
+    track_stats: bool | None
+    run_offset: int
+
+
+class Execution(NamedTuple):
+    """How `simulate` plays it (none of it moves a number; `unroll` to float rounding), checked
+    (`_execution`): rounds per chunk and per loop iteration (within the horizon), the devices,
+    the memory in bytes (None: what is available), the checkpoints' folder, the progress."""
+
+    chunk_size: int
+    unroll: int
+    devices: list
+    max_memory: int | None
+    checkpoint_path: str | os.PathLike | None
+    progress: bool | Callable[[int], Any]
+
+
+def _simulate(what: Simulated, how: Execution) -> SimResult:
+    """`simulate` of checked records (`_checked`): the programs, the blocks, the result."""
+    learner, problem, params, pp = what.learner, what.problem, what.params, what.problem_params
+    ckpts = metrics.checkpoint_rounds(what.horizon, what.n_checkpoints)
     comparator_k, stats = check_fits(
-        learner, problem, params, problem_params, horizon, n_runs, n_checkpoints, comparator_k,
-        track_stats, devices, max_memory, checkpoint_path or checkpoint.kept_root())
-    n_total = len(grid) * n_runs
-    play = _play(learner, problem, problem_params, devices, seed, horizon, ckpts, stats,
-                 chunk_size, unroll)
-    shapes, lp1 = memory.carry_shapes(learner, problem, params, problem_params, len(ckpts), stats)
-    fingerprint = checkpoint.fingerprint(
-        learner.name, repr(learner.info), learner.options or {}, problem.name, problem.d,
-        horizon, seed, run_offset, n_total, stats, n_checkpoints, unroll, params,
-        problem_params, repr(problem.info), checkpoint.carry_layout(shapes))
-    root = (Path(checkpoint_path) if checkpoint_path is not None
+        learner, problem, params, pp, what.horizon, what.n_runs, what.n_checkpoints,
+        what.comparator_k, what.track_stats, how.devices, how.max_memory,
+        how.checkpoint_path or checkpoint.kept_root())
+    n_total = len(what.grid) * what.n_runs
+    play = _play(what, how, ckpts, stats)
+    shapes, lp1 = memory.carry_shapes(learner, problem, params, pp, len(ckpts), stats)
+    fingerprint = checkpoint.Identity(
+        learner=learner.name, learner_info=repr(learner.info), options=learner.options or {},
+        problem=problem.name, d=problem.d, horizon=what.horizon, seed=what.seed,
+        run_offset=what.run_offset, n_total=n_total, stats=stats,
+        n_checkpoints=what.n_checkpoints, unroll=how.unroll, params=params, problem_params=pp,
+        problem_info=repr(problem.info), carry=checkpoint.carry_layout(shapes)).digest()
+    root = (Path(how.checkpoint_path) if how.checkpoint_path is not None
             else checkpoint.study_path(fingerprint))
-    size = blocks.block_size(play, params, n_total, root, max_memory,
+    size = blocks.block_size(play, params, n_total, root, how.max_memory,
                              memory.tree_bytes((shapes, lp1)))  # = memory.run_bytes
-    report_done, bar = _progress(progress, learner.name, horizon)
-    flat = blocks.play_blocks(play, params, batch_layout(len(grid), n_runs, run_offset, 1),
-                              size, root, fingerprint, shapes[2], report_done, learner.name,
-                              checkpoint_path is not None, _flat_results)
+    report_done, bar = _progress(how.progress, learner.name, what.horizon)
+    flat = blocks.play_blocks(
+        play=play, params=params, layout=batch_layout(len(what.grid), what.n_runs,
+                                                      what.run_offset, 1),
+        size=size, root=root, fingerprint=fingerprint, like=shapes[2], report_done=report_done,
+        name=learner.name, own_path=how.checkpoint_path is not None, reduce=_flat_results)
     if bar is not None:
         bar.refresh()  # the last chunk may have come within tqdm's minimum interval
         bar.close()
+    return _result(what, how, flat, ckpts, comparator_k if stats else None, size)
 
-    final, curves = _per_point(flat, len(grid), n_runs)
+
+def _result(what: Simulated, how: Execution, flat: dict, ckpts: np.ndarray,
+            comparator_k: int | None, size: int) -> SimResult:
+    """The `SimResult` of the played blocks' rows `flat` (recorded for `oslr.result`'s
+    listeners), diagnostics warned about."""
+    learner, problem = what.learner, what.problem
+    final, curves = _per_point(flat, len(what.grid), what.n_runs)
     _warn_diagnostics(learner, final)
     info = {**(problem.info or {}), **(learner.info or {}),
-            "devices": [str(d) for d in devices], "d": problem.d}
-    if size < n_total:
+            "devices": [str(d) for d in how.devices], "d": problem.d}
+    if size < len(what.grid) * what.n_runs:
         info["block_runs"] = size
     result = SimResult(
-        learner=learner.name, problem=problem.name, family=learner.family, horizon=horizon,
-        n_runs=n_runs, seed=seed, ckpts=ckpts, grid=list(grid), final=final, curves=curves,
-        params=jax.tree.map(np.asarray, params), run_offset=run_offset,
-        comparator_k=comparator_k if stats else None, comparator_radius=comparator_radius,
+        learner=learner.name, problem=problem.name, family=learner.family, horizon=what.horizon,
+        n_runs=what.n_runs, seed=what.seed, ckpts=ckpts, grid=list(what.grid), final=final,
+        curves=curves,
+        params=jax.tree.map(np.asarray, what.params), run_offset=what.run_offset,
+        comparator_k=comparator_k, comparator_radius=what.comparator_radius,
         realizable=problem.realizable, info=info)
     record(result)
     return result
 
 
-def _play(learner, problem, problem_params, devices, seed, horizon, ckpts, stats, chunk_size,
-          unroll) -> blocks.Play:
+def _play(what: Simulated, how: Execution, ckpts: np.ndarray, stats: bool) -> blocks.Play:
     """What every block of the study plays with (`oslr.blocks.Play`): the programs, the runs
-    split over `devices`, the problem's params on every one of them."""
+    split over the devices, the problem's params on every one of them."""
+    learner, problem = what.learner, what.problem
     init_b, chunk_b = program.batched_fns(learner, problem, len(ckpts), stats)
-    mesh = Mesh(np.array(devices), ("runs",))
+    mesh = Mesh(np.array(how.devices), ("runs",))
     return blocks.Play(
-        init_b, chunk_b, NamedSharding(mesh, PartitionSpec("runs")), on_device(seed, np.uint32),
-        on_device(horizon, np.int32), on_device(ckpts, np.int32),
-        jax.device_put(problem_params, NamedSharding(mesh, PartitionSpec())), horizon,
-        chunk_size, unroll, devices, program.identity(learner, problem, len(ckpts), stats), {})
+        init_b, chunk_b, NamedSharding(mesh, PartitionSpec("runs")),
+        on_device(what.seed, np.uint32), on_device(what.horizon, np.int32),
+        on_device(ckpts, np.int32),
+        jax.device_put(what.problem_params, NamedSharding(mesh, PartitionSpec())),
+        what.horizon, how.chunk_size, how.unroll, how.devices,
+        program.identity(learner, problem, len(ckpts), stats), {})
 
 
 def _flat_results(ms: dict) -> dict:
@@ -236,24 +288,33 @@ def _per_point(flat: dict, n_grid: int, n_runs: int) -> tuple[dict, dict]:
             {k: shape(v) for k, v in flat["curves"].items()})
 
 
-def _check_call(learner, problem, params, problem_params, grid, horizon, n_runs, seed,
-                comparator_k, run_offset, chunk_size, unroll) -> tuple[int, int, int, int]:
-    """`simulate`'s inputs checked (`validate`, the grid axis, the run ids, the chunk and the
-    unroll); returns horizon, n_runs, chunk_size and unroll as ints."""
-    n_grid = len(grid)
-    lead = {np.shape(x)[0] if np.ndim(x) else None for x in jax.tree.leaves(params)}
+def _checked(what: Simulated) -> Simulated:
+    """`simulate`'s record checked (`validate`, the grid axis, the run ids), its counts as
+    ints."""
+    n_grid = len(what.grid)
+    lead = {np.shape(x)[0] if np.ndim(x) else None for x in jax.tree.leaves(what.params)}
     if lead != {n_grid}:
         raise ValueError(f"params must have a leading grid axis of size {n_grid}; got {lead}.")
-    validate(learner, problem, params, problem_params, horizon, n_runs, seed, comparator_k)
-    horizon, n_runs = int(horizon), int(n_runs)
+    validate(what.learner, what.problem, what.params, what.problem_params, what.horizon,
+             what.n_runs, what.seed, what.comparator_k)
+    horizon, n_runs, run_offset = int(what.horizon), int(what.n_runs), what.run_offset
     if isinstance(run_offset, bool) or not isinstance(run_offset, (int, np.integer)) or not (
             0 <= run_offset and run_offset + n_runs <= 2**31):
         raise ValueError(f"run_offset={run_offset!r} must be an integer >= 0 with run_offset + "
                          f"n_runs <= 2^31 (run ids are int32); got n_runs={n_runs}.")
-    chunk_size = min(horizon, check_positive_int("chunk_size", 1000 if chunk_size is None
+    return what._replace(horizon=horizon, n_runs=n_runs)
+
+
+def _execution(what: Simulated, chunk_size: int | None, unroll: int,
+               devices: Sequence[jax.Device] | None, max_memory: int | str | None,
+               checkpoint_path: str | os.PathLike | None, progress) -> Execution:
+    """`simulate`'s execution arguments checked: the chunk (default 1000) and the unroll
+    within the horizon, the devices listed (default: all of JAX's), the memory in bytes."""
+    chunk = min(what.horizon, check_positive_int("chunk_size", 1000 if chunk_size is None
                                                  else chunk_size))
-    unroll = min(chunk_size, check_positive_int("unroll", unroll))
-    return horizon, n_runs, chunk_size, unroll
+    return Execution(chunk, min(chunk, check_positive_int("unroll", unroll)),
+                     list(devices) if devices is not None else jax.devices(),
+                     parse_bytes("max_memory", max_memory), checkpoint_path, progress)
 
 
 def _progress(progress, name: str, horizon: int):
