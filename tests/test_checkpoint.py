@@ -489,6 +489,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_checkpoint__saved_on_two_devices_resumes_on_four_bit_identical(tmp_path):
     # each of two devices saves its runs' blocks (rows 0-4 and 4-8 of every leaf); four devices
     # resuming read two rows each from inside those blocks (rows 4-6 are rows 0-2 of the second)

@@ -102,6 +102,7 @@ def _two_studies(args):
     return frame
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_experiment__killed_then_rerun_skips_finished_studies_resumes_the_next_same_files(
         tmp_path, monkeypatch, capsys):
     from oslr import checkpoint

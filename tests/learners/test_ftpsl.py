@@ -76,6 +76,7 @@ def test_ftpsl__matches_the_reference_under_the_optimised_build_users_get(cores,
     _check_against_the_reference(2.0, users_build)
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_ftpsl__one_core_and_several_give_the_same_bits(monkeypatch):
     # the resamples' ranks counted in one pass (one CPU core) or over all pairs (several): the
     # same counts, and the same float32 scores behind them (docs/reproducibility.md)

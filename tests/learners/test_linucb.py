@@ -222,6 +222,7 @@ def test_tracker_alpha__must_lie_strictly_between_one_half_and_one():
     learner.check(oslr.make("flinucb-gd", d=4, n_arms=3, alpha=0.6)[1], 4)
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_flinucb_tracking_error__the_diagnostic_is_the_distance_to_the_regularised_ls_solution():
     from oslr.learners.linucb import linucb
     from oslr.learners.least_squares import reg_at

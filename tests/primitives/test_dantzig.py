@@ -105,6 +105,7 @@ def _ill_conditioned(seed, d=8, lo=-4.0, hi=1.0):
     return q @ np.diag(np.logspace(lo, hi, d)) @ q.T, 0.5 * rng.normal(size=d)
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_dantzig_lp__iteration_limit_is_reported_not_taken_for_infeasibility():
     # condition number 1e5: PDHG stops at its iteration limit far from the optimum, where the
     # old rule (a constraint broken beyond the tolerance = infeasible) doubled lam 10 times and
@@ -123,6 +124,7 @@ def test_dantzig_lp__iteration_limit_is_reported_not_taken_for_infeasibility():
     np.testing.assert_allclose(np.asarray(sol.lam), lam, rtol=1e-6)
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_dantzig_lp__moderately_ill_conditioned_converges_to_highs():
     # condition number 1e3, enough iterations: converged, at HiGHS's optimum, feasible to 1e-6
     # of lam (float64)
@@ -176,6 +178,7 @@ def test_dantzig_lp__tolerance_is_relative_to_lambda(monkeypatch, delta, converg
     assert bool(sol.converged[0]) is (delta <= 1e-3)  # 100 eps lam = 1e-3 now
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_dantzig_lp__doublings_stop_at_the_cap_and_a_zero_row_counts_alone():
     # G = 0, c = (1, 0, 0): infeasible until lam >= 1. From lam = 2^-5 that takes 5 doublings;
     # with max_doublings = 3 it stops at lam = 2^-2, still infeasible, having doubled 3 times

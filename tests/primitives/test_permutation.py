@@ -36,6 +36,7 @@ def test_permute__every_permutation_of_a_few_items_is_equally_likely(n):
     assert stats.chisquare(counts).pvalue > 1e-4
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_permute__positions_and_pairs_are_spread_as_by_a_uniform_shuffle():
     n, n_keys = 1000, 5_000
     p = _perms(n, n_keys, seed=2)
