@@ -73,6 +73,7 @@ def test_blocks__a_study_four_times_its_cap_equals_one_batch_bit_for_bit(whole, 
     _assert_same(whole, blocked)
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_blocks__sized_by_the_compiled_programs_memory_analysis(monkeypatch, need):
     # programs that need three times what they do now get blocks a third the size
     cap = need(22) // 2
@@ -83,6 +84,7 @@ def test_blocks__sized_by_the_compiled_programs_memory_analysis(monkeypatch, nee
     assert smaller <= size // 2 and smaller >= size // 4
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_blocks__float64_streams_equal_in_blocks(whole, need):
     with x64():
         one = _run()

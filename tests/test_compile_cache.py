@@ -490,6 +490,7 @@ print("CHANGED", json.dumps(sorted(k for k in before.keys() | after.keys()
 """
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_building_blocks__leave_jax_settings_as_they_found_them(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "OSLR_PROGRAM_STORE"}
     env.update(OSLR_COMPILE_CACHE=str(tmp_path / "cache"))
@@ -583,6 +584,7 @@ def _only(runs: dict, *names: str) -> dict:
     return {n: runs[n] for n in names}
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_store__entries_loaded_whole_give_the_cold_bits_without_a_warning(entries):
     runs, bits, _ = entries
     _rerun_warned(runs, bits, [])
@@ -604,6 +606,7 @@ def test_store__entries_of_another_design_copied_over_give_the_cold_bits(entries
     _rerun_warned(_only(runs, "ogd-random-subset"), bits, files["ogd-random-subset"])
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_store__rotated_entries_give_the_cold_bits(entries):
     runs, bits, files = entries
     names = ("ogd-full", "ogd-random-subset", "uniform-subset")

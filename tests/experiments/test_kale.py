@@ -49,6 +49,7 @@ def test_slack_ratios__are_the_learners_own_gram_and_lambda():
     np.testing.assert_allclose(ratios[run, -1], np.max(np.abs(c - g @ w_star)) / lam, rtol=1e-4)
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_slack_ratios__recomputed_in_numpy_from_the_runs_stream_and_subsets():
     # the ratio ||c_n - G_n w*||_inf / lam_n(C = 1) at n = 1, 3, 7 of run 1, from the stream's
     # examples and the k0-subsets drawn from the run's learner round keys, in float64

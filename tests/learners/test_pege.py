@@ -56,6 +56,7 @@ def test_pege__regret_grows_like_sqrt_n():
     assert 0.35 < slope < 0.7, slope
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_fpege_gd__estimate_approaches_the_pege_estimate_as_cycles_grow():
     problem, pp = oslr.make_problem("sphere-bandit", d=5)
     learner, params = oslr.make("fpege-gd", d=5, horizon=20000)

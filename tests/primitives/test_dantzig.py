@@ -61,6 +61,7 @@ def test_dantzig_lp__float32_and_batched_over_runs():
 _LP = jax.jit(dantzig_lp)  # one program for the (3, 3) float32 cases below
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_dantzig_lp__doubles_lambda_until_feasible():
     # G = diag(1, 0, 0): |c_2 - 0| <= lam needs lam >= 0.5, so 0.1 -> 0.2 -> 0.4 -> 0.8
     g = jnp.diag(jnp.array([1.0, 0.0, 0.0]))
@@ -194,6 +195,7 @@ def test_dantzig_lp__doublings_stop_at_the_cap_and_a_zero_row_counts_alone():
     assert int(sol.doublings) == 2 and float(sol.lam) == 1.0 and bool(sol.converged)
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_dantzig_lp__lam_in_the_dtype_of_g_and_a_non_finite_solution_is_zero():
     with x64():  # shapes and dtypes only: traced, not compiled
         g, c = _instance(0, d=4)
