@@ -524,3 +524,23 @@ def test_stack_params__grid_points_along_a_new_leading_axis_vectors_included():
     assert stacked["w"].shape == (2, 3) and stacked["k"].shape == (2,)
     np.testing.assert_array_equal(stacked["w"][1], [10.0, 11.0, 12.0])
     assert stacked["w"].dtype == np.float32 and stacked["k"].dtype == np.int32
+
+
+def test_execution__the_chunk_within_the_horizon_the_unroll_within_the_chunk():
+    # a study's chunk and unroll as it plays them (and as its checkpoints record them): an
+    # unroll past the chunk is the chunk's, so both calls are one study
+    from types import SimpleNamespace
+
+    from oslr.sim import _execution
+
+    what = SimpleNamespace(horizon=25)
+    how = _execution(what, None, 100, None, "1M", None, False)
+    assert (how.chunk_size, how.unroll, how.max_memory) == (25, 25, 2**20)
+    assert how.devices == jax.devices()
+    assert (_execution(what, 10, 100, None, None, None, False).unroll,
+            _execution(what, 10, 3, None, None, None, False).unroll,
+            _execution(what, 10, 10, None, None, None, False).unroll) == (10, 3, 10)
+    assert _execution(what, 40, 1, None, None, None, False).chunk_size == 25
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match=r"^unroll must be a positive integer"):
+            _execution(what, 10, bad, None, None, None, False)
