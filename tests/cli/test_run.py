@@ -194,6 +194,7 @@ def test_run__a_study_beyond_memory_is_refused_at_once_with_the_size(tmp_path, c
     assert not out.exists()  # refused before --out is made
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_run__one_run_gives_a_result_with_no_interval(tmp_path, capsys):
     import time
 
@@ -213,6 +214,7 @@ def test_run__one_run_gives_a_result_with_no_interval(tmp_path, capsys):
     assert "\nOther regret quantities:\n" in printed and "regret_wstar" in printed
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_run__ctrl_c_says_what_was_saved_and_a_rerun_resumes(tmp_path, capsys, monkeypatch):
     study = ["run", "--learners", "ogd-full", "--runs", "3", "--horizon", "60", "--chunk", "20",
              "--no-progress", "--no-plot", "--json"]

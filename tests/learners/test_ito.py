@@ -181,6 +181,7 @@ def test_ito_projection__identity_takes_the_top_k_prime_of_u_tilde():
     np.testing.assert_allclose(np.asarray(recs.prediction), preds, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_ito_projection__max_k_prime_bounds_omp_without_changing_its_answer():
     # OMP built for k' = 2 atoms plays the same rounds as one built for max_observed - 1 = 5
     problem, pp = oslr.make_problem("ito-synthetic", d=8, k=2)
