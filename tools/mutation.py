@@ -111,7 +111,7 @@ EXTRA_TESTS = {
     "oslr.study.__init__": ["tests/study/", "tests/cli/test_run.py"],
     # a study's rooms: each promise is kept by the study as Python and the command run it
     **{f"oslr.study.{room}": ["tests/study/", "tests/cli/test_run.py"]
-       for room in ("settings", "checks", "prepare", "resume", "until")},
+       for room in ("settings", "sources", "checks", "prepare", "resume", "until")},
     "oslr.study.driver": ["tests/study/", "tests/cli/test_run.py", "tests/test_compile_cache.py::"
                           "test_study_entry_points__ask_for_the_cache_before_anything_compiles"],
     "oslr.cli.parser": ["tests/cli/test_main.py", "tests/cli/test_run.py"],

@@ -1,4 +1,5 @@
-"""What the command-line tests share: the small study they run, a study made as `oslr run` makes it, and the help texts they pin."""
+"""What the command-line tests share: the small study they run, a study made as `oslr run` makes
+it, and the help texts they pin."""
 
 import json
 from pathlib import Path

@@ -1,4 +1,5 @@
-"""The `oslr` command itself: its parser, help texts, entry point, signals, backend and one-line errors (oslr.cli, oslr.cli.parser)."""
+"""The `oslr` command itself: its parser, help texts, entry point, signals, backend and one-line
+errors (oslr.cli, oslr.cli.parser)."""
 
 import json
 from pathlib import Path

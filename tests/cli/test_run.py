@@ -1,4 +1,5 @@
-"""`oslr run`: a study from the flags and a TOML file, played, written, resumed and refused in one line (oslr.cli.run)."""
+"""`oslr run`: a study from the flags and a TOML file, played, written, resumed and refused in one
+line (oslr.cli.run)."""
 
 import json
 import time as time_module

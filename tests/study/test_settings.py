@@ -1,4 +1,5 @@
-"""A study's settings as `oslr run` reads them from its flags and a TOML file (oslr.study.settings, oslr.cli.run.study_of)."""
+"""A study's settings as `oslr run` reads them from its flags and a TOML file (oslr.study.settings,
+oslr.cli.run.study_of)."""
 
 import json
 from pathlib import Path
@@ -93,7 +94,8 @@ def test_declaration__every_flag_is_a_toml_key_and_a_study_field_and_the_reverse
     import oslr
     from oslr.cli import make_parser
     from oslr.study import declared, load_config
-    from oslr.study.settings import OPTION_FLAGS, flag
+    from oslr.study.settings import flag
+    from oslr.study.sources import OPTION_FLAGS
 
     names = list(declared())
     assert [f.name for f in dataclasses.fields(oslr.Study)] == names  # the Study's fields
@@ -116,6 +118,8 @@ def test_declaration__every_flag_is_a_toml_key_and_a_study_field_and_the_reverse
     lines.sort(key=lambda line: line.startswith("["))  # the tables last
     (tmp_path / "all.toml").write_text("\n".join(lines) + "\n")
     assert set(load_config(tmp_path / "all.toml")) == set(names)
+    study = oslr.Study.from_toml(tmp_path / "all.toml")  # and a Study takes every one of them
+    assert (study.comparator_radius, study.max_memory, study.bounds) == (1.5, "4G", [-1.0, 1.0])
 
 
 def test_cli_run__holds_no_list_of_study_keys():

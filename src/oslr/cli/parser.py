@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Callable
 
 from oslr.cli import commands, run
-from oslr.study.settings import add_flags
+from oslr.study.sources import add_flags
 from oslr.study.settings import whole as _whole
 
 

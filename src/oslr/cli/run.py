@@ -10,7 +10,8 @@ import time
 from typing import Any
 
 from oslr.study import CHECKPOINTS, Names, Study, UsageError, declared, load_config, naming
-from oslr.study.settings import DEFAULT_PROBLEM, OPTION_FLAGS, flag, merged
+from oslr.study.settings import DEFAULT_PROBLEM, flag
+from oslr.study.sources import OPTION_FLAGS, merged
 
 
 def _parse_value(text: str) -> Any:

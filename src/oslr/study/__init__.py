@@ -1,7 +1,8 @@
 """A regret study, from Python (`Study`) as from `oslr run`, in rooms by job:
 
-* `settings`: each setting declared once (type, default, check, doc, flag), the TOML reader,
-  the record config.json keeps and the identity a resumed study must match;
+* `settings`: each setting declared once (type, default, check, doc, flag), the record
+  config.json keeps and the identity a resumed study must match;
+* `sources`: the TOML reader, `oslr run`'s flags, the two merged, the docs' table of keys;
 * `checks`: each check, naming a value as the caller wrote it (Python, flag or TOML key);
 * `prepare`: the problem and the learners built, every check before anything is traced;
 * `resume`: the study's folder, its lock and its saved chunks;
@@ -18,8 +19,8 @@ from oslr.study.driver import PROGRESS_MODES, Played, Prepared, Study, finish
 from oslr.study.prepare import prepare
 from oslr.study.resume import (CHECKPOINTS, DEFAULT_OUT, check_out_dir, check_same_study,
                                unfinished_default, writer_checks_the_folder)
-from oslr.study.settings import (StudySettings, UsageError, declared, identity, key_table,
-                                 load_config)
+from oslr.study.settings import StudySettings, UsageError, declared, identity
+from oslr.study.sources import key_table, load_config
 from oslr.study.until import StudyProgress, look_line, run_looks
 
 #: the default study's record: what `oslr run` without flags and `oslr.Study()` run

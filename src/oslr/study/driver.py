@@ -23,7 +23,8 @@ from oslr.study.checks import (Names, check_compare, check_settings, check_sizes
 from oslr.study.prepare import prepare
 from oslr.study.resume import (CHECKPOINTS, DEFAULT_OUT, check_out_dir, unfinished_default,
                                writer_checks_the_folder)
-from oslr.study.settings import StudySettings, UsageError, load_config
+from oslr.study.settings import StudySettings, UsageError
+from oslr.study.sources import load_config
 from oslr.study.until import StudyProgress, run_looks
 
 #: `Study.run`'s progress modes (`StudyProgress`)
