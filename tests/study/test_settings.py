@@ -114,8 +114,8 @@ def test_declaration__every_flag_is_a_toml_key_and_a_study_field_and_the_reverse
                  "compare_to": '"best"', "until": '"separated"', "max_memory": '"4G"',
                  "bounds": "[-1.0, 1.0]", "normal": "true", "variance": "2.0",
                  "comparator_radius": "1.5"}.get(name, "3")
-        entry = "[1]" if s.table == "values" else "1"
-        lines.append(f"[{name}]\nx = {entry}" if s.table else f"{name} = {value}")
+        entry = {"values": "x = [1]", "value": "y = 1"}.get(s.table, "x = 1")
+        lines.append(f"[{name}]\n{entry}" if s.table else f"{name} = {value}")
     lines.sort(key=lambda line: line.startswith("["))  # the tables last
     (tmp_path / "all.toml").write_text("\n".join(lines) + "\n")
     assert set(load_config(tmp_path / "all.toml")) == set(names)
