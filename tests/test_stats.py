@@ -1047,3 +1047,30 @@ def test_detectable_effect__the_numbers_docs_statistics_md_states():
     assert (f"{stats.detectable_effect(20):.2f} sd at 20 runs alone, "
             f"{stats.detectable_effect(20, 36):.2f} sd at 20 runs in a family of 36 pairs, "
             f"{stats.detectable_effect(200, 20):.2f} sd at 200 runs in a family of 20") in text
+
+
+@pytest.mark.parametrize("level", [1.5, 1.0, 0.0, -0.1, float("nan"), True, "0.95"])
+def test_levels__outside_zero_one_refused_in_one_line(level):
+    # a level of 1.5 gave NaN intervals and turned a decided difference into
+    # "indistinguishable"; 0 gave zero-width intervals with verdicts
+    finals = {"a": np.arange(10.0), "b": np.arange(10.0) + 1.0}
+    for call in (lambda: stats.compare(finals, level=level),
+                 lambda: stats.mean_ci(np.arange(5.0), level=level),
+                 lambda: stats.t_quantile(9, level=level),
+                 lambda: stats.detectable_effect(10, level=level),
+                 lambda: stats.look_level(2, level=level)):
+        with pytest.raises(ValueError, match=r"^level=.* must lie strictly between 0 and 1 "
+                                             r"\(e\.g\. level=0\.95\)\.$"):
+            call()
+    with pytest.raises(ValueError, match=r"^power=1\.0 must lie strictly between 0 and 1"):
+        stats.detectable_effect(10, power=1.0)
+    assert stats.t_quantile(9, level=0.5) > 0 and stats.check_share("level", 0.999) == 0.999
+
+
+@pytest.mark.parametrize("diff,equivalent", [(-2.0, False), (-1.0, False), (-0.5, True),
+                                             (0.5, True), (1.0, False), (2.0, False)])
+def test_pair_tests__a_constant_difference_is_equivalent_only_inside_the_margin_on_both_sides(
+        diff, equivalent):
+    a = np.arange(8.0)
+    p_equiv = stats.pair_tests(a + diff, a, margin=1.0)["p_equiv"]
+    assert p_equiv == (0.0 if equivalent else 1.0)

@@ -50,9 +50,20 @@ from scipy import stats as _st
 LEVEL = 0.95
 
 
+def check_share(name: str, value, example: float = LEVEL) -> float:
+    """`value` as a float strictly between 0 and 1 (a confidence level, a power); ValueError in
+    one line for anything else (1.5 would give NaN intervals, 0 zero-width ones)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not (
+            0.0 < float(value) < 1.0):
+        raise ValueError(f"{name}={value!r} must lie strictly between 0 and 1 (e.g. "
+                         f"{name}={example}).")
+    return float(value)
+
+
 def t_quantile(df, level: float = LEVEL):
     """Two-sided `level` quantile of Student's t with `df` degrees of freedom: the q with
     P(|T| <= q) = level (2.0452 for df = 29 at 95%). NaN for df < 1. Scalar or array."""
+    level = check_share("level", level)
     df = np.asarray(df, np.float64)
     q = _st.t.ppf(0.5 + level / 2.0, np.where(df >= 1, df, 1.0))
     q = np.where(df >= 1, q, np.nan)
@@ -161,6 +172,7 @@ def detectable_effect(n: int, family: int = 1, level: float = LEVEL, power: floa
     it is rejected by Holm's procedure too, so every pair of the family has at least this
     power). From the noncentral t distribution: T ~ t(n - 1, delta sqrt(n)) under mean delta.
     NaN below 2 runs."""
+    level, power = check_share("level", level), check_share("power", power, POWER)
     if n < 2:
         return float("nan")
     if family < 1:
@@ -338,6 +350,7 @@ def compare(values: Mapping[str, np.ndarray], reference: str = "best",
     names = list(values)
     if not names:
         raise ValueError("nothing to compare: give at least one entry.")
+    check_share("level", level)
     if margin is not None and not (np.isfinite(margin) and margin > 0):
         raise ValueError(f"margin must be a positive finite number (the largest difference "
                          f"called equivalent); got {margin!r}.")
@@ -480,7 +493,7 @@ def look_level(look: int, level: float = LEVEL) -> float:
     1 - 6 (1 - level) / (pi^2 j^2) (the shares sum to 1 - level over all looks)."""
     if look < 1:
         raise ValueError(f"looks are numbered from 1; got {look}.")
-    return 1.0 - 6.0 * (1.0 - level) / (math.pi**2 * look * look)
+    return 1.0 - 6.0 * (1.0 - check_share("level", level)) / (math.pi**2 * look * look)
 
 
 def confidence_sequence(d, look: int, level: float = LEVEL) -> tuple[float, float]:
