@@ -149,7 +149,7 @@ def test_guide_problems__the_guides_studies_run(user_problems, tmp_path, monkeyp
     exec(compile(run, "docs/extending.md", "exec"), {"oslr": oslr})
     rotating, bandit = oslr.load("rotating-study"), oslr.load("fresh-arms-study")
     assert rotating.config["problem_options"] == {"period": 100}
-    assert {"regret", "regret_wstar"} <= set(rotating.results[0].regret_curves())
+    assert {"regret", "regret_wstar"} <= set(rotating.metrics())
     assert set(bandit.finals()) == {"linucb", "eps-greedy"}
     (tmp_path / "rotating.toml").write_text(next(b for b in _blocks("toml")
                                                  if "rotating" in b))

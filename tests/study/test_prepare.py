@@ -114,3 +114,25 @@ def test_prepare__max_k_filled_from_the_study_up_to_d_itself(small_max_k, k, max
         return
     _, _, plans = prepare(study)
     assert plans[0][0].options["max_k"] == max_k
+
+
+def test_prepare__params_set_a_learners_static_option_but_a_grid_never_does():
+    import oslr
+    from oslr.study import UsageError, prepare
+
+    study = oslr.Study(problem="linear-bandit", learners=["linucb", "eps-greedy"],
+                       params={"history": "features"}, horizon=10, runs=2)
+    _, _, plans = prepare(study)
+    linucb, labels, _ = plans[0]
+    assert linucb.options["history"] == "features" and labels == [{"history": "features"}]
+    assert plans[1][1] == [{}]  # eps-greedy takes no history: not its label
+    flags = _study("--problem", "linear-bandit", "--learners", "linucb", "--set",
+                   "history=features", "--horizon", "10", "--runs", "2")
+    assert prepare(flags)[2][0][0].options["history"] == "features"
+    study.grid, study.params = {"history": ["features", "arm"]}, {}
+    with pytest.raises(UsageError, match=r"^grid\['history'\]: 'history' is not a parameter of "
+                                         r"any chosen learner"):
+        prepare(study)
+    study.grid, study.params = {}, {"n_arms": 5}  # the harness fills it from the problem
+    with pytest.raises(UsageError, match=r"^params\['n_arms'\]: 'n_arms' is not a parameter"):
+        prepare(study)

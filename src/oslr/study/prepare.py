@@ -47,9 +47,16 @@ def _check_names(study: StudySettings, names: Names) -> None:
     for table in ("grid", "params"):
         for key in getattr(study, table) or {}:
             if not any(key in LEARNERS[n].sweepable or (key == "k" and LEARNERS[n].filled("k"))
+                       or (table == "params" and key in _settable(LEARNERS[n]))
                        for n in learners):
                 raise UsageError(f"{names.of(table, key)}: {key!r} is not a parameter of any "
                                  f"chosen learner ({', '.join(learners)}); see `oslr list`.")
+
+
+def _settable(spec) -> tuple[str, ...]:
+    """The static options of a learner a study sets with params (one value, not swept): those
+    the harness does not fill from the study itself (`Option.fill`)."""
+    return tuple(o.name for o in spec.options if o.fill is None)
 
 
 def _problem(study: StudySettings, names: Names):
@@ -102,6 +109,7 @@ def _learner(lname: str, study: StudySettings, problem, pp, names: Names):
     params_, grid_ = study.params or {}, study.grid
     fixed = {k: v for k, v in params_.items() if k in spec.sweepable}
     grid = {k: v for k, v in grid_.items() if k in spec.sweepable}
+    chosen = {k: v for k, v in params_.items() if k in _settable(spec)}  # static options
     static = _static_k(lname, spec, study, problem, pp, names)
     ks = [int(v) for v in [fixed.get("k")] + list(grid.get("k", [])) if v is not None]
     fills: dict[str, Any] = {
@@ -117,7 +125,7 @@ def _learner(lname: str, study: StudySettings, problem, pp, names: Names):
             options[option] = value
     try:
         learner, base = oslr.make(lname, d=problem.d, horizon=study.horizon, **options,
-                                  **fixed)
+                                  **chosen, **fixed)
     except ValueError as err:
         msg = _hint(err, study, names)
         if static and "k" not in params_ and msg == str(err.args[0]):
@@ -130,8 +138,8 @@ def _learner(lname: str, study: StudySettings, problem, pp, names: Names):
         def prep(point, _spec=spec):
             return _spec.prepare(point, problem, pp)
     labels, params = grid_params(base, grid, prepare=prep)
-    # values fixed with params label every row and legend entry
-    return learner, [{**fixed, **label} for label in labels], params
+    # values fixed with params (and static options chosen) label every row and legend entry
+    return learner, [{**chosen, **fixed, **label} for label in labels], params
 
 
 def _hint(err: ValueError, study: StudySettings, names: Names) -> str:
