@@ -239,7 +239,8 @@ class StudySettings:
         factory=dict, doc="learner parameters swept (cartesian product): name -> values",
         check=_grid, table="values", cli={"action": "append", "metavar": "NAME=V1,V2"})
     params: dict | None = setting(
-        doc="learner parameters fixed: name -> value", check=_optional(_table), table="value",
+        doc="learner parameters, and static options, fixed: name -> value",
+        check=_optional(_table), table="value",
         cli={"action": "append", "metavar": "NAME=V", "flag": "--set"})
     chunk: int = setting(500, doc="rounds per compiled chunk (progress and checkpoints "
                          "between chunks)", check=_positive_int, resumable=True,
