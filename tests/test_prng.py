@@ -49,6 +49,7 @@ def _draws(key):
                 jnp.arange(4))}
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 @pytest.mark.parametrize("seed", [0, 1, 12345, 2**32 - 1])
 def test_every_draw__equals_jax_default_keys(seed):
     key = jax.random.key(jnp.uint32(seed), impl=THREEFRY)

@@ -335,6 +335,7 @@ def test_plot_greedy__a_panel_per_setting_theorem_9_and_the_guide(tmp_path):
     plt.close(fig)
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 @pytest.mark.parametrize("name", ["kale-calibrate", "kale-dantzig", "kale-greedy"])
 def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, monkeypatch, name):
     from oslr.registry import EXPERIMENTS

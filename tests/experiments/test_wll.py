@@ -204,6 +204,7 @@ def test_plot_experiment__labels_the_redundant_axis_and_uses_the_grown_d(tmp_pat
     plt.close(fig)
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 @pytest.mark.parametrize("name", ["wll-k", "wll-redundant", "wll-rates"])
 def test_experiment__quick_sizes_and_files_from_the_returned_table(tmp_path, monkeypatch, name):
     from oslr.registry import EXPERIMENTS

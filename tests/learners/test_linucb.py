@@ -42,9 +42,10 @@ def test_linucb__pulls_the_float64_reference_argmax_every_round(changing, histor
     assert len(np.unique(arms)) > 1
 
 
-@pytest.mark.parametrize("name, build", [("flinucb-gd", jax.jit), ("flinucb-svrg", jax.jit),
-                                         ("flinucb-sag", jax.jit),
-                                         ("flinucb-gd", users_build)])  # as users compile
+@pytest.mark.parametrize("name, build", [
+    pytest.param("flinucb-gd", jax.jit, marks=pytest.mark.slow),  # default run: users' build
+    ("flinucb-svrg", jax.jit), pytest.param("flinucb-sag", jax.jit, marks=pytest.mark.slow),
+    ("flinucb-gd", users_build)])  # as users compile
 def test_flinucb__matches_float64_reference_with_the_same_history_draws(name, build):
     d, n_arms = 5, 4
     problem, pp = oslr.make_problem("linear-bandit", d=d, n_arms=n_arms)

@@ -26,6 +26,7 @@ def test_permute__is_a_bijection_of_0_to_n(n):
         assert len({tuple(r) for r in p}) == 3  # different keys, different orders
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 @pytest.mark.parametrize("n", [3, 5, 6])
 def test_permute__every_permutation_of_a_few_items_is_equally_likely(n):
     n_perm = math.factorial(n)

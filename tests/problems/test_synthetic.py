@@ -149,6 +149,7 @@ def test_correlated_design__columns_correlate_at_0_81():
     assert abs(corr.mean() - 0.81) < 0.03
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 @pytest.mark.parametrize("name, design", [("sparse-linear", "rademacher"),
                                           ("drifting", "gaussian"), ("agnostic", "rademacher")])
 def test_unit_x__the_same_stream_divided_by_its_norm_before_the_label(name, design):
