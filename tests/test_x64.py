@@ -50,6 +50,7 @@ def _case_id(case) -> str:
     return name + "".join(f"-{k}={v}" for k, v in options.items())
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 @pytest.mark.parametrize("name,options", _CASES, ids=[_case_id(c) for c in _CASES])
 def test_x64__learner_computes_in_float64(name, options):
     if name == "online-greedy" and "projection" in options:

@@ -108,6 +108,7 @@ def test_oslr_command__a_signal_at_start_up_is_one_line_and_its_exit_status(tmp_
     assert "Traceback" not in err
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 @pytest.mark.parametrize("signame,code", [
     ("SIGTERM", 143),
     pytest.param("SIGHUP", 129, marks=pytest.mark.slow),

@@ -22,6 +22,7 @@ def _body(table: str) -> list[str]:
 
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 def test_docs__every_generated_table_and_value_follows_its_files():
     blocks = values = 0
     for page in sorted(DOCS.glob("*.md")):

@@ -17,6 +17,7 @@ def _perms(n: int, n_keys: int, seed: int = 1) -> np.ndarray:
     return np.asarray(jax.jit(jax.vmap(lambda k: permute(k, jnp.arange(n), n)))(keys))
 
 
+@pytest.mark.slow  # keeps the default run under 5 min (CI runs it with -m slow)
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 8, 9, 1000, 1024, 1025, 48_842])
 def test_permute__is_a_bijection_of_0_to_n(n):
     p = _perms(n, 3)
