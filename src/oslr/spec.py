@@ -305,7 +305,7 @@ class Option:
 
     def parse(self, text: str) -> Any:
         """A command-line text as the declared type (ValueError saying which type)."""
-        kind = self.type or type(self.default) if not callable(self.default) else self.type
+        kind = self.type if self.type is not None or callable(self.default) else type(self.default)
         if kind is bool:
             if text.lower() not in ("true", "false", "1", "0"):
                 raise ValueError(f"option {self.name}={text!r} must be true or false.")

@@ -139,9 +139,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                          "(without it each would pick its own oslr-results/run-<time>).")
     from oslr import folder
 
-    folder.refuse_finished(study.folder(), "--out")  # at once; decided again under the lock
+    out = study.folder()
+    folder.refuse_finished(out, "--out")  # at once; decided again under the lock
     rank = _start_distributed(args)
-    ready = study.prepare()  # every check happens here, before tracing
+    ready = study.prepare(out)  # every check happens here, before tracing
     log = sys.stderr if rank == 0 else _Silent()
     saved = ready.out / CHECKPOINTS
     same = "same --out" if study.out else f"it finds {ready.out}, or add --out {ready.out}"

@@ -153,7 +153,7 @@ def check_float32(said: str, value) -> None:
 def check_grid_labels(study: StudySettings, names: Names = PYTHON) -> None:
     """Grid values that would print as the same label (4 significant digits) are refused, and
     values float32 cannot hold."""
-    from oslr.report import params_label
+    from oslr.frames import params_label
 
     for key, values in study.grid.items():
         for v in values:

@@ -117,16 +117,17 @@ class Study(StudySettings):
         return Path(self.out or unfinished_default(self.to_dict())
                     or DEFAULT_OUT / time.strftime("run-%Y%m%d-%H%M%S"))
 
-    def prepare(self) -> Prepared:
+    def prepare(self, out: Path | None = None) -> Prepared:
         """Every check, before anything is traced or any folder made: the settings, the sizes,
         a finished folder refused, the problem and the learners (`prepare`), the comparison
-        (`check_compare`), then the folder made and tried."""
+        (`check_compare`), then the folder made and tried. `out`: the folder `folder()` gave
+        (found once: without `out` it names the time)."""
         from oslr import folder
         from oslr.compile_cache import use_compile_cache
 
         self.check()  # changed since it was made
         check_sizes(self, self.names)
-        out = self.folder()
+        out = self.folder() if out is None else out
         label = self.names.of("out")
         folder.refuse_finished(out, label)
         use_compile_cache()  # a study entry point: programs kept across processes

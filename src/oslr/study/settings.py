@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 #: the metadata key of a declared setting
@@ -324,9 +326,11 @@ class StudySettings:
         return json.loads(json.dumps(out))
 
 
-def declared() -> dict[str, Setting]:
-    """Each study setting's name -> its `Setting`, in the declaration's order."""
-    return {f.name: f.metadata[_META] for f in dataclasses.fields(StudySettings)}
+@functools.cache
+def declared() -> Mapping[str, Setting]:
+    """Each study setting's name -> its `Setting`, in the declaration's order (read once: the
+    declaration is fixed; read-only)."""
+    return MappingProxyType({f.name: f.metadata[_META] for f in dataclasses.fields(StudySettings)})
 
 
 def flag(name: str) -> str:
